@@ -1,0 +1,203 @@
+"""The ``cpu`` target: upstream MLIR bindings down to LLVM, run by the ExecutionEngine.
+
+Reference for the golden check: recorded outputs when the snippet has them,
+else the same snippet through the plain lowering (no fusion, no tiling, no
+vectorization), run on the same inputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import golden as goldens
+from ..inputs import TypeSpec, UnsupportedType, make_inputs
+from ..protocol import Kind, Options
+from . import frontend, jit, mlirtools
+from .base import Backend, Compiled, SnippetFailure
+from .interpreter import InterpreterUnavailable, interpret
+
+FRONT = "func.func(tosa-to-linalg-named, tosa-to-linalg, tosa-to-arith, tosa-to-tensor)"
+OPTIMIZE = "func.func(convert-elementwise-to-linalg, linalg-fuse-elementwise-ops), canonicalize, cse"
+PLAIN = "func.func(convert-elementwise-to-linalg)"
+BUFFERIZE = (
+    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
+    " canonicalize, buffer-deallocation-pipeline"
+)
+TO_LOOPS = "func.func(convert-linalg-to-loops)"
+TO_LLVM = (
+    "convert-vector-to-scf, convert-scf-to-cf, expand-strided-metadata, lower-affine,"
+    " convert-vector-to-llvm, finalize-memref-to-llvm, convert-math-to-funcs, convert-math-to-libm, convert-math-to-llvm,"
+    " func.func(arith-expand{include-bf16=true}), convert-arith-to-llvm, convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm,"
+    " convert-ub-to-llvm, reconcile-unrealized-casts"
+)
+
+
+def default_pipeline(plain: bool = False) -> list[str]:
+    """The cpu target's pipeline from upstream dialects on tensors to the LLVM dialect,
+    in two parts: i1 memory accesses are rewritten between them (``widen_i1_accesses``)."""
+    return [f"builtin.module({FRONT}, {PLAIN if plain else OPTIMIZE}, {BUFFERIZE}, {TO_LOOPS})",
+            f"builtin.module({TO_LLVM})"]
+
+
+class CpuBackend(Backend):
+    name = "cpu"
+
+    def __init__(self) -> None:
+        from mlir import ir, passmanager
+        from mlir.execution_engine import ExecutionEngine
+
+        self.ir = ir
+        self.passmanager = passmanager
+        self.engine_type = ExecutionEngine
+        self._reference: dict[tuple[str, str], Compiled] = {}
+
+    # ------------------------------------------------------------------ compile
+    def compile(self, module: str, function: str, options: Options) -> Compiled:
+        pipeline = [options.pipeline] if options.pipeline else default_pipeline()
+        return self._compile(module, function, pipeline, options.print_ir)
+
+    def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True) -> Compiled:
+        kind = frontend.front_end(module)
+        text, own_signature = frontend.legalize(module, kind, self.name, function) if kind else (module, None)
+        ir = self.ir
+        with ir.Context() as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, self.name) as diags:
+            ctx.allow_unregistered_dialects = True
+            try:
+                parsed = ir.Module.parse(text)
+            except Exception as error:
+                raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse", error) from None
+            _reject_unregistered(parsed, ctx)
+            func = mlirtools.find_function(parsed, function)
+            try:
+                args, results = own_signature or mlirtools.signature(func, _shaped)
+            except UnsupportedType as error:
+                raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
+            func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+            for i, part in enumerate(pipeline):
+                if i:
+                    widen_i1_accesses(parsed)
+                mlirtools.run_passes(parsed, part, self.passmanager.PassManager.parse, diags, "lowering")
+            try:
+                engine = self.engine_type(parsed, opt_level=2)
+                jit.link_runtime(engine)
+                resolved = engine.raw_lookup("_mlir_ciface_" + function)
+            except Exception as error:
+                raise diags.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error) from None
+            if not resolved:
+                raise SnippetFailure(Kind.COMPILE_ERROR, f"@{function} does not link: an external symbol it "
+                                     "needs is missing (see the JIT session error below)")
+            final = str(parsed) if keep_ir else ""
+        return Compiled(final, function, (args, results), engine,
+                        {"source": module, "front_end": kind or "upstream", "inputs": [str(s) for s in args],
+                         "outputs": [str(s) for s in results]})
+
+    # ------------------------------------------------------------------ execute
+    def execute(self, compiled: Compiled, options: Options,
+                golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
+        args, results = compiled.signature
+        inputs = list(golden["inputs"]) if golden else make_inputs(args, options.seed, options.dynamic_dim)
+        actual = self._run(compiled, inputs)
+        if golden and golden.get("outputs") is not None:
+            expected, reference = list(golden["outputs"]), golden.get("source", "recorded outputs")
+        else:
+            expected, reference = self._reference_outputs(compiled, options, inputs)
+        comparison, failures = goldens.compare_all(actual, expected, options.atol, options.rtol, options.pcc)
+        info = {"reference": reference, "inputs": compiled.info["inputs"], "outputs": compiled.info["outputs"]}
+        if not comparison.passed:
+            raise SnippetFailure(Kind.GOLDEN_MISMATCH, f"results differ from the {reference}: " + "; ".join(failures),
+                                 metrics=comparison.metrics(), info=info)
+        return comparison.metrics(), info
+
+    def _run(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        args, results = compiled.signature
+        copies = [np.array(v, copy=True) for v in inputs]
+        try:
+            return jit.invoke(compiled.handle, compiled.function, args, results, copies)
+        except Exception as error:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"execution failed: {error}") from None
+
+    def _reference_outputs(self, compiled: Compiled, options: Options,
+                           inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:
+        """StableHLO: the reference interpreter; everything else: the plain lowering."""
+        fallback = ""
+        if compiled.info.get("front_end") == "stablehlo":
+            try:
+                return interpret(compiled.info["source"], compiled.function, inputs, self.name), \
+                    "StableHLO reference interpreter"
+            except InterpreterUnavailable as why:
+                fallback = f" (the StableHLO interpreter could not run it: {why})"
+        return self._run_reference(compiled, inputs), "plain lowering (cpu)" + fallback
+
+    def _run_reference(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        source = compiled.info.get("source", "")
+        key = (source, compiled.function)
+        if key not in self._reference:
+            try:
+                self._reference[key] = self._compile(source, compiled.function,
+                                                        default_pipeline(plain=True), False)
+            except SnippetFailure as failure:
+                raise SnippetFailure(Kind.EXECUTE_ERROR, "the reference (plain lowering) does not compile: "
+                                     + failure.message, failure.diagnostics) from None
+        return self._run(self._reference[key], inputs)
+
+
+def widen_i1_accesses(module: Any) -> None:
+    """Turn ``memref.load``/``store`` of i1 into one-element vector accesses.
+
+    The LLVM 22 build of the ``mlir`` wheel asserts (and aborts the process) when
+    lowering a scalar i1 memref access to LLVM; a ``vector<1xi1>`` access lowers
+    to the same byte-per-element load and store.
+    """
+    from mlir import ir
+    from mlir.dialects import vector
+
+    found: list[Any] = []
+
+    def visit(op: Any) -> Any:
+        if op.name == "memref.load" and str(op.results[0].type) == "i1":
+            found.append(op)
+        elif op.name == "memref.store" and str(op.operands[0].type) == "i1":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in found:
+        with ir.InsertionPoint(op), op.location:
+            one = ir.VectorType.get([1], ir.IntegerType.get_signless(1))
+            if op.name == "memref.load":
+                loaded = vector.load(one, op.operands[0], list(op.operands[1:]))
+                value = vector.extract(loaded, [], [0])
+                op.results[0].replace_all_uses_with(value)
+            else:
+                wide = vector.broadcast(one, op.operands[0])
+                vector.store(wide, op.operands[1], list(op.operands[2:]))
+        op.erase()
+
+
+def _shaped(t: Any) -> Any:
+    from mlir import ir
+
+    return ir.ShapedType(t)
+
+
+def _reject_unregistered(module: Any, ctx: Any) -> None:
+    """Ops of dialects this build of MLIR does not have: unsupported, by name."""
+    missing: set[str] = set()
+
+    def visit(op: Any) -> Any:
+        from mlir import ir
+
+        name = op.name
+        if not ctx.is_registered_operation(name):
+            missing.add(name.split(".")[0])
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if missing:
+        names = ", ".join(f"'{d}'" for d in sorted(missing))
+        raise SnippetFailure(Kind.UNSUPPORTED, f"dialect {names} is not available for target cpu")
+
+
+__all__ = ["CpuBackend", "TypeSpec", "default_pipeline"]

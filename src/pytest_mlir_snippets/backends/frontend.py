@@ -1,0 +1,104 @@
+"""Front-end legalization: StableHLO and torch/ONNX into upstream dialects.
+
+Those dialects live only in torch-mlir's bundled MLIR, so the snippet is parsed
+and legalized there, then printed (with locations) for the upstream bindings.
+TOSA, linalg, tensor, arith and math need nothing here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..inputs import UnsupportedType
+from ..protocol import Diagnostic, Kind
+from . import mlirtools
+from .base import SnippetFailure
+
+STABLEHLO_PIPELINE = (
+    "builtin.module(func.func(chlo-legalize-to-stablehlo, stablehlo-legalize-deprecated-ops),"
+    " func.func(stablehlo-legalize-to-linalg), stablehlo-convert-to-signless, func.func(canonicalize))"
+)
+TORCH_PIPELINE = (
+    "builtin.module(func.func(convert-torch-onnx-to-torch), torch-lower-to-backend-contract,"
+    " func.func(cse, canonicalize), torch-backend-to-linalg-on-tensors-backend-pipeline)"
+)
+_USES = {
+    "stablehlo": re.compile(r"\b(?:stablehlo|chlo)\."),
+    "torch": re.compile(r"!torch\.|\btorch\.(?:operator|aten|prim|constant|vtensor)|\"onnx\."),
+}
+_torch_mlir: dict[str, Any] = {}
+
+
+def front_end(module_text: str) -> str | None:
+    """Which front end a module needs: 'stablehlo', 'torch' or None."""
+    for name, pattern in _USES.items():
+        if pattern.search(module_text):
+            return name
+    return None
+
+
+def _torch_mlir_context() -> Any:
+    try:
+        import torch_mlir._mlir_libs._stablehlo as stablehlo
+        import torch_mlir.ir as tir
+        import torch_mlir.passmanager as tpm
+        from torch_mlir.dialects import torch as torch_dialect
+    except ImportError as error:
+        raise SnippetFailure(Kind.UNSUPPORTED, f"torch-mlir is not installed ({error}); "
+                             "install pytest-mlir-snippets[frontends]") from None
+    if not _torch_mlir:
+        stablehlo.register_stablehlo_passes()
+        _torch_mlir.update(ir=tir, pm=tpm)
+    ctx = tir.Context()
+    torch_dialect.register_dialect(ctx)
+    stablehlo.register_dialect(ctx)
+    return ctx
+
+
+def legalize(module_text: str, kind: str, target: str, function: str) -> tuple[str, Any]:
+    """Parse with torch-mlir, lower ``kind`` to linalg on tensors.
+
+    Returns the text, and for StableHLO the entry's signature in its own types
+    (unsigned integers stay unsigned there, and signless after legalization).
+    """
+    ctx = _torch_mlir_context()
+    tir, tpm = _torch_mlir["ir"], _torch_mlir["pm"]
+    pipeline = STABLEHLO_PIPELINE if kind == "stablehlo" else TORCH_PIPELINE
+    with ctx, tir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
+        try:
+            module = tir.Module.parse(module_text)
+        except Exception as error:
+            raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse", error) from None
+        signature = None
+        if kind == "stablehlo":
+            try:
+                signature = mlirtools.signature(mlirtools.find_function(module, function), tir.ShapedType)
+            except UnsupportedType as error:
+                raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
+        mlirtools.run_passes(module, pipeline, tpm.PassManager.parse, diags, f"{kind} legalization")
+        left = _leftovers(module, tir)
+        if left:
+            raise SnippetFailure(Kind.COMPILE_ERROR, f"{kind} legalization left {len(left)} op(s) without a lowering"
+                                 f" to linalg", left)
+        text: str = module.operation.get_asm(enable_debug_info=True)
+        return text, signature
+
+
+
+_FRONT_END_DIALECTS = ("stablehlo.", "chlo.", "torch.", "onnx.")
+
+
+def _leftovers(module: Any, tir: Any) -> list[Diagnostic]:
+    """An error per front-end op the legalization did not convert, at its location."""
+    found: list[Diagnostic] = []
+
+    def visit(op: Any) -> Any:
+        if op.name.startswith(_FRONT_END_DIALECTS):
+            where = mlirtools.location_of(str(op.location))
+            found.append(Diagnostic("error", f"failed to legalize operation '{op.name}'", *where))
+            return tir.WalkResult.SKIP  # its region's terminators are not news
+        return tir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, tir.WalkOrder.PRE_ORDER)
+    return found

@@ -1,0 +1,134 @@
+"""Calling a function compiled by MLIR's ExecutionEngine with numpy arrays.
+
+The calling convention is the one ``llvm.emit_c_interface`` gives: memrefs are
+passed as pointers to descriptors; a function with several results, or with a
+memref result, writes them into a struct passed first; a single scalar result
+comes back through the last pointer.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+from mlir.runtime import np_to_memref
+
+from ..inputs import TypeSpec
+
+_SCALAR_CTYPES: dict[str, Any] = {
+    "f64": ctypes.c_double, "f32": ctypes.c_float, "f16": ctypes.c_uint16, "bf16": ctypes.c_uint16,
+    "i64": ctypes.c_int64, "index": ctypes.c_int64, "i32": ctypes.c_int32, "i16": ctypes.c_int16,
+    "i8": ctypes.c_int8, "i1": ctypes.c_bool, "ui64": ctypes.c_uint64, "ui32": ctypes.c_uint32,
+    "ui16": ctypes.c_uint16, "ui8": ctypes.c_uint8,
+}
+
+
+def _descriptor_type(spec: TypeSpec) -> Any:
+    ctype = np_to_memref.as_ctype(spec.dtype)
+    if not spec.shape:
+        return np_to_memref.make_zero_d_memref_descriptor(ctype)
+    return np_to_memref.make_nd_memref_descriptor(len(spec.shape), ctype)
+
+
+def _slot_type(spec: TypeSpec) -> Any:
+    return _SCALAR_CTYPES[spec.element] if spec.kind == "scalar" else _descriptor_type(spec)
+
+
+def _scalar_arg(value: np.ndarray, spec: TypeSpec) -> Any:
+    ctype = _SCALAR_CTYPES[spec.element]
+    if spec.element in ("f16", "bf16"):
+        return ctype(int(np.asarray(value).view(np.uint16)))
+    return ctype(np.asarray(value).item())
+
+
+def _read_scalar(raw: Any, spec: TypeSpec) -> np.ndarray:
+    value = raw.value if hasattr(raw, "value") else raw
+    if spec.element in ("f16", "bf16"):
+        return np.array(value, dtype=np.uint16).view(spec.dtype)
+    return np.array(value, dtype=spec.dtype)
+
+
+def strided_view(address: int, dtype: np.dtype, shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    """A writable numpy view of memory laid out as a memref (strides in elements)."""
+    itemsize = dtype.itemsize
+    if any(d == 0 for d in shape):
+        return np.zeros(shape, dtype=dtype)
+    lo = sum(min(0, (d - 1) * s) for d, s in zip(shape, strides))
+    hi = sum(max(0, (d - 1) * s) for d, s in zip(shape, strides))
+    raw = (ctypes.c_char * ((hi - lo + 1) * itemsize)).from_address(address + lo * itemsize)
+    flat = np.frombuffer(raw, dtype=dtype)
+    return np.lib.stride_tricks.as_strided(flat[-lo:], shape, tuple(s * itemsize for s in strides))
+
+
+def _read_memref(desc: Any, spec: TypeSpec) -> np.ndarray:
+    """Copy a (possibly strided) memref described by ``desc`` into a numpy array."""
+    rank = len(spec.shape)
+    shape = tuple(desc.shape[i] for i in range(rank)) if rank else ()
+    strides = tuple(desc.strides[i] for i in range(rank)) if rank else ()
+    base = ctypes.cast(desc.aligned, ctypes.c_void_p).value or 0
+    address = base + desc.offset * spec.dtype.itemsize
+    return np.array(strided_view(address, spec.dtype, shape, strides), copy=True)
+
+
+class _Unranked(ctypes.Structure):
+    _fields_ = [("rank", ctypes.c_int64), ("descriptor", ctypes.c_void_p)]
+
+
+def _unranked_view(memref: _Unranked, element: np.dtype) -> np.ndarray:
+    rank = memref.rank
+    words = (ctypes.c_int64 * (3 + 2 * rank)).from_address(memref.descriptor or 0)
+    shape = tuple(words[3: 3 + rank])
+    strides = tuple(words[3 + rank: 3 + 2 * rank])
+    return strided_view(words[1] + words[2] * element.itemsize, element, shape, strides)
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(_Unranked), ctypes.POINTER(_Unranked))
+def _memref_copy(element_size: int, source: Any, dest: Any) -> None:
+    """``memrefCopy`` of MLIR's C runner utils, which the PyPI wheel does not ship."""
+    element = np.dtype((np.void, element_size))
+    _unranked_view(dest.contents, element)[...] = _unranked_view(source.contents, element)
+
+
+RUNTIME_SYMBOLS = {"memrefCopy": _memref_copy}
+
+
+def link_runtime(engine: Any) -> None:
+    """Give the JIT the runtime functions lowered code may call."""
+    for name, function in RUNTIME_SYMBOLS.items():
+        engine.raw_register_runtime(name, ctypes.cast(function, ctypes.c_void_p))
+
+
+def invoke(engine: Any, name: str, args: list[TypeSpec], results: list[TypeSpec],
+           inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Call ``name`` with ``inputs``; return its results (or its memref arguments
+    after the call, for a function that returns nothing)."""
+    keep: list[Any] = []  # descriptors must outlive the call
+    call_args: list[Any] = []
+    for value, spec in zip(inputs, args):
+        if spec.kind == "scalar":
+            slot = _scalar_arg(value, spec)
+            keep.append(slot)
+            call_args.append(ctypes.pointer(slot))
+        else:
+            desc = np_to_memref.get_ranked_memref_descriptor(value)
+            keep.append(desc)
+            call_args.append(ctypes.pointer(ctypes.pointer(desc)))
+    if not results:
+        engine.invoke(name, *call_args)
+        return [np.array(v, copy=True) for v, s in zip(inputs, args) if s.kind == "memref"]
+    if len(results) == 1 and results[0].kind == "scalar":
+        out = _SCALAR_CTYPES[results[0].element]()
+        engine.invoke(name, *call_args, ctypes.pointer(out))
+        return [_read_scalar(out, results[0])]
+    fields = [(f"r{i}", _slot_type(s)) for i, s in enumerate(results)]
+    packed = type("Results", (ctypes.Structure,), {"_fields_": fields})()
+    if len(results) == 1:
+        target = getattr(packed, "r0")
+        engine.invoke(name, ctypes.pointer(ctypes.pointer(target)), *call_args)
+        slots = [target]
+    else:
+        engine.invoke(name, ctypes.pointer(ctypes.pointer(packed)), *call_args)
+        slots = [getattr(packed, f"r{i}") for i in range(len(results))]
+    return [_read_scalar(slot, spec) if spec.kind == "scalar" else _read_memref(slot, spec)
+            for slot, spec in zip(slots, results)]

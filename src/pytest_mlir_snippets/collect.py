@@ -1,0 +1,221 @@
+"""Collection: snippet files become ``FILE::NAME[compile]`` and ``FILE::NAME[execute]``."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+from _pytest._code.code import TerminalRepr
+from _pytest._io import TerminalWriter
+
+from .protocol import Diagnostic, Kind, Request, Response
+from .splitter import Function, SnippetSource, Split, SplitError
+from .state import artifact_dir, run_state
+
+STAGES = ("compile", "execute")
+
+
+def is_snippet_file(file_path: Path, parent: pytest.Collector) -> bool:
+    if file_path.suffix != ".mlir":
+        return False
+    if parent.session.isinitpath(file_path):
+        return True
+    settings = run_state(parent.config).settings
+    if file_path.name in settings.ignore_files:
+        return False
+    return any(fnmatch.fnmatch(file_path.name, pattern) for pattern in settings.snippet_files)
+
+
+class SnippetFile(pytest.File):
+    """One .mlir file; bad files give one failing ``<file>`` item, never a crash."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        problem, source = self._read()
+        if source is None:
+            yield FileErrorItem.from_parent(self, name="<file>", message=problem)
+            return
+        stages = ("compile",) if run_state(self.config).settings.skip_exec else STAGES
+        for fn in source.functions:
+            for stage in stages:
+                yield SnippetItem.from_parent(self, name=f"{fn.uid}[{stage}]", source=source, function=fn,
+                                              stage=stage)
+
+    def _read(self) -> tuple[str, SnippetSource | None]:
+        data = self.path.read_bytes()
+        if not data.strip():
+            return "the file is empty", None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = data[: error.start].count(b"\n") + 1
+            return f"line {line}: the file is not UTF-8 text ({error.reason} at byte {error.start})", None
+        if "\x00" in text:
+            return "the file is binary, not MLIR text (it contains NUL bytes)", None
+        try:
+            source = SnippetSource(text)
+        except SplitError as error:
+            return f"the file is not structured as MLIR: {error}", None
+        if not source.functions:
+            return "no public func.func definition found (private declarations are not test subjects)", None
+        return "", source
+
+
+class SnippetFailure(Exception):
+    """Raised by an item to fail with an outcome kind and MLIR's words."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__(response.message)
+        self.response = response
+
+
+class MlirFailureRepr(TerminalRepr):
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def toterminal(self, tw: TerminalWriter) -> None:
+        for line in self.text.splitlines():
+            red = ": error:" in line or line.startswith(tuple(k.value for k in Kind))
+            tw.line(line, red=red, bold=red)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class SnippetItem(pytest.Item):
+    def __init__(self, *, source: SnippetSource, function: Function, stage: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.source = source
+        self.function = function
+        self.stage = stage
+        self.kind: Kind | None = None
+        self.response: Response | None = None
+        self._split: Split | None = None
+        self.extra_keyword_matches.update({stage, function.uid})
+
+    @property
+    def split(self) -> Split:
+        if self._split is None:
+            self._split = self.source.split(self.function)
+        return self._split
+
+    @property
+    def snippet_id(self) -> str:
+        return f"{self.path}::{self.function.uid}"
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.function.line - 1, f"{self.function.uid}[{self.stage}]"
+
+    def runtest(self) -> None:
+        state = run_state(self.config)
+        fn = self.function
+        if fn.duplicate_of is not None:
+            self.kind = Kind.COMPILE_ERROR
+            raise SnippetFailure(Response(Kind.COMPILE_ERROR, f"redefinition of symbol named '{fn.name}' "
+                                          f"(first defined at line {fn.duplicate_of})"))
+        if self.stage == "execute":
+            prior = state.compiled.get(self.snippet_id)
+            if prior is not None and not prior.ok:
+                self.kind = Kind.UNSUPPORTED if prior.kind is Kind.UNSUPPORTED else None
+                self.response = prior
+                skip(prior.message if prior.kind is Kind.UNSUPPORTED else f"compile failed ({prior.kind.value})")
+        manager = state.device_manager()
+        response = manager.call(Request(self.stage, self.split.text, fn.name, manager.options()))
+        self.response = response
+        if self.stage == "compile" or response.info.get("stage") == "compile":
+            state.compiled[self.snippet_id] = response
+        self._show_output(response)
+        self.kind = response.kind
+        if response.kind is Kind.PASS:
+            return
+        if response.kind is Kind.UNSUPPORTED:
+            skip(response.message)
+        if self.stage == "execute" and response.info.get("stage") == "compile":
+            self.kind = None
+            skip(f"compile failed ({response.kind.value}): {first_error(response)}")
+        raise SnippetFailure(response)
+
+    def _show_output(self, response: Response) -> None:
+        settings = run_state(self.config).settings
+        if response.ir and settings.print_ir:
+            self.add_report_section("call", "compiled IR", response.ir)
+        if response.ir and settings.save_artifacts:
+            folder = artifact_dir(settings.output_root, self.path, self.function.uid, settings.target)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "snippet.mlir").write_text(self.split.text)
+            (folder / "compiled.mlir").write_text(response.ir)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, SnippetFailure):
+            return MlirFailureRepr(format_failure(excinfo.value.response, self))
+        return super().repr_failure(excinfo)
+
+
+class FileErrorItem(pytest.Item):
+    """Stands for a file that cannot be split into snippets."""
+
+    def __init__(self, *, message: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.message = message
+        self.kind = Kind.COMPILE_ERROR
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, "<file>"
+
+    def runtest(self) -> None:
+        raise SnippetFailure(Response(Kind.COMPILE_ERROR, self.message))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        return MlirFailureRepr(f"{self.kind.value}: {self.path}: {self.message}")
+
+
+def properties(item: SnippetItem | FileErrorItem, skipped: bool) -> list[tuple[str, object]]:
+    """What reports show of an item: kind, stage, snippet, metrics, reference, types."""
+    kind = item.kind.value if item.kind is not None else ("skip" if skipped else Kind.PASS.value)
+    props: list[tuple[str, object]] = [("mlir_kind", kind)]
+    if isinstance(item, FileErrorItem):
+        return props
+    props += [("mlir_stage", item.stage), ("mlir_function", item.function.name)]
+    response = item.response
+    if response is not None:
+        if kind == "skip" and response.kind is not Kind.PASS:
+            props.append(("mlir_compile_kind", response.kind.value))
+        props += [(f"mlir_{name}", value) for name, value in response.metrics.items()]
+        props += [(f"mlir_{name}", response.info[name]) for name in ("reference", "inputs", "outputs")
+                  if name in response.info]
+    return props
+
+
+def skip(reason: str) -> NoReturn:
+    """Skip, reported at the function's line rather than at this module's."""
+    raise pytest.skip.Exception(reason, _use_item_location=True)
+
+
+def first_error(response: Response) -> str:
+    errors = [d for d in response.diagnostics if d.severity == "error"]
+    return errors[0].message if errors else response.message.splitlines()[0] if response.message else ""
+
+
+def format_diagnostic(d: Diagnostic, item: SnippetItem, indent: str = "") -> list[str]:
+    where = str(item.path)
+    if d.line is not None:
+        line = item.split.original_line(d.line)
+        where += f":{line}:{d.column}" if line is not None else f" (split module line {d.line}:{d.column})"
+    lines = [f"{indent}{where}: {d.severity}: {d.message}"]
+    for note in d.notes:
+        lines += format_diagnostic(note, item, indent + "  ")
+    return lines
+
+
+def format_failure(response: Response, item: SnippetItem) -> str:
+    fn = item.function
+    lines = [f"{response.kind.value}: @{fn.name} ({item.path.name}:{fn.line}) [{item.stage}]", response.message]
+    for d in response.diagnostics:
+        lines += format_diagnostic(d, item)
+    if response.metrics:
+        lines.append("metrics: " + ", ".join(f"{k}={v:.6g}" for k, v in response.metrics.items()))
+    if response.stderr.strip():
+        lines += ["--- captured stderr of the sandbox worker ---", response.stderr.rstrip()]
+    return "\n".join(lines)

@@ -1,0 +1,65 @@
+"""The device fixture: one sandbox worker and its device per pytest process.
+
+Plugin-owned (kept in ``config.stash``), opened lazily by the first execute
+item, never by compile items, reused by every item after it, and reopened
+(then probed) after a crash or a timeout replaced the worker.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .options import Settings
+from .protocol import Kind, Options, Request, Response
+from .sandbox import Sandbox
+
+
+def device_id_for_worker(devices: list[int], worker: str | None) -> int | None:
+    """``--mlir-devices 0,1``: xdist worker gwN gets devices[N % len(devices)]."""
+    if not devices:
+        return None
+    index = int(worker[2:]) if worker and worker.startswith("gw") and worker[2:].isdigit() else 0
+    return devices[index % len(devices)]
+
+
+class DeviceManager:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.sandbox = Sandbox(settings.target, settings.memory_limit)
+        self.device_id = device_id_for_worker(settings.devices, os.environ.get("PYTEST_XDIST_WORKER"))
+        self.opened = 0  # how many times a device was opened, for reports and tests
+        self._device_worker: int | None = None  # the sandbox start whose device is open
+
+    def options(self) -> Options:
+        s = self.settings
+        return Options(target=s.target, pipeline=s.pipeline, seed=s.seed, dynamic_dim=s.dynamic_dim,
+                       atol=s.atol, rtol=s.rtol, pcc=s.pcc, print_ir=s.print_ir or s.save_artifacts,
+                       device_id=self.device_id)
+
+    def call(self, request: Request) -> Response:
+        timeout = self.settings.timeout
+        if request.op == "execute" and not self._device_is_open():
+            opened = self._open(timeout)
+            if not opened.ok:
+                opened.message = f"the device could not be opened: {opened.message}"
+                if opened.kind is Kind.PASS:
+                    opened.kind = Kind.EXECUTE_ERROR
+                return opened
+        return self.sandbox.call(request, timeout)
+
+    def _device_is_open(self) -> bool:
+        """Open on the current worker (a replaced worker has lost its device)."""
+        return self.sandbox.alive and self._device_worker == self.sandbox.starts
+
+    def _open(self, timeout: float | None) -> Response:
+        response = self.sandbox.call(Request("open", options=self.options()), timeout)
+        if response.ok:
+            self.opened += 1
+            self._device_worker = self.sandbox.starts
+        return response
+
+    def close(self) -> None:
+        if self._device_is_open():
+            self.sandbox.call(Request("close", options=self.options()), self.settings.timeout)
+        self._device_worker = None
+        self.sandbox.close()

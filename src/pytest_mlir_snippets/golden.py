@@ -1,0 +1,83 @@
+"""Comparison of results with a reference: max abs error, max rel error, PCC."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Comparison:
+    max_abs_err: float
+    max_rel_err: float
+    pcc: float
+    passed: bool
+    reason: str = ""
+
+    def metrics(self) -> dict[str, float]:
+        return {"max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err, "pcc": self.pcc}
+
+
+def pcc(actual: np.ndarray, expected: np.ndarray) -> float:
+    """Pearson correlation; 1.0 for equal constant arrays, 0.0 for unequal ones."""
+    a = actual.astype(np.float64).ravel()
+    e = expected.astype(np.float64).ravel()
+    finite = np.isfinite(a) & np.isfinite(e)
+    a, e = a[finite], e[finite]
+    if a.size == 0:
+        return 1.0
+    da, de = a - a.mean(), e - e.mean()
+    denom = float(np.sqrt((da * da).sum() * (de * de).sum()))
+    if denom == 0.0:
+        return 1.0 if np.array_equal(a, e) else 0.0
+    return float((da * de).sum() / denom)
+
+
+def compare(actual: np.ndarray, expected: np.ndarray, atol: float, rtol: float, min_pcc: float) -> Comparison:
+    """Floats: allclose(atol, rtol) and PCC >= min_pcc; integers and i1: exact."""
+    if actual.shape != expected.shape:
+        return Comparison(float("inf"), float("inf"), 0.0, False,
+                          f"shape {actual.shape} differs from the reference's {expected.shape}")
+    a = actual.astype(np.float64)
+    e = expected.astype(np.float64)
+    same_nan = np.array_equal(np.isnan(a), np.isnan(e))
+    both = ~(np.isnan(a) | np.isnan(e))
+    diff = np.abs(a - e)[both]
+    diff = np.where(np.isinf(diff) & (a[both] == e[both]), 0.0, diff)
+    max_abs = float(diff.max()) if diff.size else 0.0
+    rel = diff / np.maximum(np.abs(e[both]), np.finfo(np.float64).tiny)
+    max_rel = float(rel.max()) if rel.size else 0.0
+    corr = pcc(a, e)
+    exact = expected.dtype.kind in "biu"
+    if exact:
+        ok = same_nan and max_abs == 0.0
+    else:
+        close = bool(np.all(diff <= atol + rtol * np.abs(e[both])))
+        ok = same_nan and close and (corr >= min_pcc or a.size <= 1)
+    reason = ""
+    if not ok:
+        if not same_nan:
+            reason = "NaN positions differ"
+        elif exact:
+            reason = f"{int(np.count_nonzero(diff))} element(s) differ (exact match required)"
+        else:
+            reason = f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g}, PCC {corr:.6f}"
+    return Comparison(max_abs, max_rel, corr, ok, reason)
+
+
+def compare_all(actual: list[np.ndarray], expected: list[np.ndarray], atol: float, rtol: float,
+                min_pcc: float) -> tuple[Comparison, list[str]]:
+    """Compare every result; the worst metrics and the failures, one line each."""
+    if len(actual) != len(expected):
+        return Comparison(float("inf"), float("inf"), 0.0, False), [
+            f"{len(actual)} result(s), the reference has {len(expected)}"]
+    worst = Comparison(0.0, 0.0, 1.0, True)
+    failures = []
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        c = compare(np.asarray(a), np.asarray(e), atol, rtol, min_pcc)
+        worst = Comparison(max(worst.max_abs_err, c.max_abs_err), max(worst.max_rel_err, c.max_rel_err),
+                           min(worst.pcc, c.pcc), worst.passed and c.passed)
+        if not c.passed:
+            failures.append(f"result #{i}: {c.reason}")
+    return worst, failures

@@ -1,0 +1,82 @@
+"""Argument and result descriptions, and seeded inputs generated from them.
+
+numpy only: the worker turns MLIR types into ``TypeSpec`` and everything else
+works on these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+# MLIR element type -> numpy dtype, for every type the cpu target can feed.
+DTYPES: dict[str, np.dtype] = {
+    "f64": np.dtype(np.float64),
+    "f32": np.dtype(np.float32),
+    "f16": np.dtype(np.float16),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "i64": np.dtype(np.int64),
+    "i32": np.dtype(np.int32),
+    "i16": np.dtype(np.int16),
+    "i8": np.dtype(np.int8),
+    "i1": np.dtype(np.bool_),
+    "index": np.dtype(np.int64),
+    "ui64": np.dtype(np.uint64),
+    "ui32": np.dtype(np.uint32),
+    "ui16": np.dtype(np.uint16),
+    "ui8": np.dtype(np.uint8),
+}
+
+
+class UnsupportedType(ValueError):
+    """An argument or result type the target cannot feed or read."""
+
+
+@dataclass(frozen=True)
+class TypeSpec:
+    """A function argument or result: ``tensor``, ``memref`` or ``scalar``."""
+
+    kind: str
+    element: str
+    shape: tuple[int | None, ...] = ()  # None: a dynamic dimension
+
+    @property
+    def dtype(self) -> np.dtype:
+        try:
+            return DTYPES[self.element]
+        except KeyError:
+            raise UnsupportedType(f"element type {self.element} cannot be fed on this target") from None
+
+    def concrete_shape(self, dynamic_dim: int) -> tuple[int, ...]:
+        return tuple(dynamic_dim if d is None else d for d in self.shape)
+
+    def __str__(self) -> str:
+        if self.kind == "scalar":
+            return self.element
+        dims = "".join(f"{'?' if d is None else d}x" for d in self.shape)
+        return f"{self.kind}<{dims}{self.element}>"
+
+
+def make_inputs(specs: list[TypeSpec], seed: int, dynamic_dim: int) -> list[np.ndarray]:
+    """Seeded values for each argument: floats normal, ints small, i1 bool.
+
+    Scalars are returned as 0-d arrays. The same seed gives the same values on
+    every machine and every xdist worker.
+    """
+    rng = np.random.default_rng(seed)
+    values = []
+    for spec in specs:
+        dtype = spec.dtype
+        shape = spec.concrete_shape(dynamic_dim)
+        if dtype.kind == "f" or dtype == DTYPES["bf16"]:
+            data = rng.standard_normal(shape).astype(dtype)
+        elif dtype.kind == "b":
+            data = rng.integers(0, 2, shape).astype(np.bool_)
+        elif dtype.kind == "u":
+            data = rng.integers(0, 10, shape).astype(dtype)
+        else:
+            data = rng.integers(-8, 9, shape).astype(dtype)
+        values.append(np.array(data, dtype=dtype, order="C"))  # keeps 0-d arrays 0-d
+    return values

@@ -1,0 +1,142 @@
+"""Command-line options and ini settings (SPEC 10), resolved in one place."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+TARGETS = ("cpu",)  # grows as backends land: cuda, ttmetal, ttnn
+GROUP = "mlir"
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup(GROUP, "MLIR snippets (pytest-mlir-snippets)")
+
+    def option(name: str, ini: str | None = None, ini_type: str | None = None, **kwargs: object) -> None:
+        group.addoption(name, dest=name[2:].replace("-", "_"), **kwargs)  # type: ignore[arg-type]
+        if ini:
+            parser.addini(ini, help=f"default for {name}: {kwargs.get('help', '')}", type=ini_type)  # type: ignore[arg-type]
+
+    option("--mlir-target", "mlir_target", choices=TARGETS, default=None,
+           help="compile and execute for this target (default: cpu)")
+    option("--mlir-skip-exec", action="store_true", default=False,
+           help="compile only: no execute items, no device opened")
+    option("--mlir-pipeline", "mlir_pipeline", default=None, metavar="PIPELINE",
+           help='replace the target\'s compile pipeline, e.g. "builtin.module(...)"')
+    option("--mlir-timeout", "mlir_timeout", type=float, default=None, metavar="SECONDS",
+           help="seconds per compile or execute call before the worker is killed (default 300)")
+    option("--mlir-output-root", "mlir_output_root", default=None, metavar="DIR",
+           help="root folder of artifacts (default: the rootdir)")
+    option("--mlir-save-artifacts", action="store_true", default=False,
+           help="keep the compiled IR under --mlir-output-root")
+    option("--mlir-print-ir", action="store_true", default=False, help="print the compiled IR of each snippet")
+    option("--mlir-seed", type=int, default=0, help="seed of the generated inputs (default 0)")
+    option("--mlir-dynamic-dim", type=int, default=4, help="size given to dynamic dimensions (default 4)")
+    option("--mlir-atol", "mlir_atol", type=float, default=None, help="absolute tolerance (default 1e-4)")
+    option("--mlir-rtol", "mlir_rtol", type=float, default=None, help="relative tolerance (default 1e-3)")
+    option("--mlir-pcc", "mlir_pcc", type=float, default=None, help="minimum PCC (default 0.99)")
+    option("--mlir-devices", default="", metavar="IDS", help="device ids, one per xdist worker, e.g. 0,1")
+    option("--mlir-memory-limit", "mlir_memory_limit", default=None, metavar="SIZE",
+           help="address-space limit of each sandbox worker, e.g. 8G (default: a share of the machine's memory)")
+    parser.addini("mlir_snippet_files", "glob patterns of snippet files inside directories", type="args",
+                  default=["*.mlir"])
+    parser.addini("mlir_ignore_files", "file names never collected as snippet files", type="args",
+                  default=["preprocessed.mlir"])
+
+
+def parse_size(text: str) -> int:
+    """``8G``, ``512M``, ``1.5GiB`` or a plain number of bytes."""
+    m = re.fullmatch(r"\s*([\d.]+)\s*([kKmMgGtT]?)(i?[bB])?\s*", text)
+    if not m:
+        raise pytest.UsageError(f"--mlir-memory-limit: cannot read {text!r} (try 8G)")
+    scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2).lower()]
+    return int(float(m.group(1)) * scale)
+
+
+def default_memory_limit() -> int | None:
+    """Three quarters of the machine's memory, shared among the xdist workers."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return None
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    return int(total * 0.75) // max(1, workers)
+
+
+@dataclass
+class Settings:
+    target: str = "cpu"
+    skip_exec: bool = False
+    pipeline: str | None = None
+    timeout: float = 300.0
+    output_root: Path = Path(".")
+    save_artifacts: bool = False
+    print_ir: bool = False
+    seed: int = 0
+    dynamic_dim: int = 4
+    atol: float = 1e-4
+    rtol: float = 1e-3
+    pcc: float = 0.99
+    devices: list[int] = field(default_factory=list)
+    memory_limit: int | None = None
+    snippet_files: list[str] = field(default_factory=lambda: ["*.mlir"])
+    ignore_files: list[str] = field(default_factory=lambda: ["preprocessed.mlir"])
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> Settings:
+        """CLI beats ini beats default; pytest-timeout's timeout caps ours."""
+
+        def pick(name: str, ini: str | None, default: object, convert: type = str) -> object:
+            value = config.getoption(name)
+            if value is None and ini is not None:
+                raw = config.getini(ini)
+                value = convert(raw) if raw not in (None, "", []) else None
+            return default if value is None else value
+
+        timeout = float(pick("mlir_timeout", "mlir_timeout", 300.0, float))  # type: ignore[arg-type]
+        outer = _pytest_timeout(config)
+        if outer:
+            timeout = min(timeout, max(outer * 0.9, outer - 5))
+        memory = pick("mlir_memory_limit", "mlir_memory_limit", None)
+        devices = [int(d) for d in str(config.getoption("mlir_devices") or "").split(",") if d.strip()]
+        root = pick("mlir_output_root", "mlir_output_root", str(config.rootpath))
+        return cls(
+            target=str(pick("mlir_target", "mlir_target", "cpu")),
+            skip_exec=bool(config.getoption("mlir_skip_exec")),
+            pipeline=pick("mlir_pipeline", "mlir_pipeline", None),  # type: ignore[arg-type]
+            timeout=timeout,
+            output_root=Path(str(root)).resolve(),
+            save_artifacts=bool(config.getoption("mlir_save_artifacts")),
+            print_ir=bool(config.getoption("mlir_print_ir")),
+            seed=int(config.getoption("mlir_seed")),
+            dynamic_dim=int(config.getoption("mlir_dynamic_dim")),
+            atol=float(pick("mlir_atol", "mlir_atol", 1e-4, float)),  # type: ignore[arg-type]
+            rtol=float(pick("mlir_rtol", "mlir_rtol", 1e-3, float)),  # type: ignore[arg-type]
+            pcc=float(pick("mlir_pcc", "mlir_pcc", 0.99, float)),  # type: ignore[arg-type]
+            devices=devices,
+            memory_limit=parse_size(str(memory)) if memory else default_memory_limit(),
+            snippet_files=list(config.getini("mlir_snippet_files")),
+            ignore_files=list(config.getini("mlir_ignore_files")),
+        )
+
+
+def _pytest_timeout(config: pytest.Config) -> float | None:
+    """pytest-timeout's global timeout (CLI or ini), when that plugin is active."""
+    try:
+        value = config.getoption("timeout")
+    except ValueError:
+        return None
+    if value is None:
+        try:
+            value = config.getini("timeout")
+        except ValueError:
+            return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if seconds > 0 else None

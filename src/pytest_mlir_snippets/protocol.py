@@ -1,0 +1,108 @@
+"""What the pytest process and a sandbox worker say to each other.
+
+Plain dataclasses that pickle; no MLIR here, so the pytest process never
+imports the MLIR bindings.
+"""
+
+from __future__ import annotations
+
+import enum
+import pickle
+import struct
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+
+class Kind(str, enum.Enum):
+    """Outcome kinds (SPEC 5); every report shows them."""
+
+    PASS = "pass"
+    COMPILE_ERROR = "compile-error"
+    EXECUTE_ERROR = "execute-error"
+    GOLDEN_MISMATCH = "golden-mismatch"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    UNSUPPORTED = "unsupported"
+
+
+@dataclass
+class Diagnostic:
+    """One MLIR diagnostic, location still in the split module's coordinates."""
+
+    severity: str  # error, warning, note, remark
+    message: str
+    line: int | None = None
+    column: int | None = None
+    notes: list[Diagnostic] = field(default_factory=list)
+
+
+@dataclass
+class Options:
+    """Everything a backend needs to know besides the snippet itself."""
+
+    target: str = "cpu"
+    pipeline: str | None = None
+    seed: int = 0
+    dynamic_dim: int = 4
+    atol: float = 1e-4
+    rtol: float = 1e-3
+    pcc: float = 0.99
+    print_ir: bool = False
+    device_id: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Request:
+    op: str  # "compile", "execute", "open", "probe", "close", "ping"
+    module: str = ""  # the split module's text
+    function: str = ""  # entry function symbol
+    options: Options = field(default_factory=Options)
+    golden: dict[str, Any] | None = None  # recorded inputs/outputs (numpy arrays)
+
+
+@dataclass
+class Response:
+    kind: Kind
+    message: str = ""
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    metrics: dict[str, float] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)  # shapes, dtypes, reference used, ...
+    ir: str | None = None  # compiled IR when asked for
+    stderr: str = ""  # filled in by the parent from the worker's fd 2
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.kind is Kind.PASS
+
+
+# ------------------------------------------------------------------ framing
+_HEADER = struct.Struct("<Q")
+
+
+def write_message(stream: BinaryIO, message: Request | Response) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def read_message(stream: BinaryIO) -> Any:
+    """The next message, or None at end of stream."""
+    header = _read_exactly(stream, _HEADER.size)
+    if header is None:
+        return None
+    (size,) = _HEADER.unpack(header)
+    data = _read_exactly(stream, size)
+    return None if data is None else pickle.loads(data)
+
+
+def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
+    chunks = []
+    while size:
+        chunk = stream.read(size)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)

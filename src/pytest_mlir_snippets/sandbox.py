@@ -1,0 +1,131 @@
+"""A worker subprocess that runs MLIR on the pytest process's behalf.
+
+One request at a time. When the worker aborts, segfaults, is killed for memory,
+or does not answer within the timeout, the call returns a ``crash`` or
+``timeout`` response with what the worker wrote to its stderr, and the next call
+starts a fresh worker.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import IO
+
+from .protocol import Kind, Request, Response, read_message, write_message
+
+
+def _signal_name(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exited with code {returncode}"
+
+
+class Sandbox:
+    """Owns one worker process for one target."""
+
+    def __init__(self, target: str, memory_limit: int | None = None, env: dict[str, str] | None = None) -> None:
+        self.target = target
+        self.memory_limit = memory_limit
+        self.env = env
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+        self._log: IO[bytes] | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        self._log = tempfile.TemporaryFile(prefix="mlir-worker-")
+        limit = self.memory_limit
+
+        def limit_memory() -> None:
+            if limit:
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest_mlir_snippets.worker", self.target],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
+            start_new_session=True, preexec_fn=limit_memory, env=self.env,
+        )
+        self.starts += 1
+        return self.proc
+
+    def call(self, request: Request, timeout: float | None) -> Response:
+        """Send ``request`` and wait at most ``timeout`` seconds for the answer."""
+        proc = self.proc if self.alive else self._start()
+        assert proc.stdin is not None and proc.stdout is not None and self._log is not None
+        log_start = self._log.seek(0, os.SEEK_END)
+        started = time.perf_counter()
+        try:
+            write_message(proc.stdin, request)
+        except (BrokenPipeError, OSError):
+            return self._lost(Kind.CRASH, log_start, started, timeout)
+        ready = select.select([proc.stdout], [], [], timeout)[0]
+        if not ready:
+            return self._lost(Kind.TIMEOUT, log_start, started, timeout)
+        response = read_message(proc.stdout)
+        if response is None:
+            return self._lost(Kind.CRASH, log_start, started, timeout)
+        response.stderr = self._read_log(log_start)
+        return response
+
+    def _read_log(self, start: int) -> str:
+        assert self._log is not None
+        self._log.seek(start)
+        return self._log.read().decode("utf-8", errors="replace")
+
+    def _lost(self, kind: Kind, log_start: int, started: float, timeout: float | None) -> Response:
+        proc = self.proc
+        assert proc is not None
+        if kind is Kind.TIMEOUT:
+            self._kill()
+            message = f"no answer within {timeout:g} s: the worker was killed"
+        else:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._kill()
+            message = f"the sandbox worker {_signal_name(proc.returncode)}"
+        stderr = self._read_log(log_start)
+        self.close()
+        return Response(kind, message, stderr=stderr, seconds=time.perf_counter() - started,
+                        info={"returncode": proc.returncode})
+
+    def _kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+
+    def close(self) -> None:
+        """Stop the worker (politely: end of input, then a kill)."""
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            if proc.stdin is not None:
+                try:
+                    proc.stdin.close()
+                except OSError:
+                    pass
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+        if self._log is not None:
+            self._log.close()
+            self._log = None

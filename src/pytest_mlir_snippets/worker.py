@@ -1,0 +1,119 @@
+"""The sandbox worker: a subprocess that compiles and executes snippets.
+
+Started by ``sandbox.Sandbox`` as ``python -m pytest_mlir_snippets.worker TARGET``.
+Requests arrive on stdin, responses leave on a private copy of stdout; the real
+file descriptors 1 and 2 both go to the sandbox's capture file, so whatever MLIR,
+LLVM or a device runtime prints ends up in the item's report.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from collections import OrderedDict
+from typing import Any
+
+from .backends import Backend, Compiled, SnippetFailure, load_backend
+from .protocol import Kind, Request, Response, read_message, write_message
+
+CACHE_SIZE = 64
+
+
+class Worker:
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self._backend: Backend | None = None
+        self._compiled: OrderedDict[tuple[Any, ...], Compiled | SnippetFailure] = OrderedDict()
+
+    @property
+    def backend(self) -> Backend:
+        if self._backend is None:
+            self._backend = load_backend(self.target)
+            reason = self._backend.missing()
+            if reason:
+                raise SnippetFailure(Kind.UNSUPPORTED, reason)
+        return self._backend
+
+    def handle(self, request: Request) -> Response:
+        try:
+            return self._dispatch(request)
+        except SnippetFailure as failure:
+            return Response(failure.kind, failure.message, failure.diagnostics, failure.metrics,
+                            dict(failure.info, stage=failure.info.get("stage", request.op)))
+        except Exception:
+            kind = Kind.COMPILE_ERROR if request.op == "compile" else Kind.EXECUTE_ERROR
+            return Response(kind, f"internal error in the {self.target} backend:\n{traceback.format_exc()}",
+                            info={"stage": request.op, "internal": True})
+
+    def _dispatch(self, request: Request) -> Response:
+        op = request.op
+        if op == "ping":
+            return Response(Kind.PASS, info={"pid": os.getpid()})
+        if op == "open":
+            info = self.backend.open_device(request.options.device_id)
+            self.backend.probe()
+            return Response(Kind.PASS, info=info)
+        if op == "probe":
+            self.backend.probe()
+            return Response(Kind.PASS)
+        if op == "close":
+            self.backend.close_device()
+            return Response(Kind.PASS)
+        compiled = self._compile(request)
+        if op == "compile":
+            return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir or None)
+        if op == "execute":
+            try:
+                metrics, info = self.backend.execute(compiled, request.options, request.golden)
+            except SnippetFailure as failure:
+                failure.info.setdefault("stage", "execute")
+                raise
+            return Response(Kind.PASS, metrics=metrics, info=dict(_public(compiled.info), **info))
+        raise ValueError(f"unknown request {op!r}")
+
+    def _compile(self, request: Request) -> Compiled:
+        opts = request.options
+        key = (request.module, request.function, opts.target, opts.pipeline, opts.print_ir)
+        cached = self._compiled.get(key)
+        if cached is None:
+            try:
+                cached = self.backend.compile(request.module, request.function, opts)
+            except SnippetFailure as failure:
+                failure.info["stage"] = "compile"
+                cached = failure
+            self._compiled[key] = cached
+            while len(self._compiled) > CACHE_SIZE:
+                self._compiled.popitem(last=False)
+        else:
+            self._compiled.move_to_end(key)
+        if isinstance(cached, SnippetFailure):
+            raise cached
+        return cached
+
+
+def _public(info: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in info.items() if k != "source"}
+
+
+def main() -> int:
+    target = sys.argv[1]
+    requests = os.fdopen(0, "rb", buffering=0)
+    responses = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # stray prints from native code go to the capture file
+    sys.stdout = sys.stderr
+    worker = Worker(target)
+    while True:
+        request = read_message(requests)
+        if request is None:
+            return 0
+        start = time.perf_counter()
+        response = worker.handle(request)
+        response.seconds = time.perf_counter() - start
+        sys.stderr.flush()
+        write_message(responses, response)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
