@@ -19,6 +19,22 @@ class Comparison:
         return {"max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err, "pcc": self.pcc}
 
 
+# (atol, rtol) per element type when the user sets none: a few units in the last place
+# of the type, since the reference rounds at other points than the compiled code.
+DEFAULT_TOLERANCE: dict[str, tuple[float, float]] = {
+    "float64": (1e-7, 1e-6),
+    "float32": (1e-4, 1e-3),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (3e-2, 3e-2),
+}
+
+
+def tolerance(dtype: np.dtype, atol: float | None, rtol: float | None) -> tuple[float, float]:
+    """The thresholds for one result: the user's, else the element type's default."""
+    default = DEFAULT_TOLERANCE.get(np.dtype(dtype).name, DEFAULT_TOLERANCE["float32"])
+    return (default[0] if atol is None else atol, default[1] if rtol is None else rtol)
+
+
 def pcc(actual: np.ndarray, expected: np.ndarray) -> float:
     """Pearson correlation; 1.0 for equal constant arrays, 0.0 for unequal ones."""
     a = actual.astype(np.float64).ravel()
@@ -34,8 +50,14 @@ def pcc(actual: np.ndarray, expected: np.ndarray) -> float:
     return float((da * de).sum() / denom)
 
 
-def compare(actual: np.ndarray, expected: np.ndarray, atol: float, rtol: float, min_pcc: float) -> Comparison:
-    """Floats: allclose(atol, rtol) and PCC >= min_pcc; integers and i1: exact."""
+def compare(actual: np.ndarray, expected: np.ndarray, atol: float | None, rtol: float | None,
+            min_pcc: float) -> Comparison:
+    """Floats: allclose(atol, rtol) and PCC >= min_pcc; integers and i1: exact.
+
+    ``None`` tolerances take the default of the less precise of the two types.
+    """
+    coarse = actual.dtype if actual.dtype.itemsize < expected.dtype.itemsize else expected.dtype
+    atol, rtol = tolerance(coarse, atol, rtol)
     if actual.shape != expected.shape:
         return Comparison(float("inf"), float("inf"), 0.0, False,
                           f"shape {actual.shape} differs from the reference's {expected.shape}")
@@ -66,7 +88,7 @@ def compare(actual: np.ndarray, expected: np.ndarray, atol: float, rtol: float, 
     return Comparison(max_abs, max_rel, corr, ok, reason)
 
 
-def compare_all(actual: list[np.ndarray], expected: list[np.ndarray], atol: float, rtol: float,
+def compare_all(actual: list[np.ndarray], expected: list[np.ndarray], atol: float | None, rtol: float | None,
                 min_pcc: float) -> tuple[Comparison, list[str]]:
     """Compare every result; the worst metrics and the failures, one line each."""
     if len(actual) != len(expected):

@@ -36,8 +36,8 @@ def add_options(parser: pytest.Parser) -> None:
     option("--mlir-print-ir", action="store_true", default=False, help="print the compiled IR of each snippet")
     option("--mlir-seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     option("--mlir-dynamic-dim", type=int, default=4, help="size given to dynamic dimensions (default 4)")
-    option("--mlir-atol", "mlir_atol", type=float, default=None, help="absolute tolerance (default 1e-4)")
-    option("--mlir-rtol", "mlir_rtol", type=float, default=None, help="relative tolerance (default 1e-3)")
+    option("--mlir-atol", "mlir_atol", type=float, default=None, help="absolute tolerance (default by element type: f32 1e-4, f16 1e-2, bf16 3e-2)")
+    option("--mlir-rtol", "mlir_rtol", type=float, default=None, help="relative tolerance (default by element type: f32 1e-3, f16 1e-2, bf16 3e-2)")
     option("--mlir-pcc", "mlir_pcc", type=float, default=None, help="minimum PCC (default 0.99)")
     option("--mlir-devices", default="", metavar="IDS", help="device ids, one per xdist worker, e.g. 0,1")
     option("--mlir-memory-limit", "mlir_memory_limit", default=None, metavar="SIZE",
@@ -78,8 +78,8 @@ class Settings:
     print_ir: bool = False
     seed: int = 0
     dynamic_dim: int = 4
-    atol: float = 1e-4
-    rtol: float = 1e-3
+    atol: float | None = None
+    rtol: float | None = None
     pcc: float = 0.99
     devices: list[int] = field(default_factory=list)
     memory_limit: int | None = None
@@ -114,8 +114,8 @@ class Settings:
             print_ir=bool(config.getoption("mlir_print_ir")),
             seed=int(config.getoption("mlir_seed")),
             dynamic_dim=int(config.getoption("mlir_dynamic_dim")),
-            atol=float(pick("mlir_atol", "mlir_atol", 1e-4, float)),  # type: ignore[arg-type]
-            rtol=float(pick("mlir_rtol", "mlir_rtol", 1e-3, float)),  # type: ignore[arg-type]
+            atol=pick("mlir_atol", "mlir_atol", None, float),  # type: ignore[arg-type]
+            rtol=pick("mlir_rtol", "mlir_rtol", None, float),  # type: ignore[arg-type]
             pcc=float(pick("mlir_pcc", "mlir_pcc", 0.99, float)),  # type: ignore[arg-type]
             devices=devices,
             memory_limit=parse_size(str(memory)) if memory else default_memory_limit(),

@@ -44,8 +44,8 @@ class Options:
     pipeline: str | None = None
     seed: int = 0
     dynamic_dim: int = 4
-    atol: float = 1e-4
-    rtol: float = 1e-3
+    atol: float | None = None  # None: by element type (golden.DEFAULT_TOLERANCE)
+    rtol: float | None = None
     pcc: float = 0.99
     print_ir: bool = False
     device_id: int | None = None

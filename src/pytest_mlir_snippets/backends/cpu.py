@@ -23,13 +23,14 @@ OPTIMIZE = "func.func(convert-elementwise-to-linalg, linalg-fuse-elementwise-ops
 PLAIN = "func.func(convert-elementwise-to-linalg)"
 BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
-    " canonicalize, buffer-deallocation-pipeline"
+    " canonicalize, buffer-deallocation-pipeline, convert-bufferization-to-memref"
 )
 TO_LOOPS = "func.func(convert-linalg-to-loops)"
 TO_LLVM = (
     "convert-vector-to-scf, convert-scf-to-cf, expand-strided-metadata, lower-affine,"
     " convert-vector-to-llvm, finalize-memref-to-llvm, convert-math-to-funcs, convert-math-to-libm, convert-math-to-llvm,"
-    " func.func(arith-expand{include-bf16=true}), convert-arith-to-llvm, convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm,"
+    " func.func(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32},"
+    " arith-expand{include-bf16=true}), convert-arith-to-llvm, convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm,"
     " convert-ub-to-llvm, reconcile-unrealized-casts"
 )
 
