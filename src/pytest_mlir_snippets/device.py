@@ -8,6 +8,8 @@ item, never by compile items, reused by every item after it, and reopened
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 from .options import Settings
 from .protocol import Kind, Options, Request, Response
@@ -23,8 +25,10 @@ def device_id_for_worker(devices: list[int], worker: str | None) -> int | None:
 
 
 class DeviceManager:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings,
+                 on_open: Callable[[int | None, dict[str, Any]], None] | None = None) -> None:
         self.settings = settings
+        self.on_open = on_open
         self.sandbox = Sandbox(settings.target, settings.memory_limit)
         self.device_id = device_id_for_worker(settings.devices, os.environ.get("PYTEST_XDIST_WORKER"))
         self.opened = 0  # how many times a device was opened, for reports and tests
@@ -56,6 +60,8 @@ class DeviceManager:
         if response.ok:
             self.opened += 1
             self._device_worker = self.sandbox.starts
+            if self.on_open is not None:
+                self.on_open(self.device_id, response.info)
         return response
 
     def close(self) -> None:

@@ -16,10 +16,10 @@ GROUP = "mlir"
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup(GROUP, "MLIR snippets (pytest-mlir-snippets)")
 
-    def option(name: str, ini: str | None = None, ini_type: str | None = None, **kwargs: object) -> None:
-        group.addoption(name, dest=name[2:].replace("-", "_"), **kwargs)  # type: ignore[arg-type]
+    def option(name: str, ini: str | None = None, **kwargs: object) -> None:
+        group.addoption(name, dest=name[2:].replace("-", "_"), **kwargs)
         if ini:
-            parser.addini(ini, help=f"default for {name}: {kwargs.get('help', '')}", type=ini_type)  # type: ignore[arg-type]
+            parser.addini(ini, help=f"default for {name}: {kwargs.get('help', '')}")
 
     option("--mlir-target", "mlir_target", choices=TARGETS, default=None,
            help="compile and execute for this target (default: cpu)")
@@ -36,8 +36,10 @@ def add_options(parser: pytest.Parser) -> None:
     option("--mlir-print-ir", action="store_true", default=False, help="print the compiled IR of each snippet")
     option("--mlir-seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     option("--mlir-dynamic-dim", type=int, default=4, help="size given to dynamic dimensions (default 4)")
-    option("--mlir-atol", "mlir_atol", type=float, default=None, help="absolute tolerance (default by element type: f32 1e-4, f16 1e-2, bf16 3e-2)")
-    option("--mlir-rtol", "mlir_rtol", type=float, default=None, help="relative tolerance (default by element type: f32 1e-3, f16 1e-2, bf16 3e-2)")
+    option("--mlir-atol", "mlir_atol", type=float, default=None,
+           help="absolute tolerance (default by element type: f32 1e-4, f16 1e-2, bf16 3e-2)")
+    option("--mlir-rtol", "mlir_rtol", type=float, default=None,
+           help="relative tolerance (default by element type: f32 1e-3, f16 1e-2, bf16 3e-2)")
     option("--mlir-pcc", "mlir_pcc", type=float, default=None, help="minimum PCC (default 0.99)")
     option("--mlir-devices", default="", metavar="IDS", help="device ids, one per xdist worker, e.g. 0,1")
     option("--mlir-memory-limit", "mlir_memory_limit", default=None, metavar="SIZE",

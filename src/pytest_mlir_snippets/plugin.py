@@ -17,9 +17,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(parser)
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hooks
+
+    pluginmanager.add_hookspecs(hooks)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    state = RunState(options.Settings.from_config(config))
+    state = RunState(options.Settings.from_config(config), config)
     config.stash[STATE] = state
     config.pluginmanager.register(Summary(state), "mlir-snippets-summary")
 
@@ -31,7 +37,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SnippetFile | None:
     if is_snippet_file(file_path, parent):
-        return SnippetFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+        return SnippetFile.from_parent(parent, path=file_path)
     return None
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 
-class Kind(str, enum.Enum):
+class Kind(enum.StrEnum):
     """Outcome kinds (SPEC 5); every report shows them."""
 
     PASS = "pass"

@@ -63,18 +63,18 @@ class Sandbox:
 
     def call(self, request: Request, timeout: float | None) -> Response:
         """Send ``request`` and wait at most ``timeout`` seconds for the answer."""
-        proc = self.proc if self.alive else self._start()
+        proc = self.proc if self.proc is not None and self.alive else self._start()
         assert proc.stdin is not None and proc.stdout is not None and self._log is not None
         log_start = self._log.seek(0, os.SEEK_END)
         started = time.perf_counter()
         try:
-            write_message(proc.stdin, request)
+            write_message(proc.stdin, request)  # type: ignore[arg-type]
         except (BrokenPipeError, OSError):
             return self._lost(Kind.CRASH, log_start, started, timeout)
         ready = select.select([proc.stdout], [], [], timeout)[0]
         if not ready:
             return self._lost(Kind.TIMEOUT, log_start, started, timeout)
-        response = read_message(proc.stdout)
+        response: Response | None = read_message(proc.stdout)  # type: ignore[arg-type]
         if response is None:
             return self._lost(Kind.CRASH, log_start, started, timeout)
         response.stderr = self._read_log(log_start)

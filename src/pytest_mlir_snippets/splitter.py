@@ -36,11 +36,21 @@ class SplitError(ValueError):
     """The text is not structured as MLIR (unbalanced brackets, stray text)."""
 
 
+_ESCAPE = re.compile(r"\\([0-9a-fA-F]{2}|.)")
+_ESCAPED = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
+
+
+def unescape(text: str) -> str:
+    """The value of an MLIR string literal's body: ``\\n``, ``\\"``, ``\\\\`` and ``\\XX`` hex."""
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if len(m.group(1)) == 2 else
+                       _ESCAPED.get(m.group(1), m.group(1)), text)
+
+
 def symbol_name(token: str) -> str:
     """``@foo`` -> ``foo``; ``@"a.b"`` -> ``a.b``."""
     name = token[1:] if token.startswith("@") else token
     if name.startswith('"') and name.endswith('"') and len(name) >= 2:
-        name = bytes(name[1:-1], "utf-8").decode("unicode_escape")
+        name = unescape(name[1:-1])
     return name
 
 
@@ -241,7 +251,7 @@ class SnippetSource:
         header = text[op.start: op.header_end if op.header_end else op.end]
         if generic:
             props = _SYM_NAME.search(header)
-            op.symbol = bytes(props.group(1), "utf-8").decode("unicode_escape") if props else None
+            op.symbol = unescape(props.group(1)) if props else None
             vis = _SYM_VIS.search(header)
             op.visibility = vis.group(1) if vis else "public"
             body = text[op.region[0]: op.region[1]] if op.region else ""
@@ -270,7 +280,7 @@ class SnippetSource:
                 if op.is_function and op.has_body and op.visibility == "public" and op.symbol is not None:
                     found.append(Function(op.symbol, op.symbol, op.line, op, scope, op.comments))
                 elif op.children:
-                    walk(op.children, scope + [op])
+                    walk(op.children, [*scope, op])
 
         walk(self.top.children, [])
         _assign_uids(found)
@@ -378,13 +388,20 @@ def _dict_entries(body: str) -> list[str]:
 
 
 def _assign_uids(functions: list[Function]) -> None:
-    """Same name in two nested modules: prefix the module path; same module: ``~N``."""
-    counts: dict[str, int] = {}
+    """Same name in two nested modules: prefix the module path (from where the paths
+    part); same name in one module (invalid MLIR, reported later): ``~N``."""
+    groups: dict[str, list[Function]] = {}
     for fn in functions:
-        counts[fn.name] = counts.get(fn.name, 0) + 1
-    for fn in functions:
-        if counts[fn.name] > 1 and fn.scope:
-            fn.uid = ".".join(_scope_label(op) for op in fn.scope) + "." + fn.name
+        groups.setdefault(fn.name, []).append(fn)
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        paths = [[_scope_label(op) for op in fn.scope] for fn in group]
+        common = 0
+        while all(len(p) > common for p in paths) and len({p[common] for p in paths}) == 1:
+            common += 1
+        for fn, path in zip(group, paths):
+            fn.uid = ".".join([*path[common:], fn.name])
     first: dict[str, Function] = {}
     for fn in functions:
         if fn.uid in first:

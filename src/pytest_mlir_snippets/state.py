@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,13 +18,20 @@ from .protocol import Response
 @dataclass
 class RunState:
     settings: Settings
+    config: pytest.Config
     compiled: dict[str, Response] = field(default_factory=dict)  # snippet id -> compile response
     manager: DeviceManager | None = None
     kinds: dict[str, str] = field(default_factory=dict)  # node id -> outcome kind (controller side)
 
     def device_manager(self) -> DeviceManager:
         if self.manager is None:
-            self.manager = DeviceManager(self.settings)
+            hook = self.config.hook
+
+            def opened(device_id: int | None, info: dict[str, Any]) -> None:
+                hook.pytest_mlir_device_opened(config=self.config, target=self.settings.target,
+                                               device_id=device_id, info=info)
+
+            self.manager = DeviceManager(self.settings, opened)
         return self.manager
 
     def close(self) -> None:
@@ -37,13 +46,16 @@ def run_state(config: pytest.Config) -> RunState:
     return config.stash[STATE]
 
 
-_UNSAFE = re.compile(r"[^\w.+-]+")
+_UNSAFE = re.compile(r"[^\w.+-]+|\.{2,}")
 
 
 def safe_name(name: str) -> str:
-    """A file name that stays inside its folder, whatever the symbol name."""
-    cleaned = _UNSAFE.sub("_", name).strip(".") or "_"
-    return cleaned[:120]
+    """A file name that stays inside its folder, whatever the symbol name; a name
+    that had to change gets a hash of the original, so two never collide."""
+    cleaned = _UNSAFE.sub("_", name).strip(".")[:100]
+    if cleaned == name:
+        return name
+    return f"{cleaned or '_'}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
 
 
 def artifact_dir(root: Path, file: Path, uid: str, target: str) -> Path:

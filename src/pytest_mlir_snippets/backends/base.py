@@ -61,11 +61,11 @@ class Backend(abc.ABC):
         """Open the device; return a description of it."""
         return {"device": "host", "id": device_id}
 
-    def probe(self) -> None:
+    def probe(self) -> None:  # noqa: B027 - optional, empty by default
         """Check that the open device still works; raise if not."""
 
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027 - optional, empty by default
         """Bring the device back to a known state after a failed item."""
 
-    def close_device(self) -> None:
+    def close_device(self) -> None:  # noqa: B027 - optional, empty by default
         """Release the device."""

@@ -28,9 +28,10 @@ BUFFERIZE = (
 TO_LOOPS = "func.func(convert-linalg-to-loops)"
 TO_LLVM = (
     "convert-vector-to-scf, convert-scf-to-cf, expand-strided-metadata, lower-affine,"
-    " convert-vector-to-llvm, finalize-memref-to-llvm, convert-math-to-funcs, convert-math-to-libm, convert-math-to-llvm,"
-    " func.func(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32},"
-    " arith-expand{include-bf16=true}), convert-arith-to-llvm, convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm,"
+    " convert-vector-to-llvm, finalize-memref-to-llvm,"
+    " convert-math-to-funcs, convert-math-to-libm, convert-math-to-llvm,"
+    " func.func(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, arith-expand{include-bf16=true}),"
+    " convert-arith-to-llvm, convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm,"
     " convert-ub-to-llvm, reconcile-unrealized-casts"
 )
 
@@ -98,10 +99,13 @@ class CpuBackend(Backend):
     def execute(self, compiled: Compiled, options: Options,
                 golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
         args, results = compiled.signature
-        inputs = list(golden["inputs"]) if golden else make_inputs(args, options.seed, options.dynamic_dim)
+        inputs = recorded(golden["inputs"], args, "input") if golden else make_inputs(args, options.seed,
+                                                                                      options.dynamic_dim)
         actual = self._run(compiled, inputs)
         if golden and golden.get("outputs") is not None:
-            expected, reference = list(golden["outputs"]), golden.get("source", "recorded outputs")
+            produced = results or [spec for spec in args if spec.kind == "memref"]  # written in place
+            expected = recorded(golden["outputs"], produced, "output")
+            reference = golden.get("source", "recorded outputs")
         else:
             expected, reference = self._reference_outputs(compiled, options, inputs)
         comparison, failures = goldens.compare_all(actual, expected, options.atol, options.rtol, options.pcc)
@@ -142,6 +146,27 @@ class CpuBackend(Backend):
                 raise SnippetFailure(Kind.EXECUTE_ERROR, "the reference (plain lowering) does not compile: "
                                      + failure.message, failure.diagnostics) from None
         return self._run(self._reference[key], inputs)
+
+
+def recorded(values: list[np.ndarray], specs: list[TypeSpec], what: str) -> list[np.ndarray]:
+    """Recorded inputs or outputs, checked against the signature and viewed in its
+    element types (bf16 and unsigned data are often stored as raw integers)."""
+    if len(values) != len(specs):
+        raise SnippetFailure(Kind.EXECUTE_ERROR, f"{len(values)} recorded {what}(s), the function has {len(specs)}")
+    checked = []
+    for i, (value, spec) in enumerate(zip(values, specs)):
+        value = np.asarray(value)
+        same_bits = value.dtype.itemsize == spec.dtype.itemsize and {value.dtype.kind, spec.dtype.kind} <= {
+            "i", "u", "V"}  # signless vs unsigned, or raw bits (bf16)
+        if value.dtype != spec.dtype and not same_bits:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"recorded {what} #{i} is {value.dtype}, "
+                                 f"the function's is {spec}")
+        shape_ok = len(spec.shape) == value.ndim and all(d in (None, n) for d, n in zip(spec.shape, value.shape))
+        if not shape_ok:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"recorded {what} #{i} has shape {value.shape}, "
+                                 f"the function's is {spec}")
+        checked.append(np.array(value.view(spec.dtype), order="C"))
+    return checked
 
 
 def widen_i1_accesses(module: Any) -> None:

@@ -57,7 +57,7 @@ def strided_view(address: int, dtype: np.dtype, shape: tuple[int, ...], strides:
     lo = sum(min(0, (d - 1) * s) for d, s in zip(shape, strides))
     hi = sum(max(0, (d - 1) * s) for d, s in zip(shape, strides))
     raw = (ctypes.c_char * ((hi - lo + 1) * itemsize)).from_address(address + lo * itemsize)
-    flat = np.frombuffer(raw, dtype=dtype)
+    flat = np.frombuffer(memoryview(raw).cast("B"), dtype=dtype)
     return np.lib.stride_tricks.as_strided(flat[-lo:], shape, tuple(s * itemsize for s in strides))
 
 
@@ -83,14 +83,14 @@ def _unranked_view(memref: _Unranked, element: np.dtype) -> np.ndarray:
     return strided_view(words[1] + words[2] * element.itemsize, element, shape, strides)
 
 
-@ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(_Unranked), ctypes.POINTER(_Unranked))
 def _memref_copy(element_size: int, source: Any, dest: Any) -> None:
     """``memrefCopy`` of MLIR's C runner utils, which the PyPI wheel does not ship."""
     element = np.dtype((np.void, element_size))
     _unranked_view(dest.contents, element)[...] = _unranked_view(source.contents, element)
 
 
-RUNTIME_SYMBOLS = {"memrefCopy": _memref_copy}
+_COPY_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(_Unranked), ctypes.POINTER(_Unranked))
+RUNTIME_SYMBOLS = {"memrefCopy": _COPY_TYPE(_memref_copy)}
 
 
 def link_runtime(engine: Any) -> None:
@@ -124,7 +124,7 @@ def invoke(engine: Any, name: str, args: list[TypeSpec], results: list[TypeSpec]
     fields = [(f"r{i}", _slot_type(s)) for i, s in enumerate(results)]
     packed = type("Results", (ctypes.Structure,), {"_fields_": fields})()
     if len(results) == 1:
-        target = getattr(packed, "r0")
+        target = packed.r0
         engine.invoke(name, ctypes.pointer(ctypes.pointer(target)), *call_args)
         slots = [target]
     else:

@@ -1,0 +1,70 @@
+"""Fixtures for the project's own tests (``tests/``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parent
+CORPUS = Path(os.environ.get("MLIR_SNIPPETS_CORPUS", ROOT.parent / "shared" / "corpus"))
+EXAMPLES = ROOT / "examples"
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """The shared corpus of real snippet files (read-only: copy before running)."""
+    if not CORPUS.is_dir():
+        pytest.fail(f"corpus not found at {CORPUS}; set MLIR_SNIPPETS_CORPUS")
+    return CORPUS
+
+
+@pytest.fixture
+def copy_into(pytester: pytest.Pytester):
+    """Copy files or folders into the pytester directory; returns the new path."""
+
+    def copy(source: Path, name: str | None = None) -> Path:
+        target = pytester.path / (name or source.name)
+        if source.is_dir():
+            shutil.copytree(source, target)
+        else:
+            shutil.copy(source, target)
+        return target
+
+    return copy
+
+
+def item_properties(xml_path: Path) -> dict[str, dict[str, str]]:
+    """junit properties per test case, keyed ``file::name[stage]``."""
+    import xml.etree.ElementTree as ET
+
+    cases: dict[str, dict[str, str]] = {}
+    for case in ET.parse(xml_path).getroot().iter("testcase"):
+        props = {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
+        outcome = "passed"
+        for tag in ("failure", "error", "skipped"):
+            if case.find(tag) is not None:
+                outcome = tag
+        props["outcome"] = outcome
+        file = case.get("classname", "").replace(".", "/").removesuffix("/mlir") + ".mlir"
+        cases[f"{Path(file).name}::{case.get('name')}"] = props
+    return cases
+
+
+@pytest.fixture
+def run_items(pytester: pytest.Pytester):
+    """Run pytest on the pytester folder; return the result and each item's junit properties."""
+
+    def run(*args: str, subprocess: bool = False) -> tuple[pytest.RunResult, dict[str, dict[str, str]]]:
+        xml = pytester.path / "junit.xml"
+        if xml.exists():
+            xml.unlink()
+        runner = pytester.runpytest_subprocess if subprocess else pytester.runpytest
+        result = runner(f"--junitxml={xml}", "-p", "no:cacheprovider", *args)
+        return result, item_properties(xml) if xml.exists() else {}
+
+    return run
