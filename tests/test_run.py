@@ -115,7 +115,7 @@ def test_xdist_gives_the_same_outcomes_and_devices_per_worker(pytester: pytest.P
     pytester.makeconftest(CONFTEST)
     pytester.makefile(".mlir", ops=ADD + BROKEN + ADD.replace("add_0", "add_1"),
                       more=ADD.replace("add_0", "add_2"))
-    serial, serial_props = run_items(subprocess=True)
+    _, serial_props = run_items(subprocess=True)
     (pytester.path / "opened.txt").unlink()
     parallel, parallel_props = run_items("-n", "2", "--mlir-devices", "3,5", subprocess=True)
     assert kinds(serial_props) == kinds(parallel_props)

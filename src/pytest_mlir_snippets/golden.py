@@ -68,7 +68,8 @@ def compare(actual: np.ndarray, expected: np.ndarray, atol: float | None, rtol: 
     diff = np.abs(a - e)[both]
     diff = np.where(np.isinf(diff) & (a[both] == e[both]), 0.0, diff)
     max_abs = float(diff.max()) if diff.size else 0.0
-    rel = diff / np.maximum(np.abs(e[both]), np.finfo(np.float64).tiny)
+    scale = np.abs(e[both])
+    rel = np.divide(diff, scale, out=np.where(diff > 0, np.inf, 0.0), where=scale > 0)
     max_rel = float(rel.max()) if rel.size else 0.0
     corr = pcc(a, e)
     exact = expected.dtype.kind in "biu"

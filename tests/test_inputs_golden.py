@@ -1,0 +1,82 @@
+"""Input generation from signatures, and the golden comparison."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from pytest_mlir_snippets.golden import compare, compare_all, pcc
+from pytest_mlir_snippets.inputs import DTYPES, TypeSpec, UnsupportedType, make_inputs
+
+FEEDABLE = ["f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "i1", "index"]
+
+
+@pytest.mark.parametrize("element", FEEDABLE)
+def test_inputs_for_every_element_type(element: str) -> None:
+    specs = [TypeSpec("tensor", element, (3, None)), TypeSpec("tensor", element, ()), TypeSpec("scalar", element)]
+    values = make_inputs(specs, seed=7, dynamic_dim=5)
+    assert [v.shape for v in values] == [(3, 5), (), ()]
+    assert all(v.dtype == DTYPES[element] for v in values)
+    big = make_inputs([TypeSpec("tensor", element, (4096,))], seed=7, dynamic_dim=1)[0]
+    as_float = big.astype(np.float64)
+    if element == "i1":
+        assert set(np.unique(big)) == {False, True}
+    elif element in ("f64", "f32", "f16", "bf16"):
+        assert abs(as_float.mean()) < 0.1 and 0.9 < as_float.std() < 1.1  # standard normal
+    else:
+        assert as_float.min() == -8 and as_float.max() == 8  # small ints, both signs
+
+
+def test_inputs_are_seeded() -> None:
+    specs = [TypeSpec("tensor", "f32", (16,)), TypeSpec("tensor", "i32", (16,))]
+    first, again, other = (make_inputs(specs, seed, 4) for seed in (1, 1, 2))
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    assert not np.array_equal(first[0], other[0])
+
+
+def test_unfeedable_types_say_why() -> None:
+    with pytest.raises(UnsupportedType, match="element type complex<f32> cannot be fed"):
+        make_inputs([TypeSpec("tensor", "complex<f32>", (2,))], 0, 4)
+    assert str(TypeSpec("tensor", "f32", (None, 3))) == "tensor<?x3xf32>"
+
+
+def test_floats_within_tolerance_pass_and_metrics_are_reported() -> None:
+    expected = np.linspace(-1, 1, 100, dtype=np.float32)
+    result = compare(expected + np.float32(5e-5), expected, None, None, 0.99)
+    assert result.passed and result.max_abs_err == pytest.approx(5e-5, rel=0.1) and result.pcc > 0.9999
+    worse = compare(expected + np.float32(1e-2), expected, None, None, 0.99)
+    assert not worse.passed and "max abs error 0.01" in worse.reason
+
+
+def test_low_precision_types_get_wider_default_tolerance() -> None:
+    expected = np.linspace(-4, 4, 64).astype(ml_dtypes.bfloat16)
+    off_by_one_ulp = (expected.astype(np.float32) * (1 + 2**-8)).astype(ml_dtypes.bfloat16)
+    assert compare(off_by_one_ulp, expected, None, None, 0.99).passed
+    assert not compare(off_by_one_ulp, expected, 1e-6, 1e-6, 0.99).passed  # the user's tolerance wins
+
+
+def test_integers_and_booleans_must_match_exactly() -> None:
+    a = np.arange(10, dtype=np.int32)
+    b = a.copy()
+    b[3] += 1
+    result = compare(b, a, 10.0, 10.0, 0.0)
+    assert not result.passed and result.reason == "1 element(s) differ (exact match required)"
+    assert compare(np.array([True, False]), np.array([True, False]), None, None, 0.99).passed
+
+
+def test_nan_positions_and_shapes() -> None:
+    a = np.array([1.0, np.nan, 3.0])
+    assert compare(a, a.copy(), None, None, 0.99).passed
+    assert compare(np.array([1.0, 2.0, np.nan]), a, None, None, 0.99).reason == "NaN positions differ"
+    assert "shape (2,)" in compare(np.zeros(2), np.zeros(3), None, None, 0.99).reason
+
+
+def test_pcc_and_the_worst_of_several_results() -> None:
+    x = np.arange(8.0)
+    assert pcc(x, 2 * x + 1) == pytest.approx(1.0)
+    assert pcc(np.ones(4), np.ones(4)) == 1.0 and pcc(np.ones(4), np.zeros(4)) == 0.0
+    worst, failures = compare_all([x, x + 1], [x, x], None, None, 0.99)
+    assert not worst.passed and worst.max_abs_err == 1.0 and failures == [
+        "result #1: max abs error 1, max rel error inf, PCC 1.000000"]
+    assert compare_all([x], [x, x], None, None, 0.99)[1] == ["1 result(s), the reference has 2"]
