@@ -119,14 +119,15 @@ class SnippetSource(Scan):
         assert self.resources is not None
         block = self.text[self.resources[0]: self.resources[1]]
         used = set(_RESOURCE_USE.findall(module_text))
-        lines = block.split("\n")
         kept: list[str] = []
-        for line in lines:
+        for line in block.split("\n"):
             m = _RESOURCE_ENTRY.match(line)
             if m and m.group(1) not in used:
                 continue
+            if line.lstrip().startswith("}") and kept and kept[-1].endswith(","):
+                kept[-1] = kept[-1][:-1]  # the entry before a dropped last one
             kept.append(line)
-        return "\n".join(kept).replace(",\n    }", "\n    }")
+        return "\n".join(kept)
 
 
 def _merge_module_attributes(src: SnippetSource, modules: list[Op], header: str) -> str:

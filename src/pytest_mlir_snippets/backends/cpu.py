@@ -69,7 +69,7 @@ class CpuBackend(Backend):
             try:
                 parsed = ir.Module.parse(text)
             except Exception as error:
-                raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse", error) from None
+                raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error) from None
             _reject_unregistered(parsed, ctx)
             func = mlirtools.find_function(parsed, function)
             try:

@@ -69,7 +69,7 @@ def legalize(module_text: str, kind: str, target: str, function: str) -> tuple[s
         try:
             module = tir.Module.parse(module_text)
         except Exception as error:
-            raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse", error) from None
+            raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error) from None
         signature = None
         if kind == "stablehlo":
             try:
