@@ -18,35 +18,6 @@ BROKEN = """func.func @broken_0(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %0 : tensor<4xf32>
 }
 """
-# Real run-time faults: a wild load (segfault) and a loop that never ends.
-HOSTILE = """func.func @wild_load(%t: tensor<4xf32>) -> f32 {
-  %far = arith.constant 1099511627776 : index
-  %0 = tensor.extract %t[%far] : tensor<4xf32>
-  return %0 : f32
-}
-func.func @healthy_between(%a: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = math.absf %a : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-func.func @spin_forever(%n: i64) -> i64 {
-  %r = scf.while (%i = %n) : (i64) -> i64 {
-    %true = arith.constant true
-    scf.condition(%true) %i : i64
-  } do {
-  ^bb0(%i: i64):
-    %one = arith.constant 1 : i64
-    %next = arith.addi %i, %one : i64
-    scf.yield %next : i64
-  }
-  return %r : i64
-}
-func.func @healthy_after(%a: tensor<4xi32>) -> tensor<4xi32> {
-  %0 = arith.muli %a, %a : tensor<4xi32>
-  return %0 : tensor<4xi32>
-}
-"""
-
-
 def kinds(props: dict[str, dict[str, str]]) -> dict[str, str]:
     return {node: p.get("mlir_kind", p["outcome"]) for node, p in props.items()}
 
@@ -74,7 +45,7 @@ def test_compile_error_shows_mlir_diagnostic_at_the_file_line(pytester: pytest.P
     assert f"{pytester.path / 'ops.mlir'}:5:21: note: prior use here" in out
     assert "Traceback" not in out
     result.stdout.fnmatch_lines(["*1 snippet(s) failed across 1 file(s)*",
-                                 "SKIPPED [[]1[]] ops.mlir:5: compile failed (compile-error)"])
+                                 "SKIPPED [[]1[]] ops.mlir:5: compile failed (compile-error): use of value '%a'*"])
 
 
 def test_x_stops_at_the_first_failure(pytester: pytest.Pytester) -> None:
@@ -123,21 +94,6 @@ def test_xdist_gives_the_same_outcomes_and_devices_per_worker(pytester: pytest.P
     opened = sorted((pytester.path / "opened.txt").read_text().splitlines())
     assert opened == ["cpu 3 gw0", "cpu 5 gw1"]
     parallel.stdout.fnmatch_lines(["*1 snippet(s) failed across 2 file(s)*"])
-
-
-@pytest.mark.slow
-def test_crash_and_hang_fail_their_items_only(pytester: pytest.Pytester, run_items) -> None:
-    pytester.makefile(".mlir", hostile=HOSTILE)
-    result, props = run_items("--mlir-timeout", "4")
-    assert kinds(props) == {
-        "hostile.mlir::wild_load[compile]": "pass", "hostile.mlir::wild_load[execute]": "crash",
-        "hostile.mlir::healthy_between[compile]": "pass", "hostile.mlir::healthy_between[execute]": "pass",
-        "hostile.mlir::spin_forever[compile]": "pass", "hostile.mlir::spin_forever[execute]": "timeout",
-        "hostile.mlir::healthy_after[compile]": "pass", "hostile.mlir::healthy_after[execute]": "pass",
-    }
-    out = result.stdout.str()
-    assert "the sandbox worker killed by SIGSEGV" in out
-    assert "no answer within 4 s: the worker was killed" in out
 
 
 def test_golden_mismatch_against_recorded_outputs(pytester: pytest.Pytester, run_items) -> None:

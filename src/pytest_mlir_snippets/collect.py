@@ -9,10 +9,10 @@ from typing import Any, NoReturn
 
 import numpy as np
 import pytest
-from _pytest._code.code import TerminalRepr
-from _pytest._io import TerminalWriter
 
-from .protocol import Diagnostic, Kind, Request, Response
+from .failures import ItemFailure, MlirFailureRepr, diagnostic_lines, first_error, format_failure
+from .options import item_timeout
+from .protocol import Kind, Request, Response
 from .splitter import Function, SnippetSource, Split, SplitError
 from .state import artifact_dir, run_state, safe_name
 
@@ -73,27 +73,6 @@ def _structured_id(parent: pytest.Collector, uid: str, stage: str) -> dict[str, 
     return {"nodeid": parent_id.child(uid).with_params(stage)}
 
 
-class SnippetFailure(Exception):
-    """Raised by an item to fail with an outcome kind and MLIR's words."""
-
-    def __init__(self, response: Response) -> None:
-        super().__init__(response.message)
-        self.response = response
-
-
-class MlirFailureRepr(TerminalRepr):
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def toterminal(self, tw: TerminalWriter) -> None:
-        for line in self.text.splitlines():
-            red = ": error:" in line or line.startswith(tuple(k.value for k in Kind))
-            tw.line(line, red=red, bold=red)
-
-    def __str__(self) -> str:
-        return self.text
-
-
 class SnippetItem(pytest.Item):
     def __init__(self, *, source: SnippetSource, function: Function, stage: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -112,6 +91,17 @@ class SnippetItem(pytest.Item):
         return self._split
 
     @property
+    def function_name(self) -> str:
+        return self.function.name
+
+    @property
+    def function_line(self) -> int:
+        return self.function.line
+
+    def original_line(self, line: int) -> int | None:
+        return self.split.original_line(line)
+
+    @property
     def snippet_id(self) -> str:
         return f"{self.path}::{self.function.uid}"
 
@@ -121,21 +111,31 @@ class SnippetItem(pytest.Item):
     def runtest(self) -> None:
         state = run_state(self.config)
         fn = self.function
-        if fn.duplicate_of is not None:
+        if fn.duplicate_of is not None:  # MLIR would reject the whole file; we fail only this one
+            self.response = Response(Kind.COMPILE_ERROR, f"redefinition of symbol named '{fn.name}' "
+                                     f"(first defined at line {fn.duplicate_of})")
+            if self.stage == "execute":
+                skip("compile failed (compile-error)")
             self.kind = Kind.COMPILE_ERROR
-            raise SnippetFailure(Response(Kind.COMPILE_ERROR, f"redefinition of symbol named '{fn.name}' "
-                                          f"(first defined at line {fn.duplicate_of})"))
-        if self.stage == "execute":
-            prior = state.compiled.get(self.snippet_id)
-            if prior is not None and not prior.ok:
-                self.kind = Kind.UNSUPPORTED if prior.kind is Kind.UNSUPPORTED else None
-                self.response = prior
-                skip(prior.message if prior.kind is Kind.UNSUPPORTED else f"compile failed ({prior.kind.value})")
-        golden = load_sidecar(self.path, fn.name) if self.stage == "execute" else None
+            raise ItemFailure(self.response)
         manager = state.device_manager()
-        response = manager.call(Request(self.stage, self.split.text, fn.name, manager.options(), golden))
+        timeout = item_timeout(self, state.settings)
+        if self.stage == "execute":
+            # Alone (--lf, or xdist put the compile item elsewhere): compile first, so
+            # a compile failure is the compile's, whatever the order of items.
+            if self.snippet_id not in state.compiled:
+                compiled = manager.call(Request("compile", self.split.text, fn.name, manager.options()), timeout)
+                state.compiled[self.snippet_id] = compiled
+            prior = state.compiled[self.snippet_id]
+            if not prior.ok:
+                self.response = prior
+                self.kind = Kind.UNSUPPORTED if prior.kind is Kind.UNSUPPORTED else None
+                skip(prior.message if prior.kind is Kind.UNSUPPORTED else
+                     f"compile failed ({prior.kind.value}): {first_error(prior)}")
+        golden = load_sidecar(self.path, fn.name) if self.stage == "execute" else None
+        response = manager.call(Request(self.stage, self.split.text, fn.name, manager.options(), golden), timeout)
         self.response = response
-        if self.stage == "compile" or response.info.get("stage") == "compile":
+        if self.stage == "compile":
             state.compiled[self.snippet_id] = response
         self._show_output(response)
         self.kind = response.kind
@@ -143,10 +143,7 @@ class SnippetItem(pytest.Item):
             return
         if response.kind is Kind.UNSUPPORTED:
             skip(response.message)
-        if self.stage == "execute" and response.info.get("stage") == "compile":
-            self.kind = None
-            skip(f"compile failed ({response.kind.value}): {first_error(response)}")
-        raise SnippetFailure(response)
+        raise ItemFailure(response)
 
     def _show_output(self, response: Response) -> None:
         settings = run_state(self.config).settings
@@ -159,7 +156,7 @@ class SnippetItem(pytest.Item):
             (folder / "compiled.mlir").write_text(response.ir)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, SnippetFailure):
+        if isinstance(excinfo.value, ItemFailure):
             return MlirFailureRepr(format_failure(excinfo.value.response, self))
         return super().repr_failure(excinfo)
 
@@ -176,7 +173,7 @@ class FileErrorItem(pytest.Item):
         return self.path, 0, "<file>"
 
     def runtest(self) -> None:
-        raise SnippetFailure(Response(Kind.COMPILE_ERROR, self.message))
+        raise ItemFailure(Response(Kind.COMPILE_ERROR, self.message))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         return MlirFailureRepr(f"{self.kind.value}: {self.path}: {self.message}")
@@ -207,37 +204,11 @@ def properties(item: SnippetItem | FileErrorItem, skipped: bool) -> list[tuple[s
         props += [(f"mlir_{name}", value) for name, value in response.metrics.items()]
         props += [(f"mlir_{name}", response.info[name]) for name in ("reference", "inputs", "outputs")
                   if name in response.info]
+        if response.kind is not Kind.PASS:
+            props.append(("mlir_diagnostics", "\n".join(diagnostic_lines(response, item))))
     return props
 
 
 def skip(reason: str) -> NoReturn:
     """Skip, reported at the function's line rather than at this module's."""
     raise pytest.skip.Exception(reason, _use_item_location=True)
-
-
-def first_error(response: Response) -> str:
-    errors = [d for d in response.diagnostics if d.severity == "error"]
-    return errors[0].message if errors else response.message.splitlines()[0] if response.message else ""
-
-
-def format_diagnostic(d: Diagnostic, item: SnippetItem, indent: str = "") -> list[str]:
-    where = str(item.path)
-    if d.line is not None:
-        line = item.split.original_line(d.line)
-        where += f":{line}:{d.column}" if line is not None else f" (split module line {d.line}:{d.column})"
-    lines = [f"{indent}{where}: {d.severity}: {d.message}"]
-    for note in d.notes:
-        lines += format_diagnostic(note, item, indent + "  ")
-    return lines
-
-
-def format_failure(response: Response, item: SnippetItem) -> str:
-    fn = item.function
-    lines = [f"{response.kind.value}: @{fn.name} ({item.path.name}:{fn.line}) [{item.stage}]", response.message]
-    for d in response.diagnostics:
-        lines += format_diagnostic(d, item)
-    if response.metrics:
-        lines.append("metrics: " + ", ".join(f"{k}={v:.6g}" for k, v in response.metrics.items()))
-    if response.stderr.strip():
-        lines += ["--- captured stderr of the sandbox worker ---", response.stderr.rstrip()]
-    return "\n".join(lines)

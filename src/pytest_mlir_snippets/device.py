@@ -40,8 +40,9 @@ class DeviceManager:
                        atol=s.atol, rtol=s.rtol, pcc=s.pcc, print_ir=s.print_ir or s.save_artifacts,
                        device_id=self.device_id)
 
-    def call(self, request: Request) -> Response:
-        timeout = self.settings.timeout
+    def call(self, request: Request, timeout: float | None = None) -> Response:
+        """Send ``request`` (opening the device first, if the worker has none open)."""
+        timeout = self.settings.timeout if timeout is None else timeout
         if request.op == "execute" and not self._device_is_open():
             opened = self._open(timeout)
             if not opened.ok:

@@ -99,10 +99,8 @@ class Settings:
                 value = convert(raw) if raw not in (None, "", []) else None
             return default if value is None else value
 
-        timeout = float(pick("mlir_timeout", "mlir_timeout", 300.0, float))  # type: ignore[arg-type]
-        outer = _pytest_timeout(config)
-        if outer:
-            timeout = min(timeout, max(outer * 0.9, outer - 5))
+        timeout = within(float(pick("mlir_timeout", "mlir_timeout", 300.0, float)),  # type: ignore[arg-type]
+                         _pytest_timeout(config))
         memory = pick("mlir_memory_limit", "mlir_memory_limit", None)
         devices = [int(d) for d in str(config.getoption("mlir_devices") or "").split(",") if d.strip()]
         root = pick("mlir_output_root", "mlir_output_root", str(config.rootpath))
@@ -124,6 +122,27 @@ class Settings:
             snippet_files=list(config.getini("mlir_snippet_files")),
             ignore_files=list(config.getini("mlir_ignore_files")),
         )
+
+
+def within(ours: float, outer: float | None) -> float:
+    """Our per-call timeout, made to expire before pytest-timeout's ``outer`` one, so
+    that a hang becomes a ``timeout`` outcome instead of pytest-timeout ending the run."""
+    if not outer:
+        return ours
+    return min(ours, max(outer * 0.9, outer - 5.0))
+
+
+def item_timeout(item: pytest.Item, settings: Settings) -> float:
+    """The timeout for one item: ours, within a ``@pytest.mark.timeout`` on it."""
+    marker = item.get_closest_marker("timeout")
+    if marker is None:
+        return settings.timeout
+    value = marker.kwargs.get("timeout", marker.args[0] if marker.args else None)
+    try:
+        seconds = float(value) if value is not None else 0.0
+    except (TypeError, ValueError):
+        return settings.timeout
+    return within(settings.timeout, seconds if seconds > 0 else None)
 
 
 def _pytest_timeout(config: pytest.Config) -> float | None:

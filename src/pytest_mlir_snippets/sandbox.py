@@ -71,10 +71,17 @@ class Sandbox:
             write_message(proc.stdin, request)  # type: ignore[arg-type]
         except (BrokenPipeError, OSError):
             return self._lost(Kind.CRASH, log_start, started, timeout)
-        ready = select.select([proc.stdout], [], [], timeout)[0]
-        if not ready:
-            return self._lost(Kind.TIMEOUT, log_start, started, timeout)
-        response: Response | None = read_message(proc.stdout)  # type: ignore[arg-type]
+        try:
+            ready = select.select([proc.stdout], [], [], timeout)[0]
+            if not ready:
+                return self._lost(Kind.TIMEOUT, log_start, started, timeout)
+            response: Response | None = read_message(proc.stdout)  # type: ignore[arg-type]
+        except BaseException:
+            # Ctrl-C, or pytest-timeout's signal, while the worker is busy: its state
+            # is unknown, so it must not answer the next request.
+            self._kill()
+            self.close()
+            raise
         if response is None:
             return self._lost(Kind.CRASH, log_start, started, timeout)
         response.stderr = self._read_log(log_start)

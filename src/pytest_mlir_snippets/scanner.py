@@ -13,17 +13,17 @@ from dataclasses import dataclass, field
 
 # Structural tokens only: words are read on demand, which keeps the scan fast.
 _TOKEN = re.compile(
-    r'(?P<nl>\n)|(?P<comment>//[^\n]*)|(?P<str>"(?:[^"\\\n]|\\.)*")'
+    r'(?P<nl>\n)|(?P<comment>//[^\n]*)|(?P<str>"[^"\\\n]*(?:\\.[^"\\\n]*)*")'
     r"|(?P<ropen>\{-#)|(?P<rclose>#-\})|(?P<skip>->|>=|<=)"
-    r'|(?P<open>[(\[{<])|(?P<close>[)\]}>])|(?P<sym>@(?:"(?:[^"\\\n]|\\.)*"|[\w$.\-]+))'
-)
+    r'|(?P<open>[(\[{<])|(?P<close>[)\]}>])|(?P<sym>@(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"|[\w$.\-]+))'
+)  # strings as "unrolled loops": no per-character backtracking state on megabyte blobs
 _WORD = re.compile(r'"[^"\n]*"|[\w$.\-#!]+')
 _PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}
 _CONTINUES_AFTER = (",", "->", ":", "=", "(", "attributes", "[", "{")
 _CONTINUES_BEFORE = ("->", ":", "attributes", "{", ")", "]", "=", ",")
 _MODULE_OPS = ("module", "builtin.module")
 _VISIBILITY = ("public", "private", "nested")
-_SYM_NAME = re.compile(r'sym_name\s*=\s*"((?:[^"\\]|\\.)*)"')
+_SYM_NAME = re.compile(r'sym_name\s*=\s*"([^"\\]*(?:\\.[^"\\]*)*)"')
 _SYM_VIS = re.compile(r'sym_visibility\s*=\s*"(\w+)"')
 _SPACE = re.compile(r"[ \t\r\n]+")
 _VALUE_DEF = re.compile(r"[\w%#,:\s]*=\s*")

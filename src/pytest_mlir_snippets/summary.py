@@ -6,6 +6,7 @@ pytest-xdist: the user properties set on the workers travel with each report.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -14,6 +15,7 @@ from .protocol import Kind
 from .state import RunState
 
 SNIPPET_STAGES = ("[compile]", "[execute]")
+_LOST = re.compile(r"worker '([^']+)' crashed while running")
 
 
 def snippet_of(nodeid: str) -> str:
@@ -25,6 +27,7 @@ class Summary:
         self.state = state
         self.failed_snippets: set[str] = set()
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = dict(report.user_properties)
         node = report.nodeid
@@ -38,9 +41,13 @@ class Summary:
                 self.failed_snippets.add(snippet_of(node))
         elif report.failed and node.endswith(SNIPPET_STAGES):
             # an item lost with a crashed xdist worker, or an error in setup
-            lost = "crashed while running" in str(report.longrepr)
-            self.state.kinds.setdefault(node, Kind.CRASH.value if lost else "error")
+            lost = _LOST.search(str(report.longrepr))
+            kind = Kind.CRASH.value if lost else "error"
+            self.state.kinds.setdefault(node, kind)
             self.failed_snippets.add(snippet_of(node))
+            if lost:  # later reporters (junit, html) see the kind and the worker too
+                report.user_properties += [("mlir_kind", kind), ("mlir_stage", node.rsplit("[", 1)[1][:-1]),
+                                           ("mlir_worker", lost.group(1))]
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         kinds = self.state.kinds

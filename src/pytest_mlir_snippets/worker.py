@@ -69,6 +69,7 @@ class Worker:
                 metrics, info = self.backend.execute(compiled, request.options, request.golden)
             except SnippetFailure as failure:
                 failure.info.setdefault("stage", "execute")
+                self.backend.reset()  # the next item finds the device in a known state
                 raise
             return Response(Kind.PASS, metrics=metrics, info=dict(_public(compiled.info), **info))
         raise ValueError(f"unknown request {op!r}")
