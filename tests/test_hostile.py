@@ -75,7 +75,9 @@ def test_hostile_suite(pytester: pytest.Pytester, run_items, hostile: Path, work
     assert "LLVM ERROR: Unhandled type in getScalarTypeForType: ui64" in onnx["mlir_diagnostics"]
     assert "no answer within 7.2 s" in out  # within pytest-timeout's 8 s
     new = {p for p in files_under(pytester.path) - before if "__pycache__" not in p} - {"junit.xml", "stdout", "stderr"}
-    outside = sorted(p for p in new if not p.startswith("artifacts/ops_mlir_snippets/"))
+    reports = {f"hostile/{p.stem}-run-report.txt" for p in hostile.glob("*.mlir")}
+    reports.add("hostile/mlir-snippets-combined-report.txt")
+    outside = sorted(p for p in new if not p.startswith("artifacts/ops_mlir_snippets/") and p not in reports)
     assert not outside
     assert any("escape" in path for path in new)
 
@@ -95,15 +97,18 @@ def test_worker_crash_under_xdist_is_a_crash_with_the_worker_name(pytester: pyte
     pytester.makeconftest("""
 import os
 def pytest_runtest_call(item):
-    if "die_here" in item.name and os.environ.get("PYTEST_XDIST_WORKER"):
+    if "die_here" in item.name and hasattr(item.config, "workerinput"):
         os._exit(3)
 """)
     healthy = "func.func @{}(%a: tensor<4xf32>) -> tensor<4xf32> {{\n  return %a : tensor<4xf32>\n}}\n"
     pytester.makefile(".mlir", ops="".join(healthy.format(n) for n in ("a", "die_here", "b", "c")))
-    result, props = run_items("-n", "2", subprocess=True)
+    result, props = run_items("-n", "2", "--html=report.html", "--self-contained-html", subprocess=True)
     assert result.ret == 1
     out = result.stdout.str()
     assert "crashed while running 'ops.mlir::die_here[compile]'" in out
     assert "items per outcome: crash 2, pass 6" in out
     assert {n for n, p in props.items() if p["outcome"] == "passed"} == {
         f"ops.mlir::{n}[{s}]" for n in ("a", "b", "c") for s in ("compile", "execute")}
+    assert props["ops.mlir::die_here[compile]"]["mlir_kind"] == "crash"  # junit has the lost items
+    page = (pytester.path / "report.html").read_text()  # and so has pytest-html, as rows
+    assert page.count("col-kind\\&#34;&gt;crash&lt;") == 2 and "ops.mlir::die_here[execute]" in page

@@ -68,7 +68,7 @@ CONFTEST = """
 import os
 def pytest_mlir_device_opened(config, target, device_id, info):
     with open(os.path.join(str(config.rootpath), "opened.txt"), "a") as f:
-        f.write(f"{target} {device_id} {os.environ.get('PYTEST_XDIST_WORKER', '-')}\\n")
+        f.write(f"{target} {device_id} {getattr(config, 'workerinput', {}).get('workerid', '-')}\\n")
 """
 
 

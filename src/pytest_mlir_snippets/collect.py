@@ -10,7 +10,9 @@ from typing import Any, NoReturn
 import numpy as np
 import pytest
 
+from .expectations import ANY_FAILURE, lit_lines
 from .failures import ItemFailure, MlirFailureRepr, diagnostic_lines, first_error, format_failure
+from .inputs import shape_and_dtype
 from .options import item_timeout
 from .protocol import Kind, Request, Response
 from .splitter import Function, SnippetSource, Split, SplitError
@@ -83,6 +85,23 @@ class SnippetItem(pytest.Item):
         self.response: Response | None = None
         self._split: Split | None = None
         self.extra_keyword_matches.update({stage, function.uid})
+        self.expected = self._expectation()
+
+    def _expectation(self) -> str | None:
+        """What this item is expected to do: the expectations file, else lit lines."""
+        state = run_state(self.config)
+        target = state.settings.target
+        xfail, unsupported = lit_lines(self.function.comments, target)
+        if unsupported:
+            self.user_properties.append(("mlir_kind", Kind.UNSUPPORTED.value))
+            self.add_marker(pytest.mark.skip(reason=f"UNSUPPORTED: {target} (a line above the function)"))
+        listed = state.expectations.status_of(self.path, self.name) if state.expectations else None
+        expected = listed or (ANY_FAILURE if xfail else None)
+        if expected:
+            self.user_properties.append(("mlir_expected", expected))
+        if expected == Kind.CRASH.value and not state.settings.run_crashers:
+            self.add_marker(pytest.mark.xfail(run=False, reason="expected to crash: not run (--mlir-run-crashers)"))
+        return expected
 
     @property
     def split(self) -> Split:
@@ -168,6 +187,8 @@ class FileErrorItem(pytest.Item):
         super().__init__(**kwargs)
         self.message = message
         self.kind = Kind.COMPILE_ERROR
+        expectations = run_state(self.config).expectations
+        self.expected = expectations.status_of(self.path, self.name) if expectations else None
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, "<file>"
@@ -191,21 +212,27 @@ def load_sidecar(path: Path, function: str) -> dict[str, Any] | None:
 
 
 def properties(item: SnippetItem | FileErrorItem, skipped: bool) -> list[tuple[str, object]]:
-    """What reports show of an item: kind, stage, snippet, metrics, reference, types."""
+    """What reports show of an item (junit properties, and the records of every report)."""
     kind = item.kind.value if item.kind is not None else ("skip" if skipped else Kind.PASS.value)
-    props: list[tuple[str, object]] = [("mlir_kind", kind)]
+    target = run_state(item.config).settings.target
+    props: list[tuple[str, object]] = [("mlir_kind", kind), ("mlir_target", target)]
     if isinstance(item, FileErrorItem):
-        return props
-    props += [("mlir_stage", item.stage), ("mlir_function", item.function.name)]
+        return [*props, ("mlir_stage", "file"), ("mlir_message", item.message)]
+    props += [("mlir_stage", item.stage), ("mlir_op", item.function.name), ("mlir_line", item.function.line)]
     response = item.response
-    if response is not None:
-        if kind == "skip" and response.kind is not Kind.PASS:
-            props.append(("mlir_compile_kind", response.kind.value))
-        props += [(f"mlir_{name}", value) for name, value in response.metrics.items()]
-        props += [(f"mlir_{name}", response.info[name]) for name in ("reference", "inputs", "outputs")
-                  if name in response.info]
-        if response.kind is not Kind.PASS:
-            props.append(("mlir_diagnostics", "\n".join(diagnostic_lines(response, item))))
+    if response is None:
+        return props
+    if response.kind is not Kind.PASS:
+        props += [("mlir_failure_stage", response.info.get("stage", item.stage)),
+                  ("mlir_message", response.message),
+                  ("mlir_diagnostics", "\n".join(diagnostic_lines(response, item)))]
+    props += [(f"mlir_{name}", value) for name, value in response.metrics.items()]
+    inputs = response.info.get("inputs", [])
+    if inputs:
+        shapes, dtypes = zip(*(shape_and_dtype(t) for t in inputs))
+        props += [("mlir_inputs", inputs), ("mlir_input_shapes", "; ".join(shapes)),
+                  ("mlir_input_dtypes", "; ".join(dtypes))]
+    props += [(f"mlir_{name}", response.info[name]) for name in ("reference", "outputs") if name in response.info]
     return props
 
 

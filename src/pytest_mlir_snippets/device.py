@@ -7,7 +7,6 @@ item, never by compile items, reused by every item after it, and reopened
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -30,7 +29,7 @@ class DeviceManager:
         self.settings = settings
         self.on_open = on_open
         self.sandbox = Sandbox(settings.target, settings.memory_limit)
-        self.device_id = device_id_for_worker(settings.devices, os.environ.get("PYTEST_XDIST_WORKER"))
+        self.device_id = device_id_for_worker(settings.devices, settings.worker)
         self.opened = 0  # how many times a device was opened, for reports and tests
         self._device_worker: int | None = None  # the sandbox start whose device is open
 

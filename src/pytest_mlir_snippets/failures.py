@@ -11,6 +11,8 @@ from _pytest._io import TerminalWriter
 
 from .protocol import Diagnostic, Kind, Response
 
+STDERR_MARKER = "--- captured stderr of the sandbox worker ---"
+
 
 class ItemFailure(Exception):
     """Raised by an item to fail with an outcome kind and MLIR's words."""
@@ -100,5 +102,5 @@ def format_failure(response: Response, item: Located) -> str:
     if response.metrics:
         lines.append("metrics: " + ", ".join(f"{k}={v:.6g}" for k, v in response.metrics.items()))
     if response.stderr.strip():
-        lines += ["--- captured stderr of the sandbox worker ---", response.stderr.rstrip()]
+        lines += [STDERR_MARKER, response.stderr.rstrip()]
     return "\n".join(lines)

@@ -44,6 +44,14 @@ def add_options(parser: pytest.Parser) -> None:
     option("--mlir-devices", default="", metavar="IDS", help="device ids, one per xdist worker, e.g. 0,1")
     option("--mlir-memory-limit", "mlir_memory_limit", default=None, metavar="SIZE",
            help="address-space limit of each sandbox worker, e.g. 8G (default: a share of the machine's memory)")
+    option("--mlir-expectations", "mlir_expectations", default=None, metavar="FILE",
+           help="expected status per item; expected failures become xfail, surprises fail")
+    option("--mlir-update-expectations", action="store_true", default=False,
+           help="rewrite the --mlir-expectations file from this run's outcomes")
+    option("--mlir-run-crashers", action="store_true", default=False,
+           help="also run the items the expectations say crash (skipped by default)")
+    option("--mlir-json", default=None, metavar="PATH",
+           help="write one JSON record per item (rebuild reports with `mlir-snippets report`)")
     parser.addini("mlir_snippet_files", "glob patterns of snippet files inside directories", type="args",
                   default=["*.mlir"])
     parser.addini("mlir_ignore_files", "file names never collected as snippet files", type="args",
@@ -59,14 +67,21 @@ def parse_size(text: str) -> int:
     return int(float(m.group(1)) * scale)
 
 
-def default_memory_limit() -> int | None:
+def default_memory_limit(workers: int) -> int | None:
     """Three quarters of the machine's memory, shared among the xdist workers."""
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         return None
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
     return int(total * 0.75) // max(1, workers)
+
+
+def xdist_worker(config: pytest.Config) -> tuple[str | None, int]:
+    """(this process's xdist worker id, the number of workers); (None, 1) without xdist."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        return None, 1
+    return str(workerinput.get("workerid")), int(workerinput.get("workercount", 1) or 1)
 
 
 @dataclass
@@ -85,6 +100,10 @@ class Settings:
     pcc: float = 0.99
     devices: list[int] = field(default_factory=list)
     memory_limit: int | None = None
+    worker: str | None = None  # the xdist worker id (gw0, gw1, ...) of this process
+    expectations: Path | None = None
+    update_expectations: bool = False
+    run_crashers: bool = False
     snippet_files: list[str] = field(default_factory=lambda: ["*.mlir"])
     ignore_files: list[str] = field(default_factory=lambda: ["preprocessed.mlir"])
 
@@ -118,10 +137,23 @@ class Settings:
             rtol=pick("mlir_rtol", "mlir_rtol", None, float),  # type: ignore[arg-type]
             pcc=float(pick("mlir_pcc", "mlir_pcc", 0.99, float)),  # type: ignore[arg-type]
             devices=devices,
-            memory_limit=parse_size(str(memory)) if memory else default_memory_limit(),
+            memory_limit=parse_size(str(memory)) if memory else default_memory_limit(xdist_worker(config)[1]),
+            worker=xdist_worker(config)[0],
+            expectations=_path(pick("mlir_expectations", "mlir_expectations", None), config),
+            update_expectations=bool(config.getoption("mlir_update_expectations")),
+            run_crashers=bool(config.getoption("mlir_run_crashers")),
             snippet_files=list(config.getini("mlir_snippet_files")),
             ignore_files=list(config.getini("mlir_ignore_files")),
         )
+
+
+def _path(value: object, config: pytest.Config) -> Path | None:
+    """A path from the command line (relative to where pytest runs) or ini (to the rootdir)."""
+    if not value:
+        return None
+    path = Path(str(value))
+    from_cli = config.getoption("mlir_expectations") is not None
+    return (path if path.is_absolute() else (Path.cwd() if from_cli else config.rootpath) / path).resolve()
 
 
 def within(ours: float, outer: float | None) -> float:

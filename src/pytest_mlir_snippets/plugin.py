@@ -9,8 +9,9 @@ import pytest
 
 from . import options
 from .collect import FileErrorItem, SnippetFile, SnippetItem, is_snippet_file, properties
+from .expectations import Expectations, ExpectationsError, judge
+from .recorder import Recorder
 from .state import STATE, RunState, run_state
-from .summary import Summary
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -26,8 +27,19 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     state = RunState(options.Settings.from_config(config), config)
+    if state.settings.expectations is not None:
+        try:
+            state.expectations = Expectations.load(state.settings.expectations)
+        except ExpectationsError as error:
+            raise pytest.UsageError(str(error)) from None
+    elif state.settings.update_expectations:
+        raise pytest.UsageError("--mlir-update-expectations needs --mlir-expectations FILE")
     config.stash[STATE] = state
-    config.pluginmanager.register(Summary(state), "mlir-snippets-summary")
+    config.pluginmanager.register(Recorder(state, config), "mlir-snippets-recorder")
+    if config.pluginmanager.hasplugin("html"):
+        from .htmlreport import HtmlColumns
+
+        config.pluginmanager.register(HtmlColumns(), "mlir-snippets-html")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -41,10 +53,22 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SnippetFil
     return None
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, None, None]:
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[
+        None, pytest.TestReport, pytest.TestReport]:
     """Record kind, stage and metrics on the item, so every report (and junit) carries them."""
+    kind = ""
     if isinstance(item, SnippetItem | FileErrorItem) and call.when == "call":
-        item.user_properties.extend(properties(item, skipped=call.excinfo is not None and
-                                               call.excinfo.errisinstance(pytest.skip.Exception)))
-    yield
+        props = properties(item, skipped=call.excinfo is not None and
+                           call.excinfo.errisinstance(pytest.skip.Exception))
+        item.user_properties.extend(props)
+        kind = str(props[0][1])
+    report: pytest.TestReport = yield
+    expected = getattr(item, "expected", None)
+    if kind and expected:
+        judge(report, kind, expected)
+    if isinstance(item, SnippetItem) and call.when == "call" and item.config.pluginmanager.hasplugin("html"):
+        from .htmlreport import add_extras
+
+        add_extras(report, item.split.text)
+    return report

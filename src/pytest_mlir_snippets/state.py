@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from .device import DeviceManager
+from .expectations import Expectations
 from .options import Settings
 from .protocol import Response
 
@@ -19,9 +20,9 @@ from .protocol import Response
 class RunState:
     settings: Settings
     config: pytest.Config
+    expectations: Expectations | None = None
     compiled: dict[str, Response] = field(default_factory=dict)  # snippet id -> compile response
     manager: DeviceManager | None = None
-    kinds: dict[str, str] = field(default_factory=dict)  # node id -> outcome kind (controller side)
 
     def device_manager(self) -> DeviceManager:
         if self.manager is None:

@@ -1,0 +1,84 @@
+"""``mlir-snippets``: commands around the plugin.
+
+    mlir-snippets report a.json b.json [--out DIR] [--json merged.json]
+
+rebuilds the run reports of one or several runs (CI shards, xdist across hosts)
+from the files ``--mlir-json`` wrote.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .recorder import records_json, summary_lines
+from .records import ItemRecord
+from .reports import RunInfo, write_atomic, write_reports
+
+
+def merge(documents: list[dict[str, Any]]) -> tuple[list[ItemRecord], dict[str, list[tuple[str, int]]], RunInfo,
+                                                     Path]:
+    """Items of all runs (a later file wins for the same node id), and their input files."""
+    records: dict[str, ItemRecord] = {}
+    functions: dict[str, list[tuple[str, int]]] = {}
+    for doc in documents:
+        for item in doc["items"]:
+            record = ItemRecord.from_json(item)
+            records[record.nodeid] = record
+        for file, fns in doc["files"].items():
+            if fns or file not in functions:
+                functions[file] = [(uid, int(line)) for uid, line in fns]
+    first = documents[0]
+    modes = {doc["mode"] for doc in documents}
+    run = RunInfo(", ".join(sorted({doc["target"] for doc in documents})),
+                  first["mode"] if len(modes) == 1 else "mixed: " + ", ".join(sorted(modes)))
+    return list(records.values()), functions, run, Path(first["rootdir"])
+
+
+def report(args: argparse.Namespace) -> int:
+    documents = []
+    for path in args.json_files:
+        try:
+            documents.append(json.loads(Path(path).read_text()))
+        except (OSError, ValueError) as error:
+            print(f"mlir-snippets report: cannot read {path}: {error}", file=sys.stderr)
+            return 2
+    records, functions, run, rootdir = merge(documents)
+    root = Path(args.out) if args.out else rootdir
+    if args.out:
+        root.mkdir(parents=True, exist_ok=True)
+    elif not root.is_dir():
+        print(f"mlir-snippets report: {root} does not exist here; give --out DIR", file=sys.stderr)
+        return 2
+    if args.out:
+        for file in functions:
+            (root / file).parent.mkdir(parents=True, exist_ok=True)
+    problems = write_reports(records, functions, root, run)
+    if args.json:
+        merged = records_json(records, functions, run, rootdir)
+        write_atomic(Path(args.json), json.dumps(merged, indent=1) + "\n")
+    for line, _ in summary_lines(records):
+        print(line)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if any(r.failed for r in records) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mlir-snippets", description="tools around pytest-mlir-snippets")
+    commands = parser.add_subparsers(dest="command", required=True)
+    rebuild = commands.add_parser("report", help="rebuild run reports from --mlir-json files")
+    rebuild.add_argument("json_files", nargs="+", metavar="JSON")
+    rebuild.add_argument("--out", metavar="DIR", help="write the reports under DIR instead of beside the inputs")
+    rebuild.add_argument("--json", metavar="PATH", help="also write the merged records")
+    rebuild.set_defaults(run=report)
+    args = parser.parse_args(argv)
+    result: int = args.run(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

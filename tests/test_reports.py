@@ -1,0 +1,237 @@
+"""Run reports, JSON records, junit properties, HTML columns and expectations."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+GOOD = """func.func @add_0(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %a, %b : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+BAD = """func.func @broken_0(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %a, %a : tensor<4xi32>
+  return %0 : tensor<4xf32>
+}
+"""
+SORT = """func.func @sort_0(%arg0: tensor<16xf32>) -> tensor<16xf32> {
+  %0 = "stablehlo.sort"(%arg0) <{dimension = 0 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) : (tensor<16xf32>) -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+"""
+CRASHER = """func.func @wild_load(%t: tensor<4xf32>) -> f32 {
+  %far = arith.constant 1099511627776 : index
+  %0 = tensor.extract %t[%far] : tensor<4xf32>
+  return %0 : f32
+}
+"""
+
+
+def make_tree(pytester: pytest.Pytester) -> None:
+    (pytester.path / "ops").mkdir()
+    (pytester.path / "more").mkdir()
+    (pytester.path / "ops" / "ops.mlir").write_text(GOOD + BAD + CRASHER)
+    (pytester.path / "more" / "other.mlir").write_text(SORT + GOOD.replace("add_0", "add_1"))
+
+
+def reports_of(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*report*.txt"))}
+
+
+def without_volatile(doc: dict) -> list[dict]:
+    return [{k: v for k, v in item.items() if k not in ("duration", "worker")} for item in doc["items"]]
+
+
+@pytest.mark.slow
+def test_reports_are_the_same_with_and_without_xdist(pytester: pytest.Pytester) -> None:
+    make_tree(pytester)
+    serial = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mlir-json=serial.json")
+    first = reports_of(pytester.path)
+    for path in pytester.path.rglob("*report*.txt"):
+        path.unlink()
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--mlir-json=parallel.json")
+    second = reports_of(pytester.path)
+    assert sorted(first) == ["mlir-snippets-combined-report.txt", "more/other-run-report.txt",
+                             "ops/ops-run-report.txt"]
+    assert first == second
+    docs = [json.loads((pytester.path / name).read_text()) for name in ("serial.json", "parallel.json")]
+    assert without_volatile(docs[0]) == without_volatile(docs[1]) and len(docs[0]["items"]) == 10
+    serial.stdout.fnmatch_lines(["*items per outcome: compile-error 2, crash 1, pass 5, skip 2*",
+                                 "*3 snippet(s) failed across 2 file(s)*"])
+
+
+def test_file_report_sections(pytester: pytest.Pytester) -> None:
+    make_tree(pytester)
+    pytester.runpytest("-p", "no:cacheprovider", "ops")
+    text = (pytester.path / "ops" / "ops-run-report.txt").read_text()
+    assert text.startswith("MLIR snippet run report\ntarget:   cpu\n")
+    assert f"input:    {pytester.path / 'ops' / 'ops.mlir'}" in text
+    assert "mode:     compile and execute" in text
+    assert "items:    6 (compile-error 1, crash 1, pass 3, skip 1)" in text
+    assert "snippets: 3 (1 succeeded, 2 failed, 0 unsupported)" in text
+    assert re.search(r"add_0 +1  pass +pass +0 +1\n", text)
+    assert re.search(r"broken_0 +5  compile-error +skip +- +-\n", text)
+    assert re.search(r"wild_load +9  pass +crash +- +-\n", text)
+    assert "failures: 2\n1. ops/ops.mlir::broken_0[compile]: compile-error" in text
+    assert f"{pytester.path / 'ops' / 'ops.mlir'}:6:19: error: use of value '%a'" in text
+    assert "signature: <path>:N:N: error: use of value '%a' expects different type than prior uses: " \
+           "'tensor<Nxi32>' vs 'tensor<Nxf32>'" in text
+    assert "2. ops/ops.mlir::wild_load[execute]: crash\n   the sandbox worker killed by SIGSEGV" in text
+    assert not (pytester.path / "mlir-snippets-combined-report.txt").exists()  # one input, no combined report
+
+
+def test_combined_report_never_overwrites_a_file_report(pytester: pytest.Pytester) -> None:
+    make_tree(pytester)
+    (pytester.path / "mlir-snippets-combined-report.mlir").write_text(GOOD)
+    pytester.runpytest("-p", "no:cacheprovider", "--mlir-skip-exec")
+    combined = (pytester.path / "mlir-snippets-combined-report.txt").read_text()
+    own = (pytester.path / "mlir-snippets-combined-report-run-report.txt").read_text()
+    assert combined.startswith("MLIR snippet run report (combined)") and "inputs:   3 file(s)" in combined
+    assert own.startswith("MLIR snippet run report\n") and "mode:     compile only" in own
+    assert f"{pytester.path / 'ops' / 'ops.mlir'}: 3 item(s), compile-error 1, pass 2" in combined
+
+
+def test_reports_after_x_and_after_an_interrupt(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".mlir", ops=BAD + GOOD)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-x")
+    result.assert_outcomes(failed=1)
+    text = (pytester.path / "ops-run-report.txt").read_text()
+    assert re.search(r"broken_0 +1  compile-error +- ", text) and re.search(r"add_0 +5  - +- ", text)
+    pytester.makeconftest("""
+def pytest_runtest_call(item):
+    if item.name == "add_0[compile]":
+        raise KeyboardInterrupt
+""")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == 2  # interrupted
+    text = (pytester.path / "ops-run-report.txt").read_text()
+    assert re.search(r"broken_0 +1  compile-error +skip ", text) and re.search(r"add_0 +5  - +- ", text)
+    assert not list(pytester.path.glob(".ops-run-report.txt.*"))  # no temporary file left behind
+
+
+def test_json_junit_and_rebuilt_reports(pytester: pytest.Pytester, run_items) -> None:
+    make_tree(pytester)
+    _, props = run_items("--mlir-json=run.json")
+    doc = json.loads((pytester.path / "run.json").read_text())
+    items = {item["nodeid"]: item for item in doc["items"]}
+    assert doc["files"] == {"more/other.mlir": [["sort_0", 1], ["add_1", 9]],
+                            "ops/ops.mlir": [["add_0", 1], ["broken_0", 5], ["wild_load", 9]]}
+    add = items["ops/ops.mlir::add_0[execute]"]
+    assert add["kind"] == "pass" and add["metrics"]["pcc"] == pytest.approx(1.0) and add["line"] == 1
+    assert add["inputs"] == ["tensor<4xf32>", "tensor<4xf32>"] and add["duration"] > 0
+    sort = items["more/other.mlir::sort_0[compile]"]
+    assert sort["signature"] == "<path>:N:N: error: failed to legalize operation 'stablehlo.sort'"
+    junit = props["ops.mlir::add_0[execute]"]
+    assert (junit["mlir_op"], junit["mlir_target"], junit["mlir_input_shapes"], junit["mlir_input_dtypes"]) == (
+        "add_0", "cpu", "4; 4", "f32; f32")
+    assert props["ops.mlir::broken_0[compile]"]["mlir_failure_stage"] == "compile"
+    before = reports_of(pytester.path)
+    for path in pytester.path.rglob("*report*.txt"):
+        path.unlink()
+    rebuilt = pytester.run("mlir-snippets", "report", str(pytester.path / "run.json"))
+    assert rebuilt.ret == 1
+    rebuilt.stdout.fnmatch_lines(["items per outcome: compile-error 2, crash 1, pass 5, skip 2",
+                                  "3 snippet(s) failed across 2 file(s)"])
+    assert reports_of(pytester.path) == before
+
+
+def test_shards_merge_into_one_report(pytester: pytest.Pytester) -> None:
+    make_tree(pytester)
+    pytester.runpytest("-p", "no:cacheprovider", "--mlir-json=a.json", "ops")
+    pytester.runpytest("-p", "no:cacheprovider", "--mlir-json=b.json", "more")
+    out = pytester.path / "merged"
+    result = pytester.run("mlir-snippets", "report", "a.json", "b.json", "--out", str(out), "--json", "all.json")
+    result.stdout.fnmatch_lines(["3 snippet(s) failed across 2 file(s)"])
+    assert sorted(reports_of(out)) == ["mlir-snippets-combined-report.txt", "more/other-run-report.txt",
+                                       "ops/ops-run-report.txt"]
+    assert len(json.loads((pytester.path / "all.json").read_text())["items"]) == 10
+
+
+def test_read_only_input_folder_costs_nothing_but_a_warning(pytester: pytest.Pytester) -> None:
+    folder = pytester.mkdir("ro")
+    (folder / "ops.mlir").write_text(GOOD)
+    folder.chmod(0o555)
+    try:
+        result = pytester.runpytest("-p", "no:cacheprovider", "ro")
+    finally:
+        folder.chmod(0o755)
+    result.assert_outcomes(passed=2)
+    if not (folder / "ops-run-report.txt").exists():  # root may write anyway
+        result.stdout.fnmatch_lines(["*could not write*ops-run-report.txt*"])
+
+
+def test_html_has_columns_and_extras(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".mlir", ops=GOOD + BAD)
+    pytester.runpytest("-p", "no:cacheprovider", "--html=report.html", "--self-contained-html")
+    page = (pytester.path / "report.html").read_text()
+    for column in ("Target", "Stage", "Kind"):
+        assert f'data-column-type=&#34;{column.lower()}&#34;&gt;{column}&lt;/th&gt;' in page or \
+            f'data-column-type="{column.lower()}">{column}</th>' in page
+    assert "col-kind\\&#34;&gt;compile-error" in page
+    assert "&#34;name&#34;: &#34;snippet&#34;" in page and "&#34;name&#34;: &#34;diagnostics&#34;" in page
+    assert "&#34;name&#34;: &#34;golden metrics&#34;" in page
+
+
+EXPECTING = BAD + GOOD + SORT.replace("sort_0", "sort_1")
+
+
+def test_expectations_round_trip(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".mlir", ops=EXPECTING)
+    exp = pytester.path / "expected.txt"
+    first = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}", "--mlir-update-expectations")
+    first.assert_outcomes(passed=2, failed=2, skipped=2)
+    assert [line for line in exp.read_text().splitlines() if not line.startswith("#")] == [
+        "ops.mlir::broken_0[compile] compile-error", "ops.mlir::broken_0[execute] skip",
+        "ops.mlir::sort_1[compile] compile-error", "ops.mlir::sort_1[execute] skip"]
+    green = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}")
+    green.assert_outcomes(passed=2, skipped=2, xfailed=2)
+    green.stdout.fnmatch_lines(["*all 3 snippet(s) succeeded across 1 file(s)*"])
+    # a regression: add_0 no longer compiles
+    (pytester.path / "ops.mlir").write_text(EXPECTING.replace("arith.addf %a, %b : tensor<4xf32>",
+                                                              "arith.addf %a, %b : tensor<4xi32>"))
+    red = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}")
+    red.assert_outcomes(failed=1, skipped=3, xfailed=2)
+    # an unexpected pass: broken_0 fixed
+    (pytester.path / "ops.mlir").write_text(EXPECTING.replace("tensor<4xi32>", "tensor<4xf32>"))
+    xpass = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}")
+    xpass.assert_outcomes(passed=3, failed=1, xfailed=1, skipped=1)
+    xpass.stdout.fnmatch_lines(["*[[]XPASS(strict)[]] expected compile-error, but it passed*"])
+
+
+def test_expected_crashers_run_only_when_asked_and_a_different_kind_fails(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".mlir", ops=CRASHER + GOOD)
+    exp = pytester.path / "expected.txt"
+    exp.write_text("ops.mlir::wild_load[execute] crash\nops.mlir::add_0[execute] golden-mismatch\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}", "-rx")
+    result.assert_outcomes(passed=2, failed=1, xfailed=1)
+    result.stdout.fnmatch_lines(["*XFAIL*wild_load*expected to crash: not run*"])
+    result.stdout.fnmatch_lines(["*[[]XPASS(strict)[]] expected golden-mismatch, but it passed*"])
+    asked = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}", "--mlir-run-crashers")
+    asked.assert_outcomes(passed=2, failed=1, xfailed=1)
+    exp.write_text("ops.mlir::wild_load[execute] timeout\n")
+    other = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}")
+    other.assert_outcomes(passed=3, failed=1)
+    other.stdout.fnmatch_lines(["*expected timeout, got crash*"])
+    exp.write_text("ops.mlir::wild_load[execute] exploded\n")
+    bad = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}")
+    bad.stderr.fnmatch_lines(["*expected.txt:1: expected '<node> <status>'*got 'ops.mlir::wild_load*exploded'*"])
+
+
+def test_lit_xfail_and_unsupported_lines(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".mlir", ops="// XFAIL: cpu\n" + BAD + "// UNSUPPORTED: cuda, cpu\n" + GOOD
+                      + "// XFAIL: ttnn\n" + GOOD.replace("add_0", "add_1") + "// XFAIL: *\n" +
+                      GOOD.replace("add_0", "add_2"))
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rsxf")
+    result.assert_outcomes(passed=2, skipped=3, xfailed=1, failed=2)
+    result.stdout.fnmatch_lines(["*UNSUPPORTED: cpu (a line above the function)*"])
+    out = result.stdout.str()
+    assert "FAILED ops.mlir::add_2[compile]" in out and "FAILED ops.mlir::add_2[execute]" in out
+    assert "[XPASS(strict)] expected any failure, but it passed" in out
