@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
-import numpy as np
 import pytest
 
 from .expectations import ANY_FAILURE, lit_lines
@@ -15,8 +14,9 @@ from .failures import ItemFailure, MlirFailureRepr, diagnostic_lines, first_erro
 from .inputs import shape_and_dtype
 from .options import item_timeout
 from .protocol import Kind, Request, Response
+from .recorded import RecordedDataError, load_recorded
 from .splitter import Function, SnippetSource, Split, SplitError
-from .state import artifact_dir, run_state, safe_name
+from .state import artifact_dir, run_state
 
 STAGES = ("compile", "execute")
 
@@ -151,7 +151,13 @@ class SnippetItem(pytest.Item):
                 self.kind = Kind.UNSUPPORTED if prior.kind is Kind.UNSUPPORTED else None
                 skip(prior.message if prior.kind is Kind.UNSUPPORTED else
                      f"compile failed ({prior.kind.value}): {first_error(prior)}")
-        golden = load_sidecar(self.path, fn.name) if self.stage == "execute" else None
+        golden = None
+        if self.stage == "execute":
+            try:
+                golden = load_recorded(self.path, fn.name, len(self.source.functions))
+            except RecordedDataError as error:
+                self.kind = Kind.EXECUTE_ERROR
+                raise ItemFailure(Response(Kind.EXECUTE_ERROR, f"recorded golden data: {error}")) from None
         response = manager.call(Request(self.stage, self.split.text, fn.name, manager.options(), golden), timeout)
         self.response = response
         if self.stage == "compile":
@@ -198,17 +204,6 @@ class FileErrorItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         return MlirFailureRepr(f"{self.kind.value}: {self.path}: {self.message}")
-
-
-def load_sidecar(path: Path, function: str) -> dict[str, Any] | None:
-    """Recorded data in ``<stem>.<function>.npz``: ``input_0``.. and ``output_0``.."""
-    sidecar = path.with_name(f"{path.stem}.{safe_name(function)}.npz")
-    if not sidecar.is_file():
-        return None
-    with np.load(sidecar) as data:
-        inputs = [data[f"input_{i}"] for i in range(len(data.files)) if f"input_{i}" in data.files]
-        outputs = [data[f"output_{i}"] for i in range(len(data.files)) if f"output_{i}" in data.files]
-    return {"inputs": inputs, "outputs": outputs or None, "source": f"recorded outputs ({sidecar.name})"}
 
 
 def properties(item: SnippetItem | FileErrorItem, skipped: bool) -> list[tuple[str, object]]:

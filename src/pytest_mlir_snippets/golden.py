@@ -64,19 +64,20 @@ def compare(actual: np.ndarray, expected: np.ndarray, atol: float | None, rtol: 
     a = actual.astype(np.float64)
     e = expected.astype(np.float64)
     same_nan = np.array_equal(np.isnan(a), np.isnan(e))
-    both = ~(np.isnan(a) | np.isnan(e))
-    diff = np.abs(a - e)[both]
-    diff = np.where(np.isinf(diff) & (a[both] == e[both]), 0.0, diff)
+    valid = ~(np.isnan(a) | np.isnan(e))
+    av, ev = a[valid], e[valid]
+    with np.errstate(invalid="ignore", divide="ignore"):  # inf - inf where both are the same infinity
+        diff = np.where(av == ev, 0.0, np.abs(av - ev))
+        scale = np.abs(ev)
+        rel = np.where(diff == 0, 0.0, np.divide(diff, scale, out=np.full_like(diff, np.inf), where=scale > 0))
     max_abs = float(diff.max()) if diff.size else 0.0
-    scale = np.abs(e[both])
-    rel = np.divide(diff, scale, out=np.where(diff > 0, np.inf, 0.0), where=scale > 0)
     max_rel = float(rel.max()) if rel.size else 0.0
     corr = pcc(a, e)
     exact = expected.dtype.kind in "biu"
     if exact:
         ok = same_nan and max_abs == 0.0
     else:
-        close = bool(np.all(diff <= atol + rtol * np.abs(e[both])))
+        close = bool(np.all(diff <= atol + rtol * scale))
         ok = same_nan and close and (corr >= min_pcc or a.size <= 1)
     reason = ""
     if not ok:

@@ -29,7 +29,7 @@ TO_LOOPS = "func.func(convert-linalg-to-loops)"
 TO_LLVM = (
     "convert-vector-to-scf, convert-scf-to-cf, expand-strided-metadata, lower-affine,"
     " convert-vector-to-llvm, finalize-memref-to-llvm,"
-    " convert-math-to-funcs, convert-math-to-libm, convert-math-to-llvm,"
+    " func.func(math-expand-ops{ops=rsqrt}), convert-math-to-funcs, convert-math-to-libm, convert-math-to-llvm,"
     " func.func(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, arith-expand{include-bf16=true}),"
     " convert-arith-to-llvm, convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm,"
     " convert-ub-to-llvm, reconcile-unrealized-casts"
@@ -38,7 +38,7 @@ TO_LLVM = (
 
 def default_pipeline(plain: bool = False) -> list[str]:
     """The cpu target's pipeline from upstream dialects on tensors to the LLVM dialect,
-    in two parts: i1 memory accesses are rewritten between them (``widen_i1_accesses``)."""
+    in two parts, with ``prepare_for_llvm`` between them."""
     return [f"builtin.module({FRONT}, {PLAIN if plain else OPTIMIZE}, {BUFFERIZE}, {TO_LOOPS})",
             f"builtin.module({TO_LLVM})"]
 
@@ -79,7 +79,7 @@ class CpuBackend(Backend):
             func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
             for i, part in enumerate(pipeline):
                 if i:
-                    widen_i1_accesses(parsed)
+                    prepare_for_llvm(parsed)
                 mlirtools.run_passes(parsed, part, self.passmanager.PassManager.parse, diags, "lowering")
             try:
                 engine = self.engine_type(parsed, opt_level=2)
@@ -167,6 +167,36 @@ def recorded(values: list[np.ndarray], specs: list[TypeSpec], what: str) -> list
                                  f"the function's is {spec}")
         checked.append(np.array(value.view(spec.dtype), order="C"))
     return checked
+
+
+def prepare_for_llvm(module: Any) -> None:
+    """Rewrites that keep the LLVM lowering within what this build can do."""
+    widen_i1_accesses(module)
+    truncate_through_f32(module)
+
+
+def truncate_through_f32(module: Any) -> None:
+    """``arith.truncf`` from f64 to f16/bf16 goes through f32: the direct one needs a
+    compiler-rt routine (``__truncdfhf2``) the JIT cannot find."""
+    from mlir import ir
+    from mlir.dialects import arith
+
+    found: list[Any] = []
+
+    def visit(op: Any) -> Any:
+        if op.name == "arith.truncf" and "f64" in str(op.operands[0].type) and "16" in str(op.results[0].type):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in found:
+        with ir.InsertionPoint(op), op.location:
+            source = op.operands[0]
+            source_type = str(source.type)
+            middle = ir.F32Type.get() if source_type == "f64" else ir.Type.parse(source_type.replace("f64", "f32"))
+            narrowed = arith.truncf(op.results[0].type, arith.truncf(middle, source))
+            op.results[0].replace_all_uses_with(narrowed)
+        op.erase()
 
 
 def widen_i1_accesses(module: Any) -> None:

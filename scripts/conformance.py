@@ -1,0 +1,90 @@
+"""Run the corpora on the cpu target and write docs/conformance.md.
+
+    python scripts/conformance.py [--corpus ../shared/corpus] [--workers 2]
+
+For each suite: a copy in a temporary folder (the corpus stays read-only),
+``pytest -n WORKERS --mlir-json``, then per test (a function: compile and execute
+together) its outcome, pass counts per outcome kind, wall time, and every failing
+test with its failure signature.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITES = {
+    "iree-onnx-ops": "iree-onnx-ops",
+    "tt-mlir StableHLO": "tt-mlir-snippets/stablehlo",
+}
+
+
+def run_suite(source: Path, workers: int) -> tuple[list[dict], float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / source.name
+        shutil.copytree(source, copy)
+        results = Path(tmp) / "results.json"
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(workers),
+                        f"--mlir-json={results}", str(copy)], cwd=tmp, stdout=subprocess.DEVNULL, check=False)
+        seconds = time.perf_counter() - start
+        return json.loads(results.read_text())["items"], seconds
+
+
+def per_test(items: list[dict]) -> dict[str, dict]:
+    """One outcome per test: its first item that did not pass, else pass."""
+    tests: dict[str, dict] = {}
+    for item in sorted(items, key=lambda i: (i["file"], i["function"], i["stage"] != "compile")):
+        key = f"{item['file']}::{item['function']}"
+        if key not in tests or tests[key]["kind"] == "pass":
+            tests[key] = item
+    return tests
+
+
+def section(name: str, items: list[dict], seconds: float, workers: int) -> list[str]:
+    tests = per_test(items)
+    passed = sum(t["kind"] == "pass" for t in tests.values())
+    kinds = Counter(t["kind"] if t["kind"] != "skip" else "skip (compile failed)" for t in tests.values())
+    lines = [f"## {name}", "",
+             f"{passed} of {len(tests)} tests pass with a golden match ({100 * passed / max(1, len(tests)):.1f}%), "
+             f"{seconds:.1f} s wall at -n {workers} ({seconds / max(1, len(tests)):.3f} s per test).", "",
+             "| outcome | tests |", "|---|---|"]
+    lines += [f"| {kind} | {count} |" for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1])]
+    failing = sorted((k, t) for k, t in tests.items() if t["kind"] != "pass")
+    lines += ["", f"### Not passing ({len(failing)})", "", "| test | stage | kind | signature |", "|---|---|---|---|"]
+    for key, t in failing:
+        text = (t["signature"] or t["message"] or "-").replace("|", "\\|")
+        signature = text.splitlines()[0][:160]
+        lines.append(f"| `{key.split('::')[1]}` | {t['stage']} | {t['kind']} | {signature} |")
+    return [*lines, ""]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "conformance.md")
+    args = parser.parse_args()
+    lines = ["# Conformance on the cpu target", "",
+             f"Written by `python scripts/conformance.py` on {time.strftime('%Y-%m-%d')}; "
+             "a test passes when its compile and execute items both pass (golden match against the recorded "
+             "outputs, or the StableHLO reference interpreter).", ""]
+    for name, folder in SUITES.items():
+        items, seconds = run_suite(args.corpus / folder, args.workers)
+        lines += section(name, items, seconds, args.workers)
+        print(f"{name}: done in {seconds:.1f} s")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(lines))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
