@@ -173,6 +173,32 @@ def prepare_for_llvm(module: Any) -> None:
     """Rewrites that keep the LLVM lowering within what this build can do."""
     widen_i1_accesses(module)
     truncate_through_f32(module)
+    expand_absi(module)
+
+
+def expand_absi(module: Any) -> None:
+    """``math.absi`` as ``x < 0 ? 0 - x : x``: ``convert-math-to-libm`` rejects it."""
+    from mlir import ir
+    from mlir.dialects import arith
+
+    found: list[Any] = []
+
+    def visit(op: Any) -> Any:
+        if op.name == "math.absi":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in found:
+        with ir.InsertionPoint(op), op.location:
+            value = op.operands[0]
+            kind = value.type
+            zero_attr = (ir.DenseElementsAttr.get_splat(kind, ir.IntegerAttr.get(ir.VectorType(kind).element_type, 0))
+                         if str(kind).startswith("vector<") else ir.IntegerAttr.get(kind, 0))
+            zero = arith.constant(kind, zero_attr)
+            negative = arith.cmpi(arith.CmpIPredicate.slt, value, zero)
+            op.results[0].replace_all_uses_with(arith.select(negative, arith.subi(zero, value), value))
+        op.erase()
 
 
 def truncate_through_f32(module: Any) -> None:

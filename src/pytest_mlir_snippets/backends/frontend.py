@@ -19,14 +19,24 @@ STABLEHLO_PIPELINE = (
     "builtin.module(func.func(chlo-legalize-to-stablehlo, stablehlo-legalize-deprecated-ops),"
     " func.func(stablehlo-legalize-to-linalg), stablehlo-convert-to-signless, func.func(canonicalize))"
 )
+# torch-mlir's torch-backend-to-linalg-on-tensors-backend-pipeline without its final
+# contract check, which rejects ops the upstream lowering handles (math.absi);
+# ``_leftovers`` reports what is really left, at its location.
+TORCH_TO_LINALG = (
+    "func.func(torch-restructure-non-constant-axes, torch-fuse-quantized-ops, convert-torch-to-tmtensor,"
+    " canonicalize, convert-torch-to-linalg, canonicalize, convert-torch-to-scf, convert-torch-to-arith,"
+    " convert-torch-to-tensor), convert-torch-conversion-to-mlprogram,"
+    " func.func(memref-expand, canonicalize, resolve-shaped-type-result-dims, cse),"
+    " torch-func-backend-type-conversion, func.func(canonicalize, torch-finalizing-backend-type-conversion)"
+)
 # Tried in order: the direct route (an ONNX import already has value semantics and
 # static types, ~15 ms) and, when it fails, the full backend contract (~150 ms).
 TORCH_PIPELINES = (
-    "builtin.module(func.func(convert-torch-onnx-to-torch), func.func(torch-decompose-complex-ops),"
-    " torch-backend-to-linalg-on-tensors-backend-pipeline)",
+    f"builtin.module(func.func(convert-torch-onnx-to-torch, torch-decompose-complex-ops), {TORCH_TO_LINALG})",
     "builtin.module(func.func(convert-torch-onnx-to-torch), torch-lower-to-backend-contract,"
-    " func.func(cse, canonicalize), torch-backend-to-linalg-on-tensors-backend-pipeline)",
+    f" func.func(cse, canonicalize), {TORCH_TO_LINALG})",
 )
+TM_TENSOR_TO_LOOPS = "builtin.module(func.func(tm-tensor-bufferize, tm-tensor-to-loops))"
 _USES = {
     "stablehlo": re.compile(r"\b(?:stablehlo|chlo)\."),
     "torch": re.compile(r"!torch\.|\btorch\.(?:operator|aten|prim|constant|vtensor)|\"onnx\."),
@@ -91,6 +101,9 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
             except UnsupportedType as error:
                 raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
         mlirtools.run_passes(module, pipeline, tpm.PassManager.parse, diags, f"{kind} legalization")
+        if "tm_tensor." in str(module):  # sort, scatter, top-k: TMTensor ops, which only torch-mlir lowers
+            mlirtools.run_passes(module, TM_TENSOR_TO_LOOPS, tpm.PassManager.parse, diags, "TMTensor lowering")
+            _mark_fresh_buffers(module, tir)
         left = _leftovers(module, tir)
         if left:
             raise SnippetFailure(Kind.COMPILE_ERROR, f"{kind} legalization left {len(left)} op(s) without a lowering"
@@ -100,7 +113,20 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
 
 
 
-_FRONT_END_DIALECTS = ("stablehlo.", "chlo.", "torch.", "onnx.")
+def _mark_fresh_buffers(module: Any, tir: Any) -> None:
+    """``tm-tensor-bufferize`` wraps buffers it just allocated in ``bufferization.to_tensor``:
+    say so (``restrict``, ``writable``), which One-Shot Bufferize then requires."""
+
+    def visit(op: Any) -> Any:
+        if op.name == "bufferization.to_tensor":
+            op.attributes["restrict"] = tir.UnitAttr.get()
+            op.attributes["writable"] = tir.UnitAttr.get()
+        return tir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+
+
+_FRONT_END_DIALECTS = ("stablehlo.", "chlo.", "torch.", "onnx.", "tm_tensor.")
 
 
 def _leftovers(module: Any, tir: Any) -> list[Diagnostic]:
