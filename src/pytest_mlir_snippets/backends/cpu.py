@@ -181,15 +181,7 @@ def expand_absi(module: Any) -> None:
     from mlir import ir
     from mlir.dialects import arith
 
-    found: list[Any] = []
-
-    def visit(op: Any) -> Any:
-        if op.name == "math.absi":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    for op in found:
+    for op in mlirtools.ops_where(module, ir, lambda op: op.name == "math.absi"):
         with ir.InsertionPoint(op), op.location:
             value = op.operands[0]
             kind = value.type
@@ -207,15 +199,8 @@ def truncate_through_f32(module: Any) -> None:
     from mlir import ir
     from mlir.dialects import arith
 
-    found: list[Any] = []
-
-    def visit(op: Any) -> Any:
-        if op.name == "arith.truncf" and "f64" in str(op.operands[0].type) and "16" in str(op.results[0].type):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    for op in found:
+    for op in mlirtools.ops_where(module, ir, lambda op: op.name == "arith.truncf" and "f64" in str(
+            op.operands[0].type) and "16" in str(op.results[0].type)):
         with ir.InsertionPoint(op), op.location:
             source = op.operands[0]
             source_type = str(source.type)
@@ -235,17 +220,11 @@ def widen_i1_accesses(module: Any) -> None:
     from mlir import ir
     from mlir.dialects import vector
 
-    found: list[Any] = []
+    def i1_access(op: Any) -> bool:
+        return (op.name == "memref.load" and str(op.results[0].type) == "i1") or (
+            op.name == "memref.store" and str(op.operands[0].type) == "i1")
 
-    def visit(op: Any) -> Any:
-        if op.name == "memref.load" and str(op.results[0].type) == "i1":
-            found.append(op)
-        elif op.name == "memref.store" and str(op.operands[0].type) == "i1":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    for op in found:
+    for op in mlirtools.ops_where(module, ir, i1_access):
         with ir.InsertionPoint(op), op.location:
             one = ir.VectorType.get([1], ir.IntegerType.get_signless(1))
             if op.name == "memref.load":
@@ -266,17 +245,10 @@ def _shaped(t: Any) -> Any:
 
 def _reject_unregistered(module: Any, ctx: Any) -> None:
     """Ops of dialects this build of MLIR does not have: unsupported, by name."""
-    missing: set[str] = set()
+    from mlir import ir
 
-    def visit(op: Any) -> Any:
-        from mlir import ir
-
-        name = op.name
-        if not ctx.is_registered_operation(name):
-            missing.add(name.split(".")[0])
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    unknown = mlirtools.ops_where(module, ir, lambda op: not ctx.is_registered_operation(op.name))
+    missing = {op.name.split(".")[0] for op in unknown}
     if missing:
         names = ", ".join(f"'{d}'" for d in sorted(missing))
         raise SnippetFailure(Kind.UNSUPPORTED, f"dialect {names} is not available for target cpu")

@@ -116,14 +116,9 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
 def _mark_fresh_buffers(module: Any, tir: Any) -> None:
     """``tm-tensor-bufferize`` wraps buffers it just allocated in ``bufferization.to_tensor``:
     say so (``restrict``, ``writable``), which One-Shot Bufferize then requires."""
-
-    def visit(op: Any) -> Any:
-        if op.name == "bufferization.to_tensor":
-            op.attributes["restrict"] = tir.UnitAttr.get()
-            op.attributes["writable"] = tir.UnitAttr.get()
-        return tir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    for op in mlirtools.ops_where(module, tir, lambda op: op.name == "bufferization.to_tensor"):
+        op.attributes["restrict"] = tir.UnitAttr.get()
+        op.attributes["writable"] = tir.UnitAttr.get()
 
 
 _FRONT_END_DIALECTS = ("stablehlo.", "chlo.", "torch.", "onnx.", "tm_tensor.")

@@ -113,3 +113,17 @@ def signature(func_op: Any, shaped_type: Callable[[Any], Any]) -> tuple[list[Typ
         return type_spec(shaped_type(t) if text.startswith(("tensor<", "memref<")) else t)
 
     return [spec(t) for t in ftype.inputs], [spec(t) for t in ftype.results]
+
+
+def ops_where(module: Any, ir: Any, predicate: Callable[[Any], bool]) -> list[Any]:
+    """The ops of ``module`` for which ``predicate`` holds (collected first, so the
+    caller may rewrite them); ``ir`` is the bindings' module (upstream or torch-mlir)."""
+    found: list[Any] = []
+
+    def visit(op: Any) -> Any:
+        if predicate(op):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
