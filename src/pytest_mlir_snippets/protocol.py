@@ -49,7 +49,6 @@ class Options:
     pcc: float = 0.99
     print_ir: bool = False
     device_id: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
