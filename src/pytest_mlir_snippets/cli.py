@@ -1,9 +1,11 @@
 """``mlir-snippets``: commands around the plugin.
 
     mlir-snippets report a.json b.json [--out DIR] [--json merged.json]
+    mlir-snippets import-torch MODULE:FACTORY OUTDIR
 
-rebuilds the run reports of one or several runs (CI shards, xdist across hosts)
-from the files ``--mlir-json`` wrote.
+``report`` rebuilds the run reports of one or several runs (CI shards, xdist
+across hosts) from the files ``--mlir-json`` wrote; ``import-torch`` writes a
+PyTorch model as ``model_linalg.mlir`` with its reference (``torch_import.py``).
 """
 
 from __future__ import annotations
@@ -67,6 +69,18 @@ def report(args: argparse.Namespace) -> int:
     return 1 if any(r.failed for r in records) else 0
 
 
+def import_torch_command(args: argparse.Namespace) -> int:
+    from .torch_import import import_torch
+
+    try:
+        path = import_torch(args.target, args.outdir, args.func_name)
+    except (ValueError, ImportError, AttributeError) as error:
+        print(f"mlir-snippets import-torch: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {path} (and reference.py, reference_state.pt, {path.stem}.{args.func_name}.npz)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mlir-snippets", description="tools around pytest-mlir-snippets")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -75,6 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     rebuild.add_argument("--out", metavar="DIR", help="write the reports under DIR instead of beside the inputs")
     rebuild.add_argument("--json", metavar="PATH", help="also write the merged records")
     rebuild.set_defaults(run=report)
+    importer = commands.add_parser("import-torch", help="a PyTorch model as model_linalg.mlir, with its reference")
+    importer.add_argument("target", metavar="MODULE:FACTORY",
+                          help="FACTORY() returns (torch.nn.Module, example inputs); MODULE may be a .py path")
+    importer.add_argument("outdir", type=Path, metavar="OUTDIR")
+    importer.add_argument("--func-name", default="forward")
+    importer.set_defaults(run=import_torch_command)
     args = parser.parse_args(argv)
     result: int = args.run(args)
     return result

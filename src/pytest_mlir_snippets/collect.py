@@ -27,9 +27,18 @@ def is_snippet_file(file_path: Path, parent: pytest.Collector) -> bool:
     if parent.session.isinitpath(file_path):
         return True
     settings = run_state(parent.config).settings
-    if file_path.name in settings.ignore_files:
+    if file_path.name in settings.ignore_files or in_optimization_run(file_path):
         return False
     return any(fnmatch.fnmatch(file_path.name, pattern) for pattern in settings.snippet_files)
+
+
+def in_optimization_run(file_path: Path) -> bool:
+    """Inside an optimization run directory (``model_linalg.mlir`` beside ``v0/``):
+    its files belong to the run's own items, not to snippet collection."""
+    for folder in (file_path.parent, file_path.parent.parent):
+        if (folder / "model_linalg.mlir").is_file() and (folder / "v0").is_dir():
+            return True
+    return False
 
 
 class SnippetFile(pytest.File):

@@ -1,0 +1,88 @@
+"""``mlir-snippets import-torch MODULE:FACTORY OUTDIR``: a PyTorch model as
+``model_linalg.mlir`` (through torch-mlir's ``fx.export_and_import``,
+linalg-on-tensors), with what it takes to check it against PyTorch:
+
+- ``reference.py``: rebuilds the model (same weights) and its inputs;
+- ``reference_state.pt``: the weights and the example inputs;
+- ``model_linalg.<func>.npz``: the inputs and PyTorch's outputs, so that
+  ``pytest OUTDIR/model_linalg.mlir`` checks the cpu lowering against eager PyTorch.
+
+``FACTORY`` is a callable returning ``(torch.nn.Module, tuple_of_example_inputs)``;
+``MODULE`` is an importable module or a path to a ``.py`` file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+REFERENCE = '''"""The PyTorch reference of model_linalg.mlir (written by mlir-snippets import-torch)."""
+
+from pathlib import Path
+
+import torch
+
+SOURCE = {source!r}
+FACTORY = {factory!r}
+
+
+def load():
+    """(model with the exported weights, example inputs)."""
+    import importlib
+    import importlib.util
+
+    if SOURCE.endswith(".py"):
+        spec = importlib.util.spec_from_file_location("reference_source", SOURCE)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(SOURCE)
+    model, _ = getattr(module, FACTORY)()
+    state = torch.load(Path(__file__).with_name("reference_state.pt"))
+    model.load_state_dict(state["weights"])
+    return model.eval(), tuple(state["inputs"])
+'''
+
+
+def load_factory(target: str) -> tuple[Any, str, str]:
+    source, _, factory = target.rpartition(":")
+    if not source or not factory:
+        raise ValueError(f"expected MODULE:FACTORY, got {target!r}")
+    if source.endswith(".py"):
+        path = Path(source).resolve()
+        spec = importlib.util.spec_from_file_location("import_torch_source", path)
+        if spec is None or spec.loader is None:
+            raise ValueError(f"cannot import {path}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        source = str(path)
+    else:
+        module = importlib.import_module(source)
+    return getattr(module, factory), source, factory
+
+
+def import_torch(target: str, outdir: Path, func_name: str = "forward") -> Path:
+    """Write ``model_linalg.mlir`` and the reference files; returns the .mlir path."""
+    import numpy as np
+    import torch
+    from torch_mlir import fx
+
+    factory, source, factory_name = load_factory(target)
+    model, inputs = factory()
+    model = model.eval()
+    inputs = tuple(inputs)
+    outdir.mkdir(parents=True, exist_ok=True)
+    with torch.no_grad():
+        outputs = model(*inputs)
+        exported = fx.export_and_import(model, *inputs, output_type="linalg-on-tensors", func_name=func_name)
+    mlir_path = outdir / "model_linalg.mlir"
+    mlir_path.write_text(str(exported))
+    torch.save({"weights": model.state_dict(), "inputs": list(inputs)}, outdir / "reference_state.pt")
+    (outdir / "reference.py").write_text(REFERENCE.format(source=source, factory=factory_name))
+    results = outputs if isinstance(outputs, tuple | list) else (outputs,)
+    arrays = {f"input_{i}": t.detach().numpy() for i, t in enumerate(inputs)}
+    arrays |= {f"output_{i}": t.detach().numpy() for i, t in enumerate(results)}
+    np.savez(outdir / f"model_linalg.{func_name}.npz", **arrays)
+    return mlir_path
