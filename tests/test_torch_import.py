@@ -59,6 +59,7 @@ def test_files_of_an_optimization_run_are_not_snippets(pytester: pytest.Pytester
     (run / "v0" / "gpu.mlir").write_text(add)
     (pytester.path / "ops.mlir").write_text(add)
     result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
-    assert [line for line in result.outlines if "::" in line] == ["ops.mlir::f[compile]", "ops.mlir::f[execute]"]
-    named = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", "run/model_linalg.mlir")
-    named.stdout.fnmatch_lines(["run/model_linalg.mlir::f[[]compile[]]"])  # named on the command line: collected
+    assert [line for line in result.outlines if "::" in line] == [
+        "ops.mlir::f[compile]", "ops.mlir::f[execute]", "run/model_linalg.mlir::v0[contract]"]  # the run's items
+    named = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", "run/v0/gpu.mlir")
+    named.stdout.fnmatch_lines(["run/v0/gpu.mlir::f[[]compile[]]"])  # named on the command line: collected

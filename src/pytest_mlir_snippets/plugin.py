@@ -10,6 +10,7 @@ import pytest
 from . import options
 from .collect import FileErrorItem, SnippetFile, SnippetItem, is_snippet_file, properties
 from .expectations import Expectations, ExpectationsError, judge
+from .optrun import OptimizationRun, is_run_model
 from .recorder import Recorder
 from .state import STATE, RunState, run_state
 
@@ -47,7 +48,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         run_state(config).close()
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SnippetFile | None:
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
+    if is_run_model(file_path):
+        return OptimizationRun.from_parent(parent, path=file_path)
     if is_snippet_file(file_path, parent):
         return SnippetFile.from_parent(parent, path=file_path)
     return None

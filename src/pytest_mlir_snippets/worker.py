@@ -16,6 +16,7 @@ from collections import OrderedDict
 from typing import Any
 
 from .backends import Backend, Compiled, SnippetFailure, load_backend
+from .backends.schedule import check_schedule
 from .protocol import Kind, Request, Response, read_message, write_message
 
 CACHE_SIZE = 64
@@ -61,6 +62,8 @@ class Worker:
         if op == "close":
             self.backend.close_device()
             return Response(Kind.PASS)
+        if op == "schedule":
+            return check_schedule(request.module)
         compiled = self._compile(request)
         if op == "compile":
             return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir or None)

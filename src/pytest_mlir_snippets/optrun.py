@@ -1,0 +1,77 @@
+"""Optimization runs (SPEC 6): a folder with ``model_linalg.mlir`` and ``v0/``, ``v1/``, ...
+
+Each iteration is a set of items on the run's ``model_linalg.mlir`` node, so that
+``-k v3`` selects one iteration: ``run/model_linalg.mlir::v3[contract]``. So far
+the contract is checked; compile, host_ops, launch, correctness and benchmark items
+come next (issue 6).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .failures import ItemFailure, MlirFailureRepr
+from .protocol import Kind, Request, Response
+from .state import run_state
+
+MODEL = "model_linalg.mlir"
+WRITTEN_BY_THE_ENGINEER = ("transform.mlir", "pass_pipeline.txt", "hypothesis.txt")
+_ITERATION = re.compile(r"^v(\d+)$")
+
+
+def is_run_model(path: Path) -> bool:
+    return path.name == MODEL and (path.parent / "v0").is_dir()
+
+
+def iterations(run: Path) -> list[Path]:
+    found = [p for p in run.iterdir() if p.is_dir() and _ITERATION.match(p.name)]
+    return sorted(found, key=lambda p: int(p.name[1:]))
+
+
+class OptimizationRun(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        for folder in iterations(self.path.parent):
+            yield IterationItem.from_parent(self, name=f"{folder.name}[contract]", folder=folder, stage="contract")
+
+
+class IterationItem(pytest.Item):
+    def __init__(self, *, folder: Path, stage: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.folder = folder
+        self.stage = stage
+        self.kind: Kind | None = None
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.folder, 0, self.name
+
+    def runtest(self) -> None:
+        problems = [f"{self.folder.name}/{name} is missing" for name in WRITTEN_BY_THE_ENGINEER
+                    if not (self.folder / name).is_file()]
+        hypothesis = self.folder / "hypothesis.txt"
+        if hypothesis.is_file() and not hypothesis.read_text().strip():
+            problems.append(f"{self.folder.name}/hypothesis.txt is empty")
+        response = Response(Kind.PASS)
+        schedule = self.folder / "transform.mlir"
+        if schedule.is_file():
+            manager = run_state(self.config).device_manager()
+            response = manager.call(Request("schedule", schedule.read_text(), "", manager.options()))
+            if not response.ok:
+                problems.append(f"{self.folder.name}/transform.mlir: {response.message}")
+        self.kind = Kind.PASS if not problems else (response.kind if not response.ok else Kind.COMPILE_ERROR)
+        if problems:
+            raise ItemFailure(Response(self.kind, "contract: " + "; ".join(problems), response.diagnostics,
+                                       stderr=response.stderr))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, ItemFailure):
+            response = excinfo.value.response
+            lines = [f"{response.kind.value}: {self.folder} [{self.stage}]", response.message]
+            lines += [f"{self.folder / 'transform.mlir'}:{d.line}:{d.column}: {d.severity}: {d.message}"
+                      for d in response.diagnostics]
+            return MlirFailureRepr("\n".join(lines))
+        return super().repr_failure(excinfo)
