@@ -60,6 +60,7 @@ def test_files_of_an_optimization_run_are_not_snippets(pytester: pytest.Pytester
     (pytester.path / "ops.mlir").write_text(add)
     result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
     assert [line for line in result.outlines if "::" in line] == [
-        "ops.mlir::f[compile]", "ops.mlir::f[execute]", "run/model_linalg.mlir::v0[contract]"]  # the run's items
+        "ops.mlir::f[compile]", "ops.mlir::f[execute]",
+        "run/model_linalg.mlir::v0[contract]", "run/model_linalg.mlir::v0[compile]"]  # the run's own items
     named = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", "run/v0/gpu.mlir")
     named.stdout.fnmatch_lines(["run/v0/gpu.mlir::f[[]compile[]]"])  # named on the command line: collected

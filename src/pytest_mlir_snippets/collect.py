@@ -5,12 +5,12 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
 
 from .expectations import ANY_FAILURE, lit_lines
-from .failures import ItemFailure, MlirFailureRepr, diagnostic_lines, first_error, format_failure
+from .failures import ItemFailure, MlirFailureRepr, diagnostic_lines, first_error, format_failure, skip
 from .inputs import shape_and_dtype
 from .options import item_timeout
 from .protocol import Kind, Request, Response
@@ -238,8 +238,3 @@ def properties(item: SnippetItem | FileErrorItem, skipped: bool) -> list[tuple[s
                   ("mlir_input_dtypes", "; ".join(dtypes))]
     props += [(f"mlir_{name}", response.info[name]) for name in ("reference", "outputs") if name in response.info]
     return props
-
-
-def skip(reason: str) -> NoReturn:
-    """Skip, reported at the function's line rather than at this module's."""
-    raise pytest.skip.Exception(reason, _use_item_location=True)

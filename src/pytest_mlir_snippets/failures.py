@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Protocol
+from typing import NoReturn, Protocol
 
+import pytest
 from _pytest._code.code import TerminalRepr
 from _pytest._io import TerminalWriter
 
 from .protocol import Diagnostic, Kind, Response
+
+
+def skip(reason: str) -> NoReturn:
+    """Skip, reported at the item's own location (its file line) rather than here."""
+    raise pytest.skip.Exception(reason, _use_item_location=True)
+
 
 STDERR_MARKER = "--- captured stderr of the sandbox worker ---"
 

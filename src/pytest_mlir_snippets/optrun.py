@@ -1,13 +1,14 @@
 """Optimization runs (SPEC 6): a folder with ``model_linalg.mlir`` and ``v0/``, ``v1/``, ...
 
 Each iteration is a set of items on the run's ``model_linalg.mlir`` node, so that
-``-k v3`` selects one iteration: ``run/model_linalg.mlir::v3[contract]``. So far
-the contract is checked; compile, host_ops, launch, correctness and benchmark items
-come next (issue 6).
+``-k v3`` selects one iteration: ``run/model_linalg.mlir::v3[contract]`` and ``::v3[compile]``. So far the
+contract and the compile (writing ``vN/gpu.mlir`` and ``vN/config.json``) are
+checked; host_ops, launch, correctness and benchmark items come next (issue 6).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,13 +16,14 @@ from typing import Any
 
 import pytest
 
-from .failures import ItemFailure, MlirFailureRepr
+from .failures import STDERR_MARKER, ItemFailure, MlirFailureRepr, skip
 from .protocol import Kind, Request, Response
 from .state import run_state
 
 MODEL = "model_linalg.mlir"
 WRITTEN_BY_THE_ENGINEER = ("transform.mlir", "pass_pipeline.txt", "hypothesis.txt")
 _ITERATION = re.compile(r"^v(\d+)$")
+STAGES = ("contract", "compile")
 
 
 def is_run_model(path: Path) -> bool:
@@ -36,7 +38,8 @@ def iterations(run: Path) -> list[Path]:
 class OptimizationRun(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         for folder in iterations(self.path.parent):
-            yield IterationItem.from_parent(self, name=f"{folder.name}[contract]", folder=folder, stage="contract")
+            for stage in STAGES:
+                yield IterationItem.from_parent(self, name=f"{folder.name}[{stage}]", folder=folder, stage=stage)
 
 
 class IterationItem(pytest.Item):
@@ -45,11 +48,38 @@ class IterationItem(pytest.Item):
         self.folder = folder
         self.stage = stage
         self.kind: Kind | None = None
+        self.user_properties.append(("mlir_run_stage", stage))  # not a snippet: run reports leave it out
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.folder, 0, self.name
 
     def runtest(self) -> None:
+        if self.stage == "compile":
+            self._compile()
+        else:
+            self._contract()
+
+    def _compile(self) -> None:
+        """Model + schedule (transform interpreter) + pass_pipeline.txt give vN/gpu.mlir and vN/config.json."""
+        missing = [name for name in WRITTEN_BY_THE_ENGINEER if not (self.folder / name).is_file()]
+        if missing:
+            skip(f"contract not met: {', '.join(missing)} missing")
+        settings = run_state(self.config).settings
+        manager = run_state(self.config).device_manager()
+        request = Request("iteration", self.path.read_text(), "", manager.options(), attachments={
+            "schedule": (self.folder / "transform.mlir").read_text(),
+            "pipeline": (self.folder / "pass_pipeline.txt").read_text()})
+        response = manager.call(request)
+        self.kind = response.kind
+        if response.ir is not None:
+            (self.folder / "gpu.mlir").write_text(response.ir)
+        config = {"target": settings.target, "status": response.kind.value,
+                  "host_ops": response.info.get("host_ops", []), "kernels": []}
+        (self.folder / "config.json").write_text(json.dumps(config, indent=1) + "\n")
+        if not response.ok:
+            raise ItemFailure(response)
+
+    def _contract(self) -> None:
         problems = [f"{self.folder.name}/{name} is missing" for name in WRITTEN_BY_THE_ENGINEER
                     if not (self.folder / name).is_file()]
         hypothesis = self.folder / "hypothesis.txt"
@@ -71,7 +101,10 @@ class IterationItem(pytest.Item):
         if isinstance(excinfo.value, ItemFailure):
             response = excinfo.value.response
             lines = [f"{response.kind.value}: {self.folder} [{self.stage}]", response.message]
-            lines += [f"{self.folder / 'transform.mlir'}:{d.line}:{d.column}: {d.severity}: {d.message}"
+            source = self.folder / "transform.mlir" if self.stage == "contract" else self.path
+            lines += [f"{source}{f':{d.line}:{d.column}' if d.line else ''}: {d.severity}: {d.message}"
                       for d in response.diagnostics]
+            if response.stderr.strip():
+                lines += [STDERR_MARKER, response.stderr.rstrip()]
             return MlirFailureRepr("\n".join(lines))
         return super().repr_failure(excinfo)

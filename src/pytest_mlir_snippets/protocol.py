@@ -58,6 +58,7 @@ class Request:
     function: str = ""  # entry function symbol
     options: Options = field(default_factory=Options)
     golden: dict[str, Any] | None = None  # recorded inputs/outputs (numpy arrays)
+    attachments: dict[str, str] = field(default_factory=dict)  # other texts (a run's schedule, pipeline)
 
 
 @dataclass

@@ -63,7 +63,7 @@ class Recorder:
 
     def _record(self, report: pytest.TestReport) -> bool:
         """Keep the record of a final report; True for an item lost with an xdist worker."""
-        if not is_snippet_node(report.nodeid):
+        if not is_snippet_node(report.nodeid) or any(k == "mlir_run_stage" for k, _ in report.user_properties):
             return False
         when: str = report.when  # "???" for an item lost with a crashed xdist worker
         final = when == "call" or (when in ("setup", "???") and not report.passed)

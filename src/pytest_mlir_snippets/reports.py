@@ -105,7 +105,8 @@ def render_file_report(path: Path, functions: list[tuple[str, int]], records: li
     return "\n".join(lines) + "\n"
 
 
-def render_combined(per_file: dict[Path, list[ItemRecord]], run: RunInfo) -> str:
+def render_combined(per_file: dict[Path, list[ItemRecord]], functions: dict[Path, list[tuple[str, int]]],
+                    run: RunInfo) -> str:
     """A summary line per input file, then every failure."""
     everything = [r for records in per_file.values() for r in records]
     lines = [
@@ -119,7 +120,8 @@ def render_combined(per_file: dict[Path, list[ItemRecord]], run: RunInfo) -> str
     ]
     for path, records in sorted(per_file.items()):
         lines.append(f"{path}: {len(records)} item(s), {_counts(records)}")
-    failures = [r for path in sorted(per_file) for r in per_file[path] if r.failed]
+    failures = [r for path in sorted(per_file) for r in _ordered(per_file[path], functions.get(path, []))
+                if r.failed]
     lines += ["", f"failures: {len(failures)}"]
     for number, record in enumerate(failures, 1):
         lines += _failure_lines(number, record)
@@ -127,9 +129,12 @@ def render_combined(per_file: dict[Path, list[ItemRecord]], run: RunInfo) -> str
 
 
 def _ordered(records: list[ItemRecord], rows: list[tuple[str, int]]) -> list[ItemRecord]:
+    """File order (functions as collected), compile before execute; the same whatever
+    order the reports arrived in (xdist)."""
     position = {uid: i for i, (uid, _) in enumerate(rows)}
     stage_order = {"file": 0, "compile": 1, "execute": 2}
-    return sorted(records, key=lambda r: (position.get(r.function, len(position)), stage_order.get(r.stage, 3)))
+    return sorted(records, key=lambda r: (position.get(r.function, len(position)), stage_order.get(r.stage, 3),
+                                          r.nodeid))
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -155,7 +160,8 @@ def write_reports(records: list[ItemRecord], functions: dict[str, list[tuple[str
                for file, recs in grouped.items()}
     combined = combined_path([root / file for file in grouped])
     if combined is not None:
-        outputs[combined] = render_combined({root / f: r for f, r in grouped.items()}, run)
+        outputs[combined] = render_combined({root / f: r for f, r in grouped.items()},
+                                            {root / f: fns for f, fns in functions.items()}, run)
     problems = []
     for path, text in outputs.items():
         try:

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from typing import Any
 
 from .backends import Backend, Compiled, SnippetFailure, load_backend
+from .backends.iteration import compile_iteration
 from .backends.schedule import check_schedule
 from .protocol import Kind, Request, Response, read_message, write_message
 
@@ -64,6 +65,9 @@ class Worker:
             return Response(Kind.PASS)
         if op == "schedule":
             return check_schedule(request.module)
+        if op == "iteration":
+            attached = request.attachments
+            return compile_iteration(request.module, attached["schedule"], attached["pipeline"], self.target)
         compiled = self._compile(request)
         if op == "compile":
             return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir or None)
