@@ -61,6 +61,6 @@ def test_files_of_an_optimization_run_are_not_snippets(pytester: pytest.Pytester
     result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
     assert [line for line in result.outlines if "::" in line] == [
         "ops.mlir::f[compile]", "ops.mlir::f[execute]",
-        "run/model_linalg.mlir::v0[contract]", "run/model_linalg.mlir::v0[compile]"]  # the run's own items
+        *(f"run/model_linalg.mlir::v0[{stage}]" for stage in ("contract", "compile", "correctness"))]
     named = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", "run/v0/gpu.mlir")
     named.stdout.fnmatch_lines(["run/v0/gpu.mlir::f[[]compile[]]"])  # named on the command line: collected

@@ -18,12 +18,14 @@ import pytest
 
 from .failures import STDERR_MARKER, ItemFailure, MlirFailureRepr, skip
 from .protocol import Kind, Request, Response
+from .recorded import load_recorded
+from .splitter import SnippetSource
 from .state import run_state
 
 MODEL = "model_linalg.mlir"
 WRITTEN_BY_THE_ENGINEER = ("transform.mlir", "pass_pipeline.txt", "hypothesis.txt")
 _ITERATION = re.compile(r"^v(\d+)$")
-STAGES = ("contract", "compile")
+STAGES = ("contract", "compile", "correctness")
 
 
 def is_run_model(path: Path) -> bool:
@@ -54,22 +56,43 @@ class IterationItem(pytest.Item):
         return self.folder, 0, self.name
 
     def runtest(self) -> None:
-        if self.stage == "compile":
+        if self.stage == "contract":
+            self._contract()
+        elif self.stage == "compile":
             self._compile()
         else:
-            self._contract()
+            self._correctness()
 
-    def _compile(self) -> None:
-        """Model + schedule (transform interpreter) + pass_pipeline.txt give vN/gpu.mlir and vN/config.json."""
+    def _request(self, op: str) -> Request:
         missing = [name for name in WRITTEN_BY_THE_ENGINEER if not (self.folder / name).is_file()]
         if missing:
             skip(f"contract not met: {', '.join(missing)} missing")
-        settings = run_state(self.config).settings
         manager = run_state(self.config).device_manager()
-        request = Request("iteration", self.path.read_text(), "", manager.options(), attachments={
+        model = self.path.read_text()
+        functions = SnippetSource(model).functions
+        return Request(op, model, functions[0].name if functions else "", manager.options(), attachments={
             "schedule": (self.folder / "transform.mlir").read_text(),
             "pipeline": (self.folder / "pass_pipeline.txt").read_text()})
-        response = manager.call(request)
+
+    def _correctness(self) -> None:
+        """The iteration run against the reference: recorded outputs (PyTorch's, from
+        ``mlir-snippets import-torch``) when the run has them, else the model on the cpu target."""
+        request = self._request("iteration-execute")
+        if not request.function:
+            raise ItemFailure(Response(Kind.COMPILE_ERROR, f"{MODEL} has no public function"))
+        request.golden = load_recorded(self.path, request.function, 1)
+        response = run_state(self.config).device_manager().call(request)
+        self.kind = response.kind
+        if not response.ok:
+            raise ItemFailure(response)
+        self.user_properties += [(f"mlir_{k}", v) for k, v in response.metrics.items()]
+        self.user_properties.append(("mlir_reference", response.info.get("reference", "")))
+
+    def _compile(self) -> None:
+        """Model + schedule (transform interpreter) + pass_pipeline.txt give vN/gpu.mlir and vN/config.json."""
+        request = self._request("iteration")
+        settings = run_state(self.config).settings
+        response = run_state(self.config).device_manager().call(request)
         self.kind = response.kind
         if response.ir is not None:
             (self.folder / "gpu.mlir").write_text(response.ir)

@@ -68,6 +68,18 @@ class Worker:
         if op == "iteration":
             attached = request.attachments
             return compile_iteration(request.module, attached["schedule"], attached["pipeline"], self.target)
+        if op == "iteration-execute":
+            attached = request.attachments
+            compile_with = getattr(self.backend, "compile_iteration", None)
+            if compile_with is None:
+                raise SnippetFailure(Kind.UNSUPPORTED, f"optimization runs are not run on target {self.target} yet")
+            try:
+                iteration = compile_with(request.module, attached["schedule"], attached["pipeline"], request.function)
+            except SnippetFailure as failure:
+                failure.info["stage"] = "compile"
+                raise
+            metrics, info = self.backend.execute(iteration, request.options, request.golden)
+            return Response(Kind.PASS, metrics=metrics, info=info)
         compiled = self._compile(request)
         if op == "compile":
             return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir or None)

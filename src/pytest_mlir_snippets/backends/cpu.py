@@ -60,6 +60,19 @@ class CpuBackend(Backend):
         pipeline = [options.pipeline] if options.pipeline else default_pipeline()
         return self._compile(module, function, pipeline, options.print_ir)
 
+    def compile_iteration(self, model: str, schedule: str, pipeline: str, function: str) -> Compiled:
+        """An optimization-run iteration, ready to run: schedule, then ``pass_pipeline.txt``
+        (which must reach the LLVM dialect); its reference is the model itself."""
+        from .iteration import INTERPRETER, full_pipeline, spliced
+
+        try:
+            text = spliced(model, schedule)
+        except Exception as error:
+            raise SnippetFailure(Kind.COMPILE_ERROR, f"the model or the schedule does not parse: {error}") from None
+        compiled = self._compile(text, function, [INTERPRETER, full_pipeline(pipeline)], False)
+        compiled.info["source"] = model
+        return compiled
+
     def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True) -> Compiled:
         kind = frontend.front_end(module)
         text, own_signature = frontend.legalize(module, kind, self.name, function) if kind else (module, None)
@@ -170,7 +183,13 @@ def recorded(values: list[np.ndarray], specs: list[TypeSpec], what: str) -> list
 
 
 def prepare_for_llvm(module: Any) -> None:
-    """Rewrites that keep the LLVM lowering within what this build can do."""
+    """Between the pipeline's parts: drop a spent transform schedule, and rewrite what
+    this build's LLVM lowering cannot do."""
+    from mlir import ir
+
+    from .iteration import drop_schedule
+
+    drop_schedule(module, ir)
     widen_i1_accesses(module)
     truncate_through_f32(module)
     expand_absi(module)
