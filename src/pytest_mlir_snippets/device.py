@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .options import Settings
-from .protocol import Kind, Options, Request, Response
+from .protocol import EXECUTING, Kind, Options, Request, Response
 from .sandbox import Sandbox
 
 
@@ -42,7 +42,7 @@ class DeviceManager:
     def call(self, request: Request, timeout: float | None = None) -> Response:
         """Send ``request`` (opening the device first, if the worker has none open)."""
         timeout = self.settings.timeout if timeout is None else timeout
-        if request.op == "execute" and not self._device_is_open():
+        if request.op in EXECUTING and not self._device_is_open():
             opened = self._open(timeout)
             if not opened.ok:
                 opened.message = f"the device could not be opened: {opened.message}"

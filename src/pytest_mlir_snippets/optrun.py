@@ -63,8 +63,11 @@ class IterationItem(pytest.Item):
         else:
             self._correctness()
 
+    def _missing(self) -> list[str]:
+        return [name for name in WRITTEN_BY_THE_ENGINEER if not (self.folder / name).is_file()]
+
     def _request(self, op: str) -> Request:
-        missing = [name for name in WRITTEN_BY_THE_ENGINEER if not (self.folder / name).is_file()]
+        missing = self._missing()
         if missing:
             skip(f"contract not met: {', '.join(missing)} missing")
         manager = run_state(self.config).device_manager()
@@ -103,8 +106,7 @@ class IterationItem(pytest.Item):
             raise ItemFailure(response)
 
     def _contract(self) -> None:
-        problems = [f"{self.folder.name}/{name} is missing" for name in WRITTEN_BY_THE_ENGINEER
-                    if not (self.folder / name).is_file()]
+        problems = [f"{self.folder.name}/{name} is missing" for name in self._missing()]
         hypothesis = self.folder / "hypothesis.txt"
         if hypothesis.is_file() and not hypothesis.read_text().strip():
             problems.append(f"{self.folder.name}/hypothesis.txt is empty")

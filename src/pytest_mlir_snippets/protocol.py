@@ -51,9 +51,12 @@ class Options:
     device_id: int | None = None
 
 
+EXECUTING = ("execute", "iteration-execute")  # requests that run code on the device
+
+
 @dataclass
 class Request:
-    op: str  # "compile", "execute", "open", "probe", "close", "ping"
+    op: str  # "compile", "execute", "open", "probe", "close", "ping", "schedule", "iteration", ...
     module: str = ""  # the split module's text
     function: str = ""  # entry function symbol
     options: Options = field(default_factory=Options)

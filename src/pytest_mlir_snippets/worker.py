@@ -78,20 +78,22 @@ class Worker:
             except SnippetFailure as failure:
                 failure.info["stage"] = "compile"
                 raise
-            metrics, info = self.backend.execute(iteration, request.options, request.golden)
-            return Response(Kind.PASS, metrics=metrics, info=info)
+            return self._execute(iteration, request)
         compiled = self._compile(request)
         if op == "compile":
             return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir or None)
         if op == "execute":
-            try:
-                metrics, info = self.backend.execute(compiled, request.options, request.golden)
-            except SnippetFailure as failure:
-                failure.info.setdefault("stage", "execute")
-                self.backend.reset()  # the next item finds the device in a known state
-                raise
-            return Response(Kind.PASS, metrics=metrics, info=dict(_public(compiled.info), **info))
+            return self._execute(compiled, request)
         raise ValueError(f"unknown request {op!r}")
+
+    def _execute(self, compiled: Compiled, request: Request) -> Response:
+        try:
+            metrics, info = self.backend.execute(compiled, request.options, request.golden)
+        except SnippetFailure as failure:
+            failure.info.setdefault("stage", "execute")
+            self.backend.reset()  # the next item finds the device in a known state
+            raise
+        return Response(Kind.PASS, metrics=metrics, info=dict(_public(compiled.info), **info))
 
     def _compile(self, request: Request) -> Compiled:
         opts = request.options

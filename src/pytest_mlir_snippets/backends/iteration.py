@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol import Diagnostic, Kind, Response
+from ..protocol import Kind, Response
 from . import mlirtools
+from .base import SnippetFailure
 
 INTERPRETER = "builtin.module(transform-interpreter)"
 HOST_LOOPS = ("scf.for", "scf.parallel", "scf.forall", "affine.for", "affine.parallel", "memref.copy")
@@ -20,18 +21,24 @@ def full_pipeline(text: str) -> str:
     return f"builtin.module({text})" if text else "builtin.module()"
 
 
+def splice(ir: Any, model: str, schedule: str) -> Any:
+    """The payload with the schedule's named sequences in it, for the transform
+    interpreter (parsed in the current context)."""
+    payload = ir.Module.parse(model)
+    sequence = ir.Module.parse(schedule)
+    payload.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
+    insert = ir.InsertionPoint(payload.body)
+    for op in sequence.body.operations:
+        insert.insert(op.clone())
+    return payload
+
+
 def spliced(model: str, schedule: str) -> str:
-    """The payload with the schedule's named sequences in it, for the transform interpreter."""
+    """``splice`` as text, for a backend that parses it itself."""
     from mlir import ir
 
     with ir.Context(), ir.Location.unknown():
-        payload = ir.Module.parse(model)
-        sequence = ir.Module.parse(schedule)
-        payload.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
-        insert = ir.InsertionPoint(payload.body)
-        for op in sequence.body.operations:
-            insert.insert(op.clone())
-        text: str = payload.operation.get_asm(enable_debug_info=True)
+        text: str = splice(ir, model, schedule).operation.get_asm(enable_debug_info=True)
         return text
 
 
@@ -46,22 +53,19 @@ def drop_schedule(module: Any, ir: Any) -> None:
 def compile_iteration(model: str, schedule: str, pipeline: str, target: str) -> Response:
     from mlir import ir, passmanager
 
-    try:
-        text = spliced(model, schedule)
-    except Exception as error:
-        found = [mlirtools.to_diagnostic(d) for d in getattr(error, "error_diagnostics", None) or []]
-        return Response(Kind.COMPILE_ERROR, "the model or the schedule does not parse",
-                        found or [Diagnostic("error", str(error))])
     with ir.Context() as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
-        payload = ir.Module.parse(text)
+        try:
+            payload = splice(ir, model, schedule)
+        except Exception as error:
+            failure = diags.failure(Kind.COMPILE_ERROR, "the model or the schedule does not parse", error)
+            return Response(failure.kind, failure.message, failure.diagnostics)
         try:
             mlirtools.run_passes(payload, INTERPRETER, passmanager.PassManager.parse, diags, "the transform schedule")
             drop_schedule(payload, ir)
             mlirtools.run_passes(payload, full_pipeline(pipeline), passmanager.PassManager.parse, diags,
                                  "pass_pipeline.txt")
-        except Exception as failure:  # SnippetFailure from run_passes
-            return Response(getattr(failure, "kind", Kind.COMPILE_ERROR), str(failure),
-                            list(getattr(failure, "diagnostics", [])))
+        except SnippetFailure as failure:
+            return Response(failure.kind, failure.message, failure.diagnostics)
         return Response(Kind.PASS, ir=str(payload), info={"host_ops": host_ops(payload, ir)})
 
 
