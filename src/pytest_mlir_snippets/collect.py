@@ -148,11 +148,18 @@ class SnippetItem(pytest.Item):
             raise ItemFailure(self.response)
         manager = state.device_manager()
         timeout = item_timeout(self, state.settings)
+        try:
+            golden = load_recorded(self.path, fn.name, len(self.source.functions))
+            unreadable = None
+        except RecordedDataError as error:
+            golden, unreadable = None, error
+        recorded_inputs = {"inputs": golden["inputs"]} if golden else None  # compile may bake small int inputs
         if self.stage == "execute":
             # Alone (--lf, or xdist put the compile item elsewhere): compile first, so
             # a compile failure is the compile's, whatever the order of items.
             if self.snippet_id not in state.compiled:
-                compiled = manager.call(Request("compile", self.split.text, fn.name, manager.options()), timeout)
+                compiled = manager.call(Request("compile", self.split.text, fn.name, manager.options(),
+                                                recorded_inputs), timeout)
                 state.compiled[self.snippet_id] = compiled
             prior = state.compiled[self.snippet_id]
             if not prior.ok:
@@ -160,13 +167,11 @@ class SnippetItem(pytest.Item):
                 self.kind = Kind.UNSUPPORTED if prior.kind is Kind.UNSUPPORTED else None
                 skip(prior.message if prior.kind is Kind.UNSUPPORTED else
                      f"compile failed ({prior.kind.value}): {first_error(prior)}")
-        golden = None
-        if self.stage == "execute":
-            try:
-                golden = load_recorded(self.path, fn.name, len(self.source.functions))
-            except RecordedDataError as error:
+            if unreadable is not None:
                 self.kind = Kind.EXECUTE_ERROR
-                raise ItemFailure(Response(Kind.EXECUTE_ERROR, f"recorded golden data: {error}")) from None
+                raise ItemFailure(Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}"))
+        else:
+            golden = recorded_inputs
         response = manager.call(Request(self.stage, self.split.text, fn.name, manager.options(), golden), timeout)
         self.response = response
         if self.stage == "compile":
@@ -236,5 +241,6 @@ def properties(item: SnippetItem | FileErrorItem, skipped: bool) -> list[tuple[s
         shapes, dtypes = zip(*(shape_and_dtype(t) for t in inputs))
         props += [("mlir_inputs", inputs), ("mlir_input_shapes", "; ".join(shapes)),
                   ("mlir_input_dtypes", "; ".join(dtypes))]
-    props += [(f"mlir_{name}", response.info[name]) for name in ("reference", "outputs") if name in response.info]
+    props += [(f"mlir_{name}", response.info[name]) for name in ("reference", "outputs", "baked")
+              if name in response.info]
     return props

@@ -87,3 +87,13 @@ def buffer(spec: str, folder: Path) -> np.ndarray:
             raise RecordedDataError(f"{len(numbers)} inline value(s) for {type_part}")
         data = np.array(numbers)
     return np.array(data.astype(dtype).reshape(shape), order="C")
+
+
+SPECIALIZABLE_ELEMENTS = 64
+
+
+def specializable(inputs: list[np.ndarray]) -> dict[int, np.ndarray]:
+    """Recorded inputs a backend may bake into the function when it does not compile
+    as written: small integer or boolean tensors (axes, shapes, pads, indices)."""
+    return {i: np.asarray(v) for i, v in enumerate(inputs)
+            if np.asarray(v).dtype.kind in "iub" and np.asarray(v).size <= SPECIALIZABLE_ELEMENTS}

@@ -19,6 +19,7 @@ from .backends import Backend, Compiled, SnippetFailure, load_backend
 from .backends.iteration import compile_iteration
 from .backends.schedule import check_schedule
 from .protocol import Kind, Request, Response, read_message, write_message
+from .recorded import specializable
 
 CACHE_SIZE = 64
 
@@ -97,11 +98,13 @@ class Worker:
 
     def _compile(self, request: Request) -> Compiled:
         opts = request.options
-        key = (request.module, request.function, opts.target, opts.pipeline, opts.print_ir)
+        constants = specializable(request.golden["inputs"]) if request.golden else {}
+        key = (request.module, request.function, opts.target, opts.pipeline, opts.print_ir,
+               tuple((i, v.dtype.str, v.shape, v.tobytes()) for i, v in constants.items()))
         cached = self._compiled.get(key)
         if cached is None:
             try:
-                cached = self.backend.compile(request.module, request.function, opts)
+                cached = self.backend.compile(request.module, request.function, opts, constants)
             except SnippetFailure as failure:
                 failure.info["stage"] = "compile"
                 cached = failure
@@ -116,7 +119,7 @@ class Worker:
 
 
 def _public(info: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in info.items() if k != "source"}
+    return {k: v for k, v in info.items() if k not in ("source", "constants")}
 
 
 def main() -> int:

@@ -8,8 +8,11 @@ anything else that escapes is a bug in the backend and is shown as one.
 from __future__ import annotations
 
 import abc
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from ..protocol import Diagnostic, Kind, Options
 
@@ -48,8 +51,14 @@ class Backend(abc.ABC):
         return None
 
     @abc.abstractmethod
-    def compile(self, module: str, function: str, options: Options) -> Compiled:
-        """Compile the split module; raise SnippetFailure(COMPILE_ERROR or UNSUPPORTED)."""
+    def compile(self, module: str, function: str, options: Options,
+                constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
+        """Compile the split module; raise SnippetFailure(COMPILE_ERROR or UNSUPPORTED).
+
+        ``constants``: the recorded values of small integer inputs, when the snippet
+        has recorded data. A backend may bake them in when the function does not
+        compile as written (then ``info["baked"]`` says which), never otherwise.
+        """
 
     @abc.abstractmethod
     def execute(self, compiled: Compiled, options: Options,

@@ -7,6 +7,7 @@ vectorization), run on the same inputs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -22,17 +23,19 @@ FRONT = "func.func(tosa-to-linalg-named, tosa-to-linalg, tosa-to-arith, tosa-to-
 OPTIMIZE = "func.func(convert-elementwise-to-linalg, linalg-fuse-elementwise-ops), canonicalize, cse"
 PLAIN = "func.func(convert-elementwise-to-linalg)"
 BUFFERIZE = (
-    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},"
+    "one-shot-bufferize{allow-return-allocs-from-loops bufferize-function-boundaries"
+    " function-boundary-type-conversion=identity-layout-map},"
     " canonicalize, buffer-deallocation-pipeline, convert-bufferization-to-memref"
 )
 TO_LOOPS = "func.func(convert-linalg-to-loops)"
 TO_LLVM = (
     "convert-vector-to-scf, convert-scf-to-cf, expand-strided-metadata, lower-affine,"
     " convert-vector-to-llvm, finalize-memref-to-llvm,"
-    " func.func(math-expand-ops{ops=rsqrt}), convert-math-to-funcs, convert-math-to-libm, convert-math-to-llvm,"
+    " convert-complex-to-standard, func.func(math-expand-ops{ops=rsqrt}), convert-math-to-funcs,"
+    " convert-math-to-libm, convert-math-to-llvm,"
     " func.func(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, arith-expand{include-bf16=true}),"
     " convert-arith-to-llvm, convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm,"
-    " convert-ub-to-llvm, reconcile-unrealized-casts"
+    " convert-complex-to-llvm, convert-ub-to-llvm, reconcile-unrealized-casts"
 )
 
 
@@ -56,9 +59,10 @@ class CpuBackend(Backend):
         self._reference: dict[tuple[str, str], Compiled] = {}
 
     # ------------------------------------------------------------------ compile
-    def compile(self, module: str, function: str, options: Options) -> Compiled:
+    def compile(self, module: str, function: str, options: Options,
+                constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
         pipeline = [options.pipeline] if options.pipeline else default_pipeline()
-        return self._compile(module, function, pipeline, options.print_ir)
+        return self._compile(module, function, pipeline, options.print_ir, constants)
 
     def compile_iteration(self, model: str, schedule: str, pipeline: str, function: str) -> Compiled:
         """An optimization-run iteration, ready to run: schedule, then ``pass_pipeline.txt``
@@ -73,9 +77,11 @@ class CpuBackend(Backend):
         compiled.info["source"] = model
         return compiled
 
-    def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True) -> Compiled:
+    def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True,
+                 constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
         kind = frontend.front_end(module)
-        text, own_signature = frontend.legalize(module, kind, self.name, function) if kind else (module, None)
+        text, own_signature, baked = (frontend.legalize(module, kind, self.name, function, constants) if kind
+                                      else (module, None, ""))
         ir = self.ir
         with ir.Context() as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, self.name) as diags:
             ctx.allow_unregistered_dialects = True
@@ -104,9 +110,11 @@ class CpuBackend(Backend):
                 raise SnippetFailure(Kind.COMPILE_ERROR, f"@{function} does not link: an external symbol it "
                                      "needs is missing (see the JIT session error below)")
             final = str(parsed) if keep_ir else ""
-        return Compiled(final, function, (args, results), engine,
-                        {"source": module, "front_end": kind or "upstream", "inputs": [str(s) for s in args],
-                         "outputs": [str(s) for s in results]})
+        info: dict[str, Any] = {"source": module, "front_end": kind or "upstream", "inputs": [str(s) for s in args],
+                                "outputs": [str(s) for s in results]}
+        if baked:
+            info.update(baked=baked, constants=dict(constants or {}))
+        return Compiled(final, function, (args, results), engine, info)
 
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,
@@ -153,8 +161,8 @@ class CpuBackend(Backend):
         key = (source, compiled.function)
         if key not in self._reference:
             try:
-                self._reference[key] = self._compile(source, compiled.function,
-                                                        default_pipeline(plain=True), False)
+                self._reference[key] = self._compile(source, compiled.function, default_pipeline(plain=True),
+                                                     False, compiled.info.get("constants"))
             except SnippetFailure as failure:
                 raise SnippetFailure(Kind.EXECUTE_ERROR, "the reference (plain lowering) does not compile: "
                                      + failure.message, failure.diagnostics) from None
@@ -175,11 +183,18 @@ def recorded(values: list[np.ndarray], specs: list[TypeSpec], what: str) -> list
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"recorded {what} #{i} is {value.dtype}, "
                                  f"the function's is {spec}")
         shape_ok = len(spec.shape) == value.ndim and all(d in (None, n) for d, n in zip(spec.shape, value.shape))
+        if not shape_ok and None not in spec.shape and _squeezed(spec.shape) == _squeezed(value.shape):
+            # 1x2 recorded for tensor<2>: they differ in unit dims only
+            value, shape_ok = value.reshape([d or 1 for d in spec.shape]), True
         if not shape_ok:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"recorded {what} #{i} has shape {value.shape}, "
                                  f"the function's is {spec}")
         checked.append(np.array(value.view(spec.dtype), order="C"))
     return checked
+
+
+def _squeezed(shape: tuple[int | None, ...]) -> tuple[int | None, ...]:
+    return tuple(d for d in shape if d != 1)
 
 
 def prepare_for_llvm(module: Any) -> None:

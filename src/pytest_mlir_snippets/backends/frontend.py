@@ -7,8 +7,12 @@ TOSA, linalg, tensor, arith and math need nothing here.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 from typing import Any
+
+import numpy as np
 
 from ..inputs import UnsupportedType
 from ..protocol import Diagnostic, Kind
@@ -70,13 +74,40 @@ def _torch_mlir_context() -> Any:
     return ctx
 
 
-def legalize(module_text: str, kind: str, target: str, function: str) -> tuple[str, Any]:
+def legalize(module_text: str, kind: str, target: str, function: str,
+             constants: Mapping[int, np.ndarray] | None = None) -> tuple[str, Any, str]:
     """Parse with torch-mlir, lower ``kind`` to linalg on tensors.
 
-    Returns the text, and for StableHLO the entry's signature in its own types
-    (unsigned integers stay unsigned there, and signless after legalization).
+    Returns the text, for StableHLO the entry's signature in its own types
+    (unsigned integers stay unsigned there, and signless after legalization), and
+    what was baked in: a torch function that does not lower as written (axes,
+    shapes or pads given as inputs) is lowered again with ``constants``, the
+    recorded values of its small integer inputs, as literals; the inputs stay
+    in the signature, unused.
     """
     pipelines = (STABLEHLO_PIPELINE,) if kind == "stablehlo" else TORCH_PIPELINES
+    try:
+        text, signature = _first_that_lowers(module_text, kind, target, function, pipelines)
+        return text, signature, ""
+    except SnippetFailure as failure:
+        if kind != "torch" or not constants or failure.kind is not Kind.COMPILE_ERROR:
+            raise
+        as_written = failure
+    try:
+        specialized, baked = _bake_inputs(module_text, function, constants)
+    except Exception:
+        raise as_written from None
+    if not baked:
+        raise as_written
+    try:
+        text, signature = _first_that_lowers(specialized, kind, target, function, pipelines)
+    except SnippetFailure:
+        raise as_written from None  # the snippet's own failure says more than the retry's
+    return text, signature, baked
+
+
+def _first_that_lowers(module_text: str, kind: str, target: str, function: str,
+                       pipelines: tuple[str, ...]) -> tuple[str, Any]:
     for attempt, pipeline in enumerate(pipelines, 1):
         try:
             return _legalize_with(module_text, kind, target, function, pipeline)
@@ -84,6 +115,37 @@ def legalize(module_text: str, kind: str, target: str, function: str) -> tuple[s
             if attempt == len(pipelines) or failure.kind is not Kind.COMPILE_ERROR:
                 raise
     raise AssertionError("unreachable")
+
+
+_VTENSOR = re.compile(r"^!torch\.vtensor<\[([\d,]*)\],((?:s|u)?i\d+)>$")
+
+
+def _bake_inputs(module_text: str, function: str, constants: Mapping[int, np.ndarray]) -> tuple[str, str]:
+    """The module with each statically shaped integer argument in ``constants``
+    replaced by a ``torch.vtensor.literal`` of its value, and a line saying which."""
+    ctx = _torch_mlir_context()
+    tir = _torch_mlir["ir"]
+    baked = []
+    with ctx, tir.Location.unknown():
+        module = tir.Module.parse(module_text)
+        block = mlirtools.find_function(module, function).regions[0].blocks[0]
+        for index, value in sorted(constants.items()):
+            if index >= len(block.arguments):
+                continue
+            arg = block.arguments[index]
+            m = _VTENSOR.match(str(arg.type))
+            shape = tuple(int(d) for d in m.group(1).split(",") if d) if m else None
+            if m is None or shape != value.shape:
+                continue
+            element = m.group(2)
+            data = json.dumps(value.astype(bool if element == "i1" else np.int64).tolist())
+            dims = "".join(f"{d}x" for d in shape)
+            attr = tir.Attribute.parse(f"dense<{data}> : tensor<{dims}{element}>")
+            with tir.InsertionPoint.at_block_begin(block):
+                literal = tir.Operation.create("torch.vtensor.literal", results=[arg.type], attributes={"value": attr})
+            arg.replace_all_uses_with(literal.results[0])
+            baked.append(f"input #{index} = {data}")
+        return module.operation.get_asm(enable_debug_info=True), "; ".join(baked)
 
 
 def _legalize_with(module_text: str, kind: str, target: str, function: str, pipeline: str) -> tuple[str, Any]:
