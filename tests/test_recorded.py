@@ -58,6 +58,54 @@ def test_iree_tests_run_against_their_recorded_outputs(pytester: pytest.Pytester
         assert item["mlir_reference"] == "recorded outputs (run_module_io_flags.txt)"
 
 
+REDUCE_SUM = """module {
+  func.func @reduce(%arg0: !torch.vtensor<[3,2,2],f32>, %arg1: !torch.vtensor<[1],si64>) -> !torch.vtensor<[3,2],f32>
+      attributes {torch.onnx_meta.ir_version = 7 : si64, torch.onnx_meta.opset_version = 17 : si64} {
+    %0 = torch.operator "onnx.ReduceSum"(%arg0, %arg1) {torch.onnx.keepdims = 0 : si64}
+        : (!torch.vtensor<[3,2,2],f32>, !torch.vtensor<[1],si64>) -> !torch.vtensor<[3,2],f32>
+    return %0 : !torch.vtensor<[3,2],f32>
+  }
+}
+"""
+
+
+def test_axes_given_as_inputs_are_baked_from_the_recorded_data(pytester: pytest.Pytester, run_items) -> None:
+    """ONNX tests give axes as inputs; torch-mlir needs them constant. With recorded
+    data the value is baked in and the report says so; without, MLIR's error stays."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 2, 2)
+    for folder, axis in (("axis2", 2), ("axis1", 1)):
+        (pytester.path / folder).mkdir()
+        (pytester.path / folder / "model.mlir").write_text(REDUCE_SUM)
+        np.save(pytester.path / folder / "x.npy", x)  # unrelated files are ignored
+        np.savez(pytester.path / folder / "model.reduce.npz", input_0=x, input_1=np.array([axis]),
+                 output_0=x.sum(axis=axis) + (axis == 1))  # axis 1: a wrong expected output
+    (pytester.path / "plain").mkdir()
+    (pytester.path / "plain" / "model.mlir").write_text(REDUCE_SUM)
+    result, _ = run_items("-rA")
+    lines = result.stdout.str()
+    assert "PASSED axis2/model.mlir::reduce[execute]" in lines, lines[-3000:]
+    assert "FAILED axis1/model.mlir::reduce[execute]" in lines  # baking does not make a wrong answer pass
+    assert "FAILED plain/model.mlir::reduce[compile]" in lines
+    plain = (pytester.path / "plain" / "model-run-report.txt").read_text()
+    assert "failed to legalize operation 'torch.aten.sum.dim_IntList'" in plain and "baked:" not in plain, plain
+    report = (pytester.path / "axis2" / "model-run-report.txt").read_text()
+    assert "baked: input #1 = [2]" in report, report
+
+
+LOSSES = ["test_nllloss_NCd1d2", "test_sce_mean_weight", "test_sce_NCd1d2d3d4d5_none_no_weight"]
+
+
+def test_losses_over_more_than_two_dims_and_weighted_means(pytester: pytest.Pytester, run_items,
+                                                           copy_into, corpus: Path) -> None:
+    """torch-mlir lowers nll/cross-entropy over 2-D inputs only, and its weighted-mean
+    cross-entropy divides by an integer sum of weights; our rewrite matches ONNX's outputs."""
+    for name in LOSSES:
+        copy_into(corpus / "iree-onnx-ops" / name)
+    result, props = run_items()
+    for name in LOSSES:
+        assert props[f"model.mlir::{name}[execute]"]["mlir_kind"] == "pass", result.stdout.str()[-3000:]
+
+
 @pytest.mark.slow
 def test_conformance_doc_matches_a_fresh_run(tmp_path: Path, corpus: Path) -> None:
     out = tmp_path / "conformance.md"

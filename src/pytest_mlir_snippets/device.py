@@ -36,8 +36,8 @@ class DeviceManager:
     def options(self) -> Options:
         s = self.settings
         return Options(target=s.target, pipeline=s.pipeline, seed=s.seed, dynamic_dim=s.dynamic_dim,
-                       atol=s.atol, rtol=s.rtol, pcc=s.pcc, print_ir=s.print_ir or s.save_artifacts,
-                       device_id=self.device_id)
+                       opt_level=s.opt_level, atol=s.atol, rtol=s.rtol, pcc=s.pcc,
+                       print_ir=s.print_ir or s.save_artifacts, device_id=self.device_id)
 
     def call(self, request: Request, timeout: float | None = None) -> Response:
         """Send ``request`` (opening the device first, if the worker has none open)."""

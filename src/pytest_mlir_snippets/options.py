@@ -34,6 +34,9 @@ def add_options(parser: pytest.Parser) -> None:
     option("--mlir-save-artifacts", action="store_true", default=False,
            help="keep the compiled IR under --mlir-output-root")
     option("--mlir-print-ir", action="store_true", default=False, help="print the compiled IR of each snippet")
+    option("--mlir-opt-level", "mlir_opt_level", type=int, choices=range(4), default=None,
+           help="LLVM optimization level of the JIT for snippet items (default 0: the items check MLIR's "
+                "lowering, and -O0 code generation is a third faster; optimization runs use 3)")
     option("--mlir-seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     option("--mlir-dynamic-dim", type=int, default=4, help="size given to dynamic dimensions (default 4)")
     option("--mlir-atol", "mlir_atol", type=float, default=None,
@@ -95,6 +98,7 @@ class Settings:
     print_ir: bool = False
     seed: int = 0
     dynamic_dim: int = 4
+    opt_level: int = 0
     atol: float | None = None
     rtol: float | None = None
     pcc: float = 0.99
@@ -133,6 +137,7 @@ class Settings:
             print_ir=bool(config.getoption("mlir_print_ir")),
             seed=int(config.getoption("mlir_seed")),
             dynamic_dim=int(config.getoption("mlir_dynamic_dim")),
+            opt_level=int(str(pick("mlir_opt_level", "mlir_opt_level", 0, int))),
             atol=pick("mlir_atol", "mlir_atol", None, float),  # type: ignore[arg-type]
             rtol=pick("mlir_rtol", "mlir_rtol", None, float),  # type: ignore[arg-type]
             pcc=float(pick("mlir_pcc", "mlir_pcc", 0.99, float)),  # type: ignore[arg-type]

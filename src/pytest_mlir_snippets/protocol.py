@@ -44,6 +44,7 @@ class Options:
     pipeline: str | None = None
     seed: int = 0
     dynamic_dim: int = 4
+    opt_level: int = 0  # LLVM's, for the JIT
     atol: float | None = None  # None: by element type (golden.DEFAULT_TOLERANCE)
     rtol: float | None = None
     pcc: float = 0.99

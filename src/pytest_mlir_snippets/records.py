@@ -52,6 +52,7 @@ class ItemRecord:
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     reference: str = ""
+    baked: str = ""  # recorded inputs compiled in as constants (see Backend.compile)
     expected: str = ""  # the expectation this item was held to, if any
     worker: str = ""
     signature: str = ""
@@ -105,7 +106,8 @@ class ItemRecord:
             details=_XDIST_HEADER.sub("", report.longreprtext) if report.failed else "",
             metrics={m: float(str(props[f"mlir_{m}"])) for m in METRICS if f"mlir_{m}" in props},
             inputs=_as_list(props.get("mlir_inputs")), outputs=_as_list(props.get("mlir_outputs")),
-            reference=str(props.get("mlir_reference", "")), expected=str(props.get("mlir_expected", "")),
+            reference=str(props.get("mlir_reference", "")), baked=str(props.get("mlir_baked", "")),
+            expected=str(props.get("mlir_expected", "")),
             worker=lost.group(1) if lost else str(props.get("mlir_worker", "")),
         )
         if record.failed:

@@ -55,6 +55,8 @@ def _failure_lines(number: int, record: ItemRecord) -> list[str]:
     if record.message:
         lines += [f"   {line}" for line in record.message.splitlines()]
     lines += [f"   {line}" for line in record.diagnostics]
+    if record.baked:
+        lines.append(f"   baked: {record.baked}")
     if record.metrics:
         lines.append("   metrics: " + ", ".join(f"{k}={v:.6g}" for k, v in sorted(record.metrics.items())))
     if record.worker:
@@ -98,6 +100,11 @@ def render_file_report(path: Path, functions: list[tuple[str, int]], records: li
         lines.append(f"{uid:{width}}  {line or '':>5}  {compile_.label if compile_ else NOT_RUN:26}  "
                      f"{execute.label if execute else NOT_RUN:26}  {_metric(execute, 'max_abs_err'):>11}  "
                      f"{_metric(execute, 'pcc'):>8}")
+    baked = {r.function: r.baked for r in _ordered(records, rows) if r.baked}
+    if baked:
+        lines += ["", "compiled with recorded inputs baked in as constants (the function does not lower with "
+                  "them as inputs):"]
+        lines += [f"  {uid}: baked: {values}" for uid, values in baked.items()]
     failures = [r for r in _ordered(records, rows) if r.failed]
     lines += ["", f"failures: {len(failures)}"]
     for number, record in enumerate(failures, 1):

@@ -99,7 +99,7 @@ class Worker:
     def _compile(self, request: Request) -> Compiled:
         opts = request.options
         constants = specializable(request.golden["inputs"]) if request.golden else {}
-        key = (request.module, request.function, opts.target, opts.pipeline, opts.print_ir,
+        key = (request.module, request.function, opts.target, opts.pipeline, opts.print_ir, opts.opt_level,
                tuple((i, v.dtype.str, v.shape, v.tobytes()) for i, v in constants.items()))
         cached = self._compiled.get(key)
         if cached is None:

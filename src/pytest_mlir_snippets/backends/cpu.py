@@ -62,7 +62,7 @@ class CpuBackend(Backend):
     def compile(self, module: str, function: str, options: Options,
                 constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
         pipeline = [options.pipeline] if options.pipeline else default_pipeline()
-        return self._compile(module, function, pipeline, options.print_ir, constants)
+        return self._compile(module, function, pipeline, options.print_ir, constants, options.opt_level)
 
     def compile_iteration(self, model: str, schedule: str, pipeline: str, function: str) -> Compiled:
         """An optimization-run iteration, ready to run: schedule, then ``pass_pipeline.txt``
@@ -78,7 +78,7 @@ class CpuBackend(Backend):
         return compiled
 
     def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True,
-                 constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
+                 constants: Mapping[int, np.ndarray] | None = None, opt_level: int = 3) -> Compiled:
         kind = frontend.front_end(module)
         text, own_signature, baked = (frontend.legalize(module, kind, self.name, function, constants) if kind
                                       else (module, None, ""))
@@ -101,7 +101,7 @@ class CpuBackend(Backend):
                     prepare_for_llvm(parsed)
                 mlirtools.run_passes(parsed, part, self.passmanager.PassManager.parse, diags, "lowering")
             try:
-                engine = self.engine_type(parsed, opt_level=2)
+                engine = self.engine_type(parsed, opt_level=opt_level)
                 jit.link_runtime(engine)
                 resolved = engine.raw_lookup("_mlir_ciface_" + function)
             except Exception as error:
@@ -162,7 +162,7 @@ class CpuBackend(Backend):
         if key not in self._reference:
             try:
                 self._reference[key] = self._compile(source, compiled.function, default_pipeline(plain=True),
-                                                     False, compiled.info.get("constants"))
+                                                     False, compiled.info.get("constants"), opt_level=0)
             except SnippetFailure as failure:
                 raise SnippetFailure(Kind.EXECUTE_ERROR, "the reference (plain lowering) does not compile: "
                                      + failure.message, failure.diagnostics) from None

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..inputs import UnsupportedType
 from ..protocol import Diagnostic, Kind
-from . import mlirtools
+from . import mlirtools, torch_rewrites
 from .base import SnippetFailure
 
 STABLEHLO_PIPELINE = (
@@ -33,12 +33,13 @@ TORCH_TO_LINALG = (
     " func.func(memref-expand, canonicalize, resolve-shaped-type-result-dims, cse),"
     " torch-func-backend-type-conversion, func.func(canonicalize, torch-finalizing-backend-type-conversion)"
 )
-# Tried in order: the direct route (an ONNX import already has value semantics and
-# static types, ~15 ms) and, when it fails, the full backend contract (~150 ms).
+ONNX_TO_TORCH = "builtin.module(func.func(convert-torch-onnx-to-torch))"
+# After ONNX_TO_TORCH and ``torch_rewrites``, tried in order: the direct route (an
+# ONNX import already has value semantics and static types, ~15 ms) and, when it
+# fails, the full backend contract (~150 ms).
 TORCH_PIPELINES = (
-    f"builtin.module(func.func(convert-torch-onnx-to-torch, torch-decompose-complex-ops), {TORCH_TO_LINALG})",
-    "builtin.module(func.func(convert-torch-onnx-to-torch), torch-lower-to-backend-contract,"
-    f" func.func(cse, canonicalize), {TORCH_TO_LINALG})",
+    f"builtin.module(func.func(torch-decompose-complex-ops), {TORCH_TO_LINALG})",
+    f"builtin.module(torch-lower-to-backend-contract, func.func(cse, canonicalize), {TORCH_TO_LINALG})",
 )
 TM_TENSOR_TO_LOOPS = "builtin.module(func.func(tm-tensor-bufferize, tm-tensor-to-loops))"
 _USES = {
@@ -162,6 +163,9 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
                 signature = mlirtools.signature(mlirtools.find_function(module, function), tir.ShapedType)
             except UnsupportedType as error:
                 raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
+        if kind == "torch":
+            mlirtools.run_passes(module, ONNX_TO_TORCH, tpm.PassManager.parse, diags, "ONNX import")
+            torch_rewrites.flatten_losses(module, tir)
         mlirtools.run_passes(module, pipeline, tpm.PassManager.parse, diags, f"{kind} legalization")
         if "tm_tensor." in str(module):  # sort, scatter, top-k: TMTensor ops, which only torch-mlir lowers
             mlirtools.run_passes(module, TM_TENSOR_TO_LOOPS, tpm.PassManager.parse, diags, "TMTensor lowering")
