@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
+
+CLI = str(Path(sys.executable).with_name("mlir-snippets"))  # the venv's, PATH or not
 
 GOOD = """func.func @add_0(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %a, %b : tensor<4xf32>
@@ -136,7 +139,7 @@ def test_json_junit_and_rebuilt_reports(pytester: pytest.Pytester, run_items) ->
     before = reports_of(pytester.path)
     for path in pytester.path.rglob("*report*.txt"):
         path.unlink()
-    rebuilt = pytester.run("mlir-snippets", "report", str(pytester.path / "run.json"))
+    rebuilt = pytester.run(CLI, "report", str(pytester.path / "run.json"))
     assert rebuilt.ret == 1
     rebuilt.stdout.fnmatch_lines(["items per outcome: compile-error 2, crash 1, pass 5, skip 2",
                                   "3 snippet(s) failed across 2 file(s)"])
@@ -148,7 +151,7 @@ def test_shards_merge_into_one_report(pytester: pytest.Pytester) -> None:
     pytester.runpytest("-p", "no:cacheprovider", "--mlir-json=a.json", "ops")
     pytester.runpytest("-p", "no:cacheprovider", "--mlir-json=b.json", "more")
     out = pytester.path / "merged"
-    result = pytester.run("mlir-snippets", "report", "a.json", "b.json", "--out", str(out), "--json", "all.json")
+    result = pytester.run(CLI, "report", "a.json", "b.json", "--out", str(out), "--json", "all.json")
     result.stdout.fnmatch_lines(["3 snippet(s) failed across 2 file(s)"])
     assert sorted(reports_of(out)) == ["mlir-snippets-combined-report.txt", "more/other-run-report.txt",
                                        "ops/ops-run-report.txt"]

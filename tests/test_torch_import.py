@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+
+CLI = str(Path(sys.executable).with_name("mlir-snippets"))  # the venv's, PATH or not
 
 MODEL = """
 import torch
@@ -28,7 +31,7 @@ def make():
 @pytest.mark.slow
 def test_import_torch_then_check_the_lowering_against_pytorch(pytester: pytest.Pytester, run_items) -> None:
     pytester.makepyfile(mlp=MODEL)
-    result = pytester.run("mlir-snippets", "import-torch", "mlp.py:make", "run")
+    result = pytester.run(CLI, "import-torch", "mlp.py:make", "run")
     assert result.ret == 0, result.stderr.str()
     run = pytester.path / "run"
     assert sorted(p.name for p in run.iterdir()) == ["model_linalg.forward.npz", "model_linalg.mlir", "reference.py",
@@ -46,7 +49,7 @@ def test_import_torch_then_check_the_lowering_against_pytorch(pytester: pytest.P
 
 
 def test_import_torch_bad_target(pytester: pytest.Pytester) -> None:
-    result = pytester.run("mlir-snippets", "import-torch", "no_colon_here", "out")
+    result = pytester.run(CLI, "import-torch", "no_colon_here", "out")
     assert result.ret == 2
     result.stderr.fnmatch_lines(["*expected MODULE:FACTORY, got 'no_colon_here'*"])
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-TARGETS = ("cpu",)  # grows as backends land: cuda, ttmetal, ttnn
+TARGETS = ("cpu", "cuda")  # grows as backends land: ttmetal, ttnn
 GROUP = "mlir"
 
 

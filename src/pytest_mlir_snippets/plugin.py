@@ -12,6 +12,7 @@ from .collect import FileErrorItem, SnippetFile, SnippetItem, is_snippet_file, p
 from .expectations import Expectations, ExpectationsError, judge
 from .optrun import OptimizationRun, is_run_model
 from .recorder import Recorder
+from .runreport import RunReports
 from .state import STATE, RunState, run_state
 
 
@@ -37,6 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--mlir-update-expectations needs --mlir-expectations FILE")
     config.stash[STATE] = state
     config.pluginmanager.register(Recorder(state, config), "mlir-snippets-recorder")
+    config.pluginmanager.register(RunReports(config), "mlir-snippets-run-reports")
     if config.pluginmanager.hasplugin("html"):
         from .htmlreport import HtmlColumns
 

@@ -50,9 +50,11 @@ class Options:
     pcc: float = 0.99
     print_ir: bool = False
     device_id: int | None = None
+    bench_warmup: int = 5  # benchmark items: untimed calls first
+    bench_time: float = 1.0  # then timed calls for at least this many seconds
 
 
-EXECUTING = ("execute", "iteration-execute")  # requests that run code on the device
+EXECUTING = ("execute", "iteration-execute", "iteration-benchmark")  # requests that run code on the device
 
 
 @dataclass

@@ -9,6 +9,7 @@ items lost with a crashed xdist worker included.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Generator
 from pathlib import Path
@@ -24,8 +25,12 @@ from .state import RunState
 SNIPPET_SUFFIXES = ("[compile]", "[execute]", "::<file>")
 
 
+_RUN_ITEM = re.compile(r"model_linalg\.mlir::(?:v\d+|pytorch|run)\[\w+\]$")
+
+
 def is_snippet_node(nodeid: str) -> bool:
-    return nodeid.endswith(SNIPPET_SUFFIXES) and ".mlir::" in nodeid
+    """A snippet item's node id (an optimization run's items are not: runreport has them)."""
+    return nodeid.endswith(SNIPPET_SUFFIXES) and ".mlir::" in nodeid and not _RUN_ITEM.search(nodeid)
 
 
 def functions_of(path: Path) -> list[tuple[str, int]]:

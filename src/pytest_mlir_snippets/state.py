@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,22 +22,24 @@ class RunState:
     config: pytest.Config
     expectations: Expectations | None = None
     compiled: dict[str, Response] = field(default_factory=dict)  # snippet id -> compile response
-    manager: DeviceManager | None = None
+    managers: dict[str, DeviceManager] = field(default_factory=dict)
 
-    def device_manager(self) -> DeviceManager:
-        if self.manager is None:
+    def device_manager(self, target: str | None = None) -> DeviceManager:
+        """The sandbox and device of ``target`` (default: --mlir-target); an optimization
+        run may name its own target, so a session can hold one per target."""
+        target = target or self.settings.target
+        if target not in self.managers:
             hook = self.config.hook
 
             def opened(device_id: int | None, info: dict[str, Any]) -> None:
-                hook.pytest_mlir_device_opened(config=self.config, target=self.settings.target,
-                                               device_id=device_id, info=info)
+                hook.pytest_mlir_device_opened(config=self.config, target=target, device_id=device_id, info=info)
 
-            self.manager = DeviceManager(self.settings, opened)
-        return self.manager
+            self.managers[target] = DeviceManager(replace(self.settings, target=target), opened)
+        return self.managers[target]
 
     def close(self) -> None:
-        if self.manager is not None:
-            self.manager.close()
+        for manager in self.managers.values():
+            manager.close()
 
 
 STATE = pytest.StashKey[RunState]()

@@ -2,7 +2,8 @@
 ``model_linalg.mlir`` (through torch-mlir's ``fx.export_and_import``,
 linalg-on-tensors), with what it takes to check it against PyTorch:
 
-- ``reference.py``: rebuilds the model (same weights) and its inputs;
+- ``reference.py``: rebuilds the model (same weights) and its inputs (a ``.py``
+  source is copied beside it as ``reference_model.py``);
 - ``reference_state.pt``: the weights and the example inputs;
 - ``model_linalg.<func>.npz``: the inputs and PyTorch's outputs, so that
   ``pytest OUTDIR/model_linalg.mlir`` checks the cpu lowering against eager PyTorch.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +36,7 @@ def load():
     import importlib.util
 
     if SOURCE.endswith(".py"):
-        spec = importlib.util.spec_from_file_location("reference_source", SOURCE)
+        spec = importlib.util.spec_from_file_location("reference_source", Path(__file__).with_name(SOURCE))
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     else:
@@ -80,6 +82,11 @@ def import_torch(target: str, outdir: Path, func_name: str = "forward") -> Path:
     mlir_path = outdir / "model_linalg.mlir"
     mlir_path.write_text(str(exported))
     torch.save({"weights": model.state_dict(), "inputs": list(inputs)}, outdir / "reference_state.pt")
+    if source.endswith(".py"):  # a copy beside reference.py: the run folder stands alone
+        copy = outdir / "reference_model.py"
+        if Path(source).resolve() != copy.resolve():
+            shutil.copyfile(source, copy)
+        source = copy.name
     (outdir / "reference.py").write_text(REFERENCE.format(source=source, factory=factory_name))
     results = outputs if isinstance(outputs, tuple | list) else (outputs,)
     arrays = {f"input_{i}": t.detach().numpy() for i, t in enumerate(inputs)}

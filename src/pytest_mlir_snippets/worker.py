@@ -13,6 +13,7 @@ import sys
 import time
 import traceback
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from .backends import Backend, Compiled, SnippetFailure, load_backend
@@ -69,16 +70,14 @@ class Worker:
         if op == "iteration":
             attached = request.attachments
             return compile_iteration(request.module, attached["schedule"], attached["pipeline"], self.target)
-        if op == "iteration-execute":
-            attached = request.attachments
-            compile_with = getattr(self.backend, "compile_iteration", None)
-            if compile_with is None:
-                raise SnippetFailure(Kind.UNSUPPORTED, f"optimization runs are not run on target {self.target} yet")
-            try:
-                iteration = compile_with(request.module, attached["schedule"], attached["pipeline"], request.function)
-            except SnippetFailure as failure:
-                failure.info["stage"] = "compile"
-                raise
+        if op == "pytorch-benchmark":
+            from .backends.pytorch_ref import benchmark_reference
+
+            return benchmark_reference(request.attachments["reference"], request.options)
+        if op in ("iteration-execute", "iteration-benchmark"):
+            iteration = self._compile_iteration(request)
+            if op == "iteration-benchmark":
+                return Response(Kind.PASS, metrics=self.backend.benchmark(iteration, request.options, request.golden))
             return self._execute(iteration, request)
         compiled = self._compile(request)
         if op == "compile":
@@ -96,15 +95,28 @@ class Worker:
             raise
         return Response(Kind.PASS, metrics=metrics, info=dict(_public(compiled.info), **info))
 
+    def _compile_iteration(self, request: Request) -> Compiled:
+        """An optimization-run iteration, compiled once per worker for correctness and benchmark."""
+        attached = request.attachments
+        key = ("iteration", request.module, attached["schedule"], attached["pipeline"], request.function)
+        compile_with = getattr(self.backend, "compile_iteration", None)
+        if compile_with is None:
+            raise SnippetFailure(Kind.UNSUPPORTED, f"optimization runs are not run on target {self.target} yet")
+        return self._cached(key, lambda: compile_with(request.module, attached["schedule"], attached["pipeline"],
+                                                      request.function))
+
     def _compile(self, request: Request) -> Compiled:
         opts = request.options
         constants = specializable(request.golden["inputs"]) if request.golden else {}
         key = (request.module, request.function, opts.target, opts.pipeline, opts.print_ir, opts.opt_level,
                tuple((i, v.dtype.str, v.shape, v.tobytes()) for i, v in constants.items()))
+        return self._cached(key, lambda: self.backend.compile(request.module, request.function, opts, constants))
+
+    def _cached(self, key: tuple[Any, ...], compile_: Callable[[], Compiled]) -> Compiled:
         cached = self._compiled.get(key)
         if cached is None:
             try:
-                cached = self.backend.compile(request.module, request.function, opts, constants)
+                cached = compile_()
             except SnippetFailure as failure:
                 failure.info["stage"] = "compile"
                 cached = failure

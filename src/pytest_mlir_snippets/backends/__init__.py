@@ -13,6 +13,7 @@ from .base import Backend, Compiled, SnippetFailure
 # target name -> "module:Class" relative to this package
 TARGETS: dict[str, str] = {
     "cpu": "cpu:CpuBackend",
+    "cuda": "cuda:CudaBackend",
 }
 
 

@@ -65,6 +65,10 @@ class Backend(abc.ABC):
                 golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
         """Run and check against the reference; return (metrics, info) or raise."""
 
+    def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
+        """Time ``compiled`` (``benchstats.measure``); return its statistics."""
+        raise SnippetFailure(Kind.UNSUPPORTED, f"benchmarks are not run on target {self.name}")
+
     # Device lifecycle: the defaults suit a target whose device is the host.
     def open_device(self, device_id: int | None) -> dict[str, Any]:
         """Open the device; return a description of it."""

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import benchstats
 from .. import golden as goldens
 from ..inputs import TypeSpec, UnsupportedType, make_inputs
 from ..protocol import Kind, Options
@@ -22,6 +23,7 @@ from .interpreter import InterpreterUnavailable, interpret
 FRONT = "func.func(tosa-to-linalg-named, tosa-to-linalg, tosa-to-arith, tosa-to-tensor)"
 OPTIMIZE = "func.func(convert-elementwise-to-linalg, linalg-fuse-elementwise-ops), canonicalize, cse"
 PLAIN = "func.func(convert-elementwise-to-linalg)"
+BENCH_MEMORY = 256 << 20
 BUFFERIZE = (
     "one-shot-bufferize{allow-return-allocs-from-loops bufferize-function-boundaries"
     " function-boundary-type-conversion=identity-layout-map},"
@@ -120,8 +122,7 @@ class CpuBackend(Backend):
     def execute(self, compiled: Compiled, options: Options,
                 golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
         args, results = compiled.signature
-        inputs = recorded(golden["inputs"], args, "input") if golden else make_inputs(args, options.seed,
-                                                                                      options.dynamic_dim)
+        inputs = self._inputs(compiled, options, golden)
         actual = self._run(compiled, inputs)
         if golden and golden.get("outputs") is not None:
             produced = results or [spec for spec in args if spec.kind == "memref"]  # written in place
@@ -135,6 +136,27 @@ class CpuBackend(Backend):
             raise SnippetFailure(Kind.GOLDEN_MISMATCH, f"results differ from the {reference}: " + "; ".join(failures),
                                  metrics=comparison.metrics(), info=info)
         return comparison.metrics(), info
+
+    def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
+        """Wall time of the call alone (arguments built once), on a monotonic clock.
+        Results the function allocates are not freed (their owner is the pipeline's
+        business), so the sample count is capped to keep them under BENCH_MEMORY."""
+        args, results = compiled.signature
+        inputs = self._inputs(compiled, options, golden)
+        call = jit.Call(compiled.handle, compiled.function, args, results, [np.array(v, copy=True) for v in inputs])
+        per_call = sum(int(np.prod([d or options.dynamic_dim for d in r.shape])) * r.dtype.itemsize
+                       for r in results if r.kind != "scalar")
+        cap = max(benchstats.MIN_SAMPLES, BENCH_MEMORY // max(1, per_call))
+        try:
+            return benchstats.measure(call.run, options.bench_warmup, options.bench_time, min(cap, 10_000))
+        except Exception as error:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"execution failed: {error}") from None
+
+    def _inputs(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> list[np.ndarray]:
+        args = compiled.signature[0]
+        if golden:
+            return recorded(golden["inputs"], args, "input")
+        return make_inputs(args, options.seed, options.dynamic_dim)
 
     def _run(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
         args, results = compiled.signature

@@ -50,7 +50,27 @@ def drop_schedule(module: Any, ir: Any) -> None:
         del module.operation.attributes["transform.with_named_sequence"]
 
 
+def pipeline_steps(text: str) -> list[str]:
+    """The top-level elements of ``pass_pipeline.txt``, each a pipeline of its own:
+    ``builtin.module(a, b{x=1}, func.func(c))`` gives ``a``, ``b{x=1}``, ``func.func(c)``."""
+    inner = full_pipeline(text)[len("builtin.module("):-1]
+    steps, depth, current = [], 0, ""
+    for char in inner:
+        depth += (char in "({[") - (char in ")}]")
+        if char == "," and depth == 0:
+            steps.append(current.strip())
+            current = ""
+        else:
+            current += char
+    if current.strip():
+        steps.append(current.strip())
+    return [f"builtin.module({step})" for step in steps]
+
+
 def compile_iteration(model: str, schedule: str, pipeline: str, target: str) -> Response:
+    """Schedule, then ``pass_pipeline.txt`` one top-level step at a time, so that loops
+    left in host code are seen before the host is lowered (they vanish into branches
+    then), and so are the kernels' launch shapes."""
     from mlir import ir, passmanager
 
     with ir.Context() as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
@@ -59,14 +79,65 @@ def compile_iteration(model: str, schedule: str, pipeline: str, target: str) -> 
         except Exception as error:
             failure = diags.failure(Kind.COMPILE_ERROR, "the model or the schedule does not parse", error)
             return Response(failure.kind, failure.message, failure.diagnostics)
+        seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+        kernels: list[dict[str, Any]] = []
         try:
-            mlirtools.run_passes(payload, INTERPRETER, passmanager.PassManager.parse, diags, "the transform schedule")
-            drop_schedule(payload, ir)
-            mlirtools.run_passes(payload, full_pipeline(pipeline), passmanager.PassManager.parse, diags,
-                                 "pass_pipeline.txt")
+            steps = pipeline_steps(pipeline)
+            for number, step in enumerate([INTERPRETER, *steps]):
+                stage = "the transform schedule" if number == 0 else "pass_pipeline.txt"
+                mlirtools.run_passes(payload, step, passmanager.PassManager.parse, diags, stage)
+                if number == 0:
+                    drop_schedule(payload, ir)
+                for found in host_ops(payload, ir):
+                    seen.setdefault((found["op"], found["line"], found["column"]), found)
+                kernels = launches(payload, ir) or kernels
         except SnippetFailure as failure:
             return Response(failure.kind, failure.message, failure.diagnostics)
-        return Response(Kind.PASS, ir=str(payload), info={"host_ops": host_ops(payload, ir)})
+        info: dict[str, Any] = {"host_ops": list(seen.values()), "kernels": kernels}
+        ptx = gpu_assembly(payload, ir)
+        if ptx:
+            info["ptx"] = ptx
+        return Response(Kind.PASS, ir=str(payload), info=info)
+
+
+def _constant(value: Any) -> int | None:
+    owner = value.owner
+    name = getattr(owner, "name", None)
+    if name in ("arith.constant", "llvm.mlir.constant"):
+        try:
+            return int(owner.attributes["value"].value)
+        except (ValueError, TypeError, AttributeError):
+            return None
+    return None
+
+
+def launches(module: Any, ir: Any) -> list[dict[str, Any]]:
+    """Grid, block and dynamic shared memory of every ``gpu.launch`` / ``gpu.launch_func``
+    (None where a size is not a constant)."""
+    found = []
+    for op in mlirtools.ops_where(module, ir, lambda op: op.name in ("gpu.launch", "gpu.launch_func")):
+        view = op.opview
+        grid = [_constant(getattr(view, f"gridSize{axis}")) for axis in "XYZ"]
+        block = [_constant(getattr(view, f"blockSize{axis}")) for axis in "XYZ"]
+        shared = view.dynamicSharedMemorySize
+        kernel = (str(op.attributes["kernel"]).split("::")[-1].lstrip("@") if op.name == "gpu.launch_func"
+                  else "(inline gpu.launch)")
+        line, _ = mlirtools.location_of(str(op.location))
+        found.append({"kernel": kernel, "grid": grid, "block": block, "line": line,
+                      "dynamic_shared_bytes": _constant(shared) if shared is not None else 0})
+    return found
+
+
+def gpu_assembly(module: Any, ir: Any) -> str:
+    """The PTX (or other assembly) of every ``gpu.binary`` of the module."""
+    from mlir.dialects import gpu
+
+    texts = []
+    for op in mlirtools.ops_where(module, ir, lambda op: op.name == "gpu.binary"):
+        for attr in op.attributes["objects"]:
+            data = gpu.ObjectAttr(attr).object
+            texts.append(data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data))
+    return "\n".join(texts)
 
 
 def host_ops(module: Any, ir: Any) -> list[dict[str, Any]]:

@@ -99,36 +99,59 @@ def link_runtime(engine: Any) -> None:
         engine.raw_register_runtime(name, ctypes.cast(function, ctypes.c_void_p))
 
 
+class Call:
+    """One call of ``name`` with ``inputs``, its arguments built once: ``run()`` may be
+    repeated (for timing); ``outputs()`` reads what the last run produced."""
+
+    def __init__(self, engine: Any, name: str, args: list[TypeSpec], results: list[TypeSpec],
+                 inputs: list[np.ndarray]) -> None:
+        self.inputs, self.args, self.results = inputs, args, results
+        self._keep: list[Any] = []  # descriptors must outlive the call
+        call_args: list[Any] = []
+        for value, spec in zip(inputs, args):
+            if spec.kind == "scalar":
+                slot = _scalar_arg(value, spec)
+                self._keep.append(slot)
+                call_args.append(ctypes.pointer(slot))
+            else:
+                desc = np_to_memref.get_ranked_memref_descriptor(value)
+                self._keep.append(desc)
+                call_args.append(ctypes.pointer(ctypes.pointer(desc)))
+        self._slots: list[Any] = []
+        if len(results) == 1 and results[0].kind == "scalar":
+            out = _SCALAR_CTYPES[results[0].element]()
+            self._slots = [out]
+            call_args.append(ctypes.pointer(out))
+        elif len(results) == 1:
+            fields = [("r0", _slot_type(results[0]))]
+            packed = type("Results", (ctypes.Structure,), {"_fields_": fields})()
+            self._slots = [packed.r0]
+            call_args.insert(0, ctypes.pointer(ctypes.pointer(packed.r0)))
+            self._keep.append(packed)
+        elif results:
+            fields = [(f"r{i}", _slot_type(s)) for i, s in enumerate(results)]
+            packed = type("Results", (ctypes.Structure,), {"_fields_": fields})()
+            self._slots = [getattr(packed, f"r{i}") for i in range(len(results))]
+            call_args.insert(0, ctypes.pointer(ctypes.pointer(packed)))
+            self._keep.append(packed)
+        self._function = engine.lookup(name)  # the C interface wrapper, called without Python packing
+        self._packed_args = (ctypes.c_void_p * len(call_args))(
+            *[ctypes.cast(a, ctypes.c_void_p) for a in call_args])
+
+    def run(self) -> None:
+        self._function(self._packed_args)
+
+    def outputs(self) -> list[np.ndarray]:
+        if not self.results:  # written in place
+            return [np.array(v, copy=True) for v, s in zip(self.inputs, self.args) if s.kind == "memref"]
+        return [_read_scalar(slot, spec) if spec.kind == "scalar" else _read_memref(slot, spec)
+                for slot, spec in zip(self._slots, self.results)]
+
+
 def invoke(engine: Any, name: str, args: list[TypeSpec], results: list[TypeSpec],
            inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Call ``name`` with ``inputs``; return its results (or its memref arguments
     after the call, for a function that returns nothing)."""
-    keep: list[Any] = []  # descriptors must outlive the call
-    call_args: list[Any] = []
-    for value, spec in zip(inputs, args):
-        if spec.kind == "scalar":
-            slot = _scalar_arg(value, spec)
-            keep.append(slot)
-            call_args.append(ctypes.pointer(slot))
-        else:
-            desc = np_to_memref.get_ranked_memref_descriptor(value)
-            keep.append(desc)
-            call_args.append(ctypes.pointer(ctypes.pointer(desc)))
-    if not results:
-        engine.invoke(name, *call_args)
-        return [np.array(v, copy=True) for v, s in zip(inputs, args) if s.kind == "memref"]
-    if len(results) == 1 and results[0].kind == "scalar":
-        out = _SCALAR_CTYPES[results[0].element]()
-        engine.invoke(name, *call_args, ctypes.pointer(out))
-        return [_read_scalar(out, results[0])]
-    fields = [(f"r{i}", _slot_type(s)) for i, s in enumerate(results)]
-    packed = type("Results", (ctypes.Structure,), {"_fields_": fields})()
-    if len(results) == 1:
-        target = packed.r0
-        engine.invoke(name, ctypes.pointer(ctypes.pointer(target)), *call_args)
-        slots = [target]
-    else:
-        engine.invoke(name, ctypes.pointer(ctypes.pointer(packed)), *call_args)
-        slots = [getattr(packed, f"r{i}") for i in range(len(results))]
-    return [_read_scalar(slot, spec) if spec.kind == "scalar" else _read_memref(slot, spec)
-            for slot, spec in zip(slots, results)]
+    call = Call(engine, name, args, results, inputs)
+    call.run()
+    return call.outputs()
