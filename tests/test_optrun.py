@@ -1,4 +1,4 @@
-"""Optimization run directories: one set of items per vN iteration (contract so far)."""
+"""Optimization run directories: one set of items per vN iteration, and the benchmark tables."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
 
 MODEL = """func.func @forward(%a: tensor<16x16xf32>, %b: tensor<16x16xf32>) -> tensor<16x16xf32> {
   %zero = arith.constant 0.0 : f32
@@ -54,7 +56,7 @@ def test_contract_per_iteration(pytester: pytest.Pytester) -> None:
     collected = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
     assert [line for line in collected.outlines if "::" in line] == [
         f"run/model_linalg.mlir::v{n}[{stage}]" for n in (0, 1, 2, 3, 10)
-        for stage in ("contract", "compile", "correctness")]
+        for stage in ("contract", "compile", "correctness", "benchmark")]
     result = pytester.runpytest("-p", "no:cacheprovider", "-rs", "-k", "contract or compile")
     result.assert_outcomes(passed=4, failed=5, skipped=1)
     result.stdout.fnmatch_lines([
@@ -65,7 +67,7 @@ def test_contract_per_iteration(pytester: pytest.Pytester) -> None:
         "*contract: v10/transform.mlir is missing*",
     ])
     result.stdout.fnmatch_lines(["*v10*contract not met: transform.mlir missing*"])
-    one = pytester.runpytest("-p", "no:cacheprovider", "-k", "v2 and not correctness")
+    one = pytester.runpytest("-p", "no:cacheprovider", "-k", "v2 and (contract or compile)")
     one.assert_outcomes(failed=1, passed=1)
 
 
@@ -115,3 +117,128 @@ def test_correctness_against_the_model_and_against_recorded_outputs(pytester: py
     result, props = run_items("-k", "v0 and correctness")
     assert props["model_linalg.mlir::v0[correctness]"]["outcome"] == "failure"
     result.stdout.fnmatch_lines(["*results differ from the recorded outputs (model_linalg.forward.npz)*"])
+
+
+NAIVE = """module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %func = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %func { transform.apply_patterns.canonicalization } : !transform.any_op
+    transform.yield
+  }
+}
+"""
+# A "schedule" that changes the result: the accumulator starts at 1 instead of 0.
+WRONG = """module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %zero = transform.structured.match ops{["arith.constant"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.replace %zero {
+      %one = arith.constant 1.0 : f32
+    } : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+}
+"""
+
+
+def test_cpu_run_benchmarks_and_never_picks_an_incorrect_iteration(pytester: pytest.Pytester, run_items) -> None:
+    run = pytester.mkdir("run")
+    (run / "model_linalg.mlir").write_text(MODEL)
+    for name, schedule in (("v0", NAIVE), ("v1", SCHEDULE), ("v2", WRONG)):
+        iteration(run, name, schedule=schedule)
+        (run / name / "pass_pipeline.txt").write_text(TO_LLVM)
+    result, props = run_items("--mlir-bench-time=0.05", "-rA")
+    stages = {n: p for n, p in props.items() if n.startswith("model_linalg.mlir::")}
+    assert [n for n in stages if n.endswith("[benchmark]")] == [f"model_linalg.mlir::v{i}[benchmark]" for i in range(3)]
+    assert stages["model_linalg.mlir::v2[correctness]"]["mlir_kind"] == "golden-mismatch", result.stdout.str()[-2000:]
+    for i in range(3):
+        bench = stages[f"model_linalg.mlir::v{i}[benchmark]"]
+        assert bench["outcome"] == "passed" and float(bench["mlir_samples"]) >= 20
+        assert float(bench["mlir_min_ms"]) <= float(bench["mlir_median_ms"]) <= float(bench["mlir_max_ms"])
+    medians = {f"v{i}": json.loads((run / f"v{i}" / "benchmark.md").read_text().split("```json\n")[1]
+                                   .split("\n```")[0])["median_ms"] for i in range(3)}
+    best = min(("v0", "v1"), key=lambda v: medians[v])
+    table = (run / "benchmark.md").read_text()
+    assert f"| {best} (best) | pass | pass |" in table, table
+    assert "| v2 | pass | golden-mismatch |" in table
+    assert (run / "best_pipeline.txt").read_text() == (run / best / "pass_pipeline.txt").read_text()
+    assert (run / "best_transform.mlir").read_text() == (run / best / "transform.mlir").read_text()
+    assert (run / "speedup.png").read_bytes()[:4] == b"\x89PNG"
+    v0 = (run / "v0" / "benchmark.md").read_text()
+    assert "| speedup vs v0 | 1.00x |" in v0 and "| correctness | pass |" in v0
+    assert not list(run.glob("*-run-report.txt"))  # a run is not a snippet file
+    # only v2 this time: the others keep their figures, v2 is still not best
+    run_items("--mlir-bench-time=0.05", "-k", "v2")
+    assert f"| {best} (best) |" in (run / "benchmark.md").read_text()
+
+
+def test_cuda_run_without_a_gpu(pytester: pytest.Pytester, run_items, copy_into) -> None:
+    """The cuda example: PTX, kernels and the host_ops and launch checks anywhere;
+    correctness and benchmark skip without a GPU."""
+    run = copy_into(ROOT / "examples" / "runs" / "cuda_matmul", "run")
+    result, props = run_items("-rA")
+    outcome = {n.split("::")[1]: p["outcome"] for n, p in props.items()}
+    assert {n for n, o in outcome.items() if o == "failure"} == {"v2[host_ops]", "v3[launch]"}, result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*host_ops: 1 loop(s) or copies left in host code (outside gpu.module and kernels): "
+        "scf.for at model_linalg.mlir:3:8*",
+        "*launch: forward_kernel launches 65536 blocks of 1 thread (grid [[]256, 256, 1], block [[]1, 1, 1])*"])
+    if not _has_gpu():
+        assert all(outcome[f"v{i}[{s}]"] == "skipped" for i in range(4) for s in ("correctness", "benchmark"))
+        result.stdout.fnmatch_lines(["*no CUDA device*"])
+    ptx = (run / "v0" / "kernels.ptx").read_text()
+    assert ".visible .entry forward_kernel" in ptx and ".target sm_80" in ptx
+    config = json.loads((run / "v0" / "config.json").read_text())
+    assert config["kernels"][0]["grid"] == [8, 8, 1] and config["kernels"][0]["block"] == [32, 32, 1]
+    assert config["ptx"] == {"mma.sync": False, "wgmma": False, "matmul_like": True}
+    assert json.loads((run / "v1" / "config.json").read_text())["kernels"][0]["grid"] == [8, 16, 1]
+    assert "| v3 | launch compile-error |" in (run / "benchmark.md").read_text()
+
+
+def _has_gpu() -> bool:
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.slow
+def test_cpu_example_run_from_pytorch(pytester: pytest.Pytester, run_items, copy_into) -> None:
+    run = copy_into(ROOT / "examples" / "runs" / "cpu_mlp", "run")
+    result, props = run_items("--mlir-bench-time=0.2")
+    assert all(p["outcome"] == "passed" for p in props.values()), result.stdout.str()[-3000:]
+    assert props["model_linalg.mlir::v2[correctness]"]["mlir_reference"] == \
+        "recorded outputs (model_linalg.forward.npz)"
+    table = (run / "benchmark.md").read_text()
+    assert "(best)" in table and "vs torch.compile" in table and (run / "speedup.png").is_file()
+
+
+def test_the_fastest_iteration_is_best_only_when_correct(tmp_path: Path) -> None:
+    from pytest_mlir_snippets import runreport
+
+    run = tmp_path / "run"
+    for name, median in (("v0", 4.0), ("v1", 2.0), ("v2", 1.0)):
+        iteration(run if run.exists() else run_dir(run), name)
+        runreport.write_iteration(run / name, "cpu", {"median_ms": median, "p20_ms": median, "p80_ms": median,
+                                                      "min_ms": median, "max_ms": median, "std_ms": 0.0,
+                                                      "samples": 20.0})
+    seen = {"v0": {"correctness": {"kind": "pass"}}, "v1": {"correctness": {"kind": "pass"}},
+            "v2": {"correctness": {"kind": "golden-mismatch"}}}
+    runreport.write_run(run, seen)
+    table = (run / "benchmark.md").read_text()
+    assert "| v1 (best) |" in table and "| v2 | not run | golden-mismatch | 1.000 |" in table, table
+    assert "| 2.00x |" in table  # v1 against v0
+    assert (run / "best_pipeline.txt").read_text() == (run / "v1" / "pass_pipeline.txt").read_text()
+    seen["v1"]["correctness"]["kind"] = "golden-mismatch"
+    seen["v0"]["correctness"]["kind"] = "execute-error"
+    runreport.write_run(run, seen)
+    assert "Best: none" in (run / "benchmark.md").read_text()
+    assert not (run / "best_pipeline.txt").exists() and not (run / "best_transform.mlir").exists()
+
+
+def run_dir(run: Path) -> Path:
+    run.mkdir()
+    (run / "model_linalg.mlir").write_text(MODEL)
+    return run

@@ -11,11 +11,15 @@ STATS = ("median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "std_ms", "samples
 MIN_SAMPLES = 20
 
 
-def measure(run: Callable[[], None], warmup: int, seconds: float, max_samples: int = 10_000) -> dict[str, float]:
+def measure(run: Callable[[], None], warmup: int, seconds: float, max_samples: int = 10_000,
+            after: Callable[[], None] | None = None) -> dict[str, float]:
     """``warmup`` untimed calls, then timed calls until ``seconds`` have passed and at
-    least MIN_SAMPLES were taken (at most ``max_samples``)."""
+    least MIN_SAMPLES were taken (at most ``max_samples``); ``after`` runs after each
+    call, untimed (freeing what the call returned)."""
+    after = after or (lambda: None)
     for _ in range(warmup):
         run()
+        after()
     samples: list[float] = []
     clock = time.perf_counter_ns
     deadline = clock() + int(seconds * 1e9)
@@ -23,6 +27,7 @@ def measure(run: Callable[[], None], warmup: int, seconds: float, max_samples: i
         start = clock()
         run()
         samples.append((clock() - start) / 1e6)
+        after()
     return summarize(samples)
 
 

@@ -37,6 +37,10 @@ def add_options(parser: pytest.Parser) -> None:
     option("--mlir-opt-level", "mlir_opt_level", type=int, choices=range(4), default=None,
            help="LLVM optimization level of the JIT for snippet items (default 0: the items check MLIR's "
                 "lowering, and -O0 code generation is a third faster; optimization runs use 3)")
+    option("--mlir-bench-warmup", type=int, default=5, metavar="N",
+           help="optimization-run benchmarks: untimed calls before timing (default 5)")
+    option("--mlir-bench-time", type=float, default=1.0, metavar="SECONDS",
+           help="optimization-run benchmarks: time calls for at least this long, 20 calls at least (default 1.0)")
     option("--mlir-seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     option("--mlir-dynamic-dim", type=int, default=4, help="size given to dynamic dimensions (default 4)")
     option("--mlir-atol", "mlir_atol", type=float, default=None,
@@ -99,6 +103,8 @@ class Settings:
     seed: int = 0
     dynamic_dim: int = 4
     opt_level: int = 0
+    bench_warmup: int = 5
+    bench_time: float = 1.0
     atol: float | None = None
     rtol: float | None = None
     pcc: float = 0.99
@@ -138,6 +144,8 @@ class Settings:
             seed=int(config.getoption("mlir_seed")),
             dynamic_dim=int(config.getoption("mlir_dynamic_dim")),
             opt_level=int(str(pick("mlir_opt_level", "mlir_opt_level", 0, int))),
+            bench_warmup=int(config.getoption("mlir_bench_warmup")),
+            bench_time=float(config.getoption("mlir_bench_time")),
             atol=pick("mlir_atol", "mlir_atol", None, float),  # type: ignore[arg-type]
             rtol=pick("mlir_rtol", "mlir_rtol", None, float),  # type: ignore[arg-type]
             pcc=float(pick("mlir_pcc", "mlir_pcc", 0.99, float)),  # type: ignore[arg-type]

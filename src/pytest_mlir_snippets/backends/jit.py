@@ -99,6 +99,22 @@ def link_runtime(engine: Any) -> None:
         engine.raw_register_runtime(name, ctypes.cast(function, ctypes.c_void_p))
 
 
+GLOBAL_MARKER = 0xDEADBEEF
+_LIBC = ctypes.CDLL(None)
+_LIBC.free.argtypes = [ctypes.c_void_p]
+
+
+def aligned_copy(value: np.ndarray, alignment: int = 64) -> np.ndarray:
+    """A C-contiguous copy starting on a cache line: where numpy happens to put an
+    array otherwise changes vector loads, and timings, from one process to the next."""
+    value = np.asarray(value)
+    raw = np.empty(value.nbytes + alignment, dtype=np.uint8)
+    start = -raw.ctypes.data % alignment
+    copy = raw[start:start + value.nbytes].view(value.dtype).reshape(value.shape)
+    copy[...] = value
+    return copy
+
+
 class Call:
     """One call of ``name`` with ``inputs``, its arguments built once: ``run()`` may be
     repeated (for timing); ``outputs()`` reads what the last run produced."""
@@ -140,6 +156,21 @@ class Call:
 
     def run(self) -> None:
         self._function(self._packed_args)
+
+    def release(self) -> None:
+        """Free the buffers the last run returned, which its caller owns. Not those
+        that alias an input, and not globals: MLIR's lowering marks a global's
+        descriptor with the ``allocated`` pointer 0xdeadbeef."""
+        inputs = {ctypes.cast(d.allocated, ctypes.c_void_p).value for d in self._keep
+                  if hasattr(d, "allocated")}
+        freed: set[int] = set()
+        for slot, spec in zip(self._slots, self.results):
+            if spec.kind == "scalar":
+                continue
+            pointer = ctypes.cast(slot.allocated, ctypes.c_void_p).value
+            if pointer and pointer != GLOBAL_MARKER and pointer not in inputs and pointer not in freed:
+                _LIBC.free(ctypes.c_void_p(pointer))
+                freed.add(pointer)
 
     def outputs(self) -> list[np.ndarray]:
         if not self.results:  # written in place
