@@ -35,7 +35,7 @@ def test_import_torch_then_check_the_lowering_against_pytorch(pytester: pytest.P
     assert result.ret == 0, result.stderr.str()
     run = pytester.path / "run"
     assert sorted(p.name for p in run.iterdir()) == ["model_linalg.forward.npz", "model_linalg.mlir", "reference.py",
-                                                      "reference_state.pt"]
+                                                      "reference_model.py", "reference_state.pt"]
     assert "func.func @forward(%arg0: tensor<8x32xf32>) -> tensor<8x16xf32>" in (run / "model_linalg.mlir").read_text()
     _, props = run_items("run/model_linalg.mlir")
     execute = props["model_linalg.mlir::forward[execute]"]
@@ -64,6 +64,6 @@ def test_files_of_an_optimization_run_are_not_snippets(pytester: pytest.Pytester
     result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
     assert [line for line in result.outlines if "::" in line] == [
         "ops.mlir::f[compile]", "ops.mlir::f[execute]",
-        *(f"run/model_linalg.mlir::v0[{stage}]" for stage in ("contract", "compile", "correctness"))]
+        *(f"run/model_linalg.mlir::v0[{stage}]" for stage in ("contract", "compile", "correctness", "benchmark"))]
     named = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", "run/v0/gpu.mlir")
     named.stdout.fnmatch_lines(["run/v0/gpu.mlir::f[[]compile[]]"])  # named on the command line: collected

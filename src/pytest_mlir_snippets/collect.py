@@ -193,6 +193,8 @@ class SnippetItem(pytest.Item):
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "snippet.mlir").write_text(self.split.text)
             (folder / "compiled.mlir").write_text(response.ir)
+            if response.info.get("ptx"):
+                (folder / "kernels.ptx").write_text(response.info["ptx"])
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ItemFailure):

@@ -37,6 +37,8 @@ def add_options(parser: pytest.Parser) -> None:
     option("--mlir-opt-level", "mlir_opt_level", type=int, choices=range(4), default=None,
            help="LLVM optimization level of the JIT for snippet items (default 0: the items check MLIR's "
                 "lowering, and -O0 code generation is a third faster; optimization runs use 3)")
+    option("--mlir-cuda-chip", default=None, metavar="sm_NN",
+           help="cuda target chip (default: the device's, else sm_80); the PTX version follows it")
     option("--mlir-bench-warmup", type=int, default=5, metavar="N",
            help="optimization-run benchmarks: untimed calls before timing (default 5)")
     option("--mlir-bench-time", type=float, default=1.0, metavar="SECONDS",
@@ -105,6 +107,7 @@ class Settings:
     opt_level: int = 0
     bench_warmup: int = 5
     bench_time: float = 1.0
+    cuda_chip: str | None = None
     atol: float | None = None
     rtol: float | None = None
     pcc: float = 0.99
@@ -145,6 +148,7 @@ class Settings:
             dynamic_dim=int(config.getoption("mlir_dynamic_dim")),
             opt_level=int(str(pick("mlir_opt_level", "mlir_opt_level", 0, int))),
             bench_warmup=int(config.getoption("mlir_bench_warmup")),
+            cuda_chip=config.getoption("mlir_cuda_chip"),
             bench_time=float(config.getoption("mlir_bench_time")),
             atol=pick("mlir_atol", "mlir_atol", None, float),  # type: ignore[arg-type]
             rtol=pick("mlir_rtol", "mlir_rtol", None, float),  # type: ignore[arg-type]

@@ -50,6 +50,7 @@ class Options:
     pcc: float = 0.99
     print_ir: bool = False
     device_id: int | None = None
+    cuda_chip: str | None = None  # cuda target: None = the device's, else sm_80
     bench_warmup: int = 5  # benchmark items: untimed calls first
     bench_time: float = 1.0  # then timed calls for at least this many seconds
 

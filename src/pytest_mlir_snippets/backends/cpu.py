@@ -14,9 +14,9 @@ import numpy as np
 
 from .. import benchstats
 from .. import golden as goldens
-from ..inputs import TypeSpec, UnsupportedType, make_inputs
+from ..inputs import TypeSpec, make_inputs
 from ..protocol import Kind, Options
-from . import frontend, jit, mlirtools
+from . import jit, lowering
 from .base import Backend, Compiled, SnippetFailure
 from .interpreter import InterpreterUnavailable, interpret
 
@@ -51,11 +51,8 @@ class CpuBackend(Backend):
     name = "cpu"
 
     def __init__(self) -> None:
-        from mlir import ir, passmanager
         from mlir.execution_engine import ExecutionEngine
 
-        self.ir = ir
-        self.passmanager = passmanager
         self.engine_type = ExecutionEngine
         self._reference: dict[tuple[str, str], Compiled] = {}
 
@@ -80,42 +77,18 @@ class CpuBackend(Backend):
 
     def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True,
                  constants: Mapping[int, np.ndarray] | None = None, opt_level: int = 3) -> Compiled:
-        kind = frontend.front_end(module)
-        text, own_signature, baked = (frontend.legalize(module, kind, self.name, function, constants) if kind
-                                      else (module, None, ""))
-        ir = self.ir
-        with ir.Context() as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, self.name) as diags:
-            ctx.allow_unregistered_dialects = True
+        with lowering.lowered(module, function, pipeline, self.name, constants) as low:
             try:
-                parsed = ir.Module.parse(text)
-            except Exception as error:
-                raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error) from None
-            _reject_unregistered(parsed, ctx)
-            func = mlirtools.find_function(parsed, function)
-            try:
-                args, results = own_signature or mlirtools.signature(func, _shaped)
-            except UnsupportedType as error:
-                raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
-            func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
-            for i, part in enumerate(pipeline):
-                if i:
-                    prepare_for_llvm(parsed)
-                mlirtools.run_passes(parsed, part, self.passmanager.PassManager.parse, diags, "lowering")
-            try:
-                engine = self.engine_type(parsed, opt_level=opt_level)
+                engine = self.engine_type(low.module, opt_level=opt_level)
                 jit.link_runtime(engine)
                 resolved = engine.raw_lookup("_mlir_ciface_" + function)
             except Exception as error:
-                raise diags.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error) from None
+                raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error) from None
             if not resolved:
                 raise SnippetFailure(Kind.COMPILE_ERROR, f"@{function} does not link: an external symbol it "
                                      "needs is missing (see the JIT session error below)")
-            final = str(parsed) if keep_ir else ""
-        info: dict[str, Any] = {"source": module, "front_end": kind or "upstream", "inputs": [str(s) for s in args],
-                                "outputs": [str(s) for s in results]}
-        if baked:
-            info.update(baked=baked, constants=dict(constants or {}))
-        return Compiled(final, function, (args, results), engine, info)
+            final = str(low.module) if keep_ir else ""
+        return Compiled(final, function, low.signature, engine, low.info)
 
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,
@@ -212,97 +185,6 @@ def recorded(values: list[np.ndarray], specs: list[TypeSpec], what: str) -> list
 
 def _squeezed(shape: tuple[int | None, ...]) -> tuple[int | None, ...]:
     return tuple(d for d in shape if d != 1)
-
-
-def prepare_for_llvm(module: Any) -> None:
-    """Between the pipeline's parts: drop a spent transform schedule, and rewrite what
-    this build's LLVM lowering cannot do."""
-    from mlir import ir
-
-    from .iteration import drop_schedule
-
-    drop_schedule(module, ir)
-    widen_i1_accesses(module)
-    truncate_through_f32(module)
-    expand_absi(module)
-
-
-def expand_absi(module: Any) -> None:
-    """``math.absi`` as ``x < 0 ? 0 - x : x``: ``convert-math-to-libm`` rejects it."""
-    from mlir import ir
-    from mlir.dialects import arith
-
-    for op in mlirtools.ops_where(module, ir, lambda op: op.name == "math.absi"):
-        with ir.InsertionPoint(op), op.location:
-            value = op.operands[0]
-            kind = value.type
-            zero_attr = (ir.DenseElementsAttr.get_splat(kind, ir.IntegerAttr.get(ir.VectorType(kind).element_type, 0))
-                         if str(kind).startswith("vector<") else ir.IntegerAttr.get(kind, 0))
-            zero = arith.constant(kind, zero_attr)
-            negative = arith.cmpi(arith.CmpIPredicate.slt, value, zero)
-            op.results[0].replace_all_uses_with(arith.select(negative, arith.subi(zero, value), value))
-        op.erase()
-
-
-def truncate_through_f32(module: Any) -> None:
-    """``arith.truncf`` from f64 to f16/bf16 goes through f32: the direct one needs a
-    compiler-rt routine (``__truncdfhf2``) the JIT cannot find."""
-    from mlir import ir
-    from mlir.dialects import arith
-
-    for op in mlirtools.ops_where(module, ir, lambda op: op.name == "arith.truncf" and "f64" in str(
-            op.operands[0].type) and "16" in str(op.results[0].type)):
-        with ir.InsertionPoint(op), op.location:
-            source = op.operands[0]
-            source_type = str(source.type)
-            middle = ir.F32Type.get() if source_type == "f64" else ir.Type.parse(source_type.replace("f64", "f32"))
-            narrowed = arith.truncf(op.results[0].type, arith.truncf(middle, source))
-            op.results[0].replace_all_uses_with(narrowed)
-        op.erase()
-
-
-def widen_i1_accesses(module: Any) -> None:
-    """Turn ``memref.load``/``store`` of i1 into one-element vector accesses.
-
-    The LLVM 22 build of the ``mlir`` wheel asserts (and aborts the process) when
-    lowering a scalar i1 memref access to LLVM; a ``vector<1xi1>`` access lowers
-    to the same byte-per-element load and store.
-    """
-    from mlir import ir
-    from mlir.dialects import vector
-
-    def i1_access(op: Any) -> bool:
-        return (op.name == "memref.load" and str(op.results[0].type) == "i1") or (
-            op.name == "memref.store" and str(op.operands[0].type) == "i1")
-
-    for op in mlirtools.ops_where(module, ir, i1_access):
-        with ir.InsertionPoint(op), op.location:
-            one = ir.VectorType.get([1], ir.IntegerType.get_signless(1))
-            if op.name == "memref.load":
-                loaded = vector.load(one, op.operands[0], list(op.operands[1:]))
-                value = vector.extract(loaded, [], [0])
-                op.results[0].replace_all_uses_with(value)
-            else:
-                wide = vector.broadcast(one, op.operands[0])
-                vector.store(wide, op.operands[1], list(op.operands[2:]))
-        op.erase()
-
-
-def _shaped(t: Any) -> Any:
-    from mlir import ir
-
-    return ir.ShapedType(t)
-
-
-def _reject_unregistered(module: Any, ctx: Any) -> None:
-    """Ops of dialects this build of MLIR does not have: unsupported, by name."""
-    from mlir import ir
-
-    unknown = mlirtools.ops_where(module, ir, lambda op: not ctx.is_registered_operation(op.name))
-    missing = {op.name.split(".")[0] for op in unknown}
-    if missing:
-        names = ", ".join(f"'{d}'" for d in sorted(missing))
-        raise SnippetFailure(Kind.UNSUPPORTED, f"dialect {names} is not available for target cpu")
 
 
 __all__ = ["CpuBackend", "TypeSpec", "default_pipeline"]

@@ -134,6 +134,7 @@ class Call:
                 self._keep.append(desc)
                 call_args.append(ctypes.pointer(ctypes.pointer(desc)))
         self._slots: list[Any] = []
+        self._packed: Any = None  # several results: a struct, read field by field after the call
         if len(results) == 1 and results[0].kind == "scalar":
             out = _SCALAR_CTYPES[results[0].element]()
             self._slots = [out]
@@ -146,16 +147,19 @@ class Call:
             self._keep.append(packed)
         elif results:
             fields = [(f"r{i}", _slot_type(s)) for i, s in enumerate(results)]
-            packed = type("Results", (ctypes.Structure,), {"_fields_": fields})()
-            self._slots = [getattr(packed, f"r{i}") for i in range(len(results))]
-            call_args.insert(0, ctypes.pointer(ctypes.pointer(packed)))
-            self._keep.append(packed)
+            self._packed = type("Results", (ctypes.Structure,), {"_fields_": fields})()
+            call_args.insert(0, ctypes.pointer(ctypes.pointer(self._packed)))
         self._function = engine.lookup(name)  # the C interface wrapper, called without Python packing
         self._packed_args = (ctypes.c_void_p * len(call_args))(
             *[ctypes.cast(a, ctypes.c_void_p) for a in call_args])
 
     def run(self) -> None:
         self._function(self._packed_args)
+
+    def _result_slots(self) -> list[Any]:
+        if self._packed is not None:  # scalar fields read as Python values: read them now
+            return [getattr(self._packed, f"r{i}") for i in range(len(self.results))]
+        return self._slots
 
     def release(self) -> None:
         """Free the buffers the last run returned, which its caller owns. Not those
@@ -164,7 +168,7 @@ class Call:
         inputs = {ctypes.cast(d.allocated, ctypes.c_void_p).value for d in self._keep
                   if hasattr(d, "allocated")}
         freed: set[int] = set()
-        for slot, spec in zip(self._slots, self.results):
+        for slot, spec in zip(self._result_slots(), self.results):
             if spec.kind == "scalar":
                 continue
             pointer = ctypes.cast(slot.allocated, ctypes.c_void_p).value
@@ -176,7 +180,7 @@ class Call:
         if not self.results:  # written in place
             return [np.array(v, copy=True) for v, s in zip(self.inputs, self.args) if s.kind == "memref"]
         return [_read_scalar(slot, spec) if spec.kind == "scalar" else _read_memref(slot, spec)
-                for slot, spec in zip(self._slots, self.results)]
+                for slot, spec in zip(self._result_slots(), self.results)]
 
 
 def invoke(engine: Any, name: str, args: list[TypeSpec], results: list[TypeSpec],
