@@ -68,3 +68,14 @@ def run_items(pytester: pytest.Pytester):
         return result, item_properties(xml) if xml.exists() else {}
 
     return run
+
+
+def has_cuda_driver() -> bool:
+    """Whether this machine has a CUDA driver (the cuda target's execute items need one)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True

@@ -3,23 +3,15 @@ execute items that skip without a device."""
 
 from __future__ import annotations
 
-import ctypes
 from pathlib import Path
 
 import pytest
+from conftest import has_cuda_driver
 
 from pytest_mlir_snippets.backends.base import SnippetFailure
 from pytest_mlir_snippets.backends.cuda import ptx_features
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def has_cuda_driver() -> bool:
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
 
 
 def test_ptx_version_follows_the_chip() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import has_cuda_driver
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -182,7 +183,7 @@ def test_cuda_run_without_a_gpu(pytester: pytest.Pytester, run_items, copy_into)
         "*host_ops: 1 loop(s) or copies left in host code (outside gpu.module and kernels): "
         "scf.for at model_linalg.mlir:3:8*",
         "*launch: forward_kernel launches 65536 blocks of 1 thread (grid [[]256, 256, 1], block [[]1, 1, 1])*"])
-    if not _has_gpu():
+    if not has_cuda_driver():
         assert all(outcome[f"v{i}[{s}]"] == "skipped" for i in range(4) for s in ("correctness", "benchmark"))
         result.stdout.fnmatch_lines(["*no CUDA device*"])
     ptx = (run / "v0" / "kernels.ptx").read_text()
@@ -192,16 +193,6 @@ def test_cuda_run_without_a_gpu(pytester: pytest.Pytester, run_items, copy_into)
     assert config["ptx"] == {"mma.sync": False, "wgmma": False, "matmul_like": True}
     assert json.loads((run / "v1" / "config.json").read_text())["kernels"][0]["grid"] == [8, 16, 1]
     assert "| v3 | launch compile-error |" in (run / "benchmark.md").read_text()
-
-
-def _has_gpu() -> bool:
-    import ctypes
-
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True
 
 
 @pytest.mark.slow
