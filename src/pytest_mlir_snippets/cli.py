@@ -2,10 +2,12 @@
 
     mlir-snippets report a.json b.json [--out DIR] [--json merged.json]
     mlir-snippets import-torch MODULE:FACTORY OUTDIR
+    mlir-snippets sysdesc
 
 ``report`` rebuilds the run reports of one or several runs (CI shards, xdist
 across hosts) from the files ``--mlir-json`` wrote; ``import-torch`` writes a
-PyTorch model as ``model_linalg.mlir`` with its reference (``torch_import.py``).
+PyTorch model as ``model_linalg.mlir`` with its reference (``torch_import.py``);
+``sysdesc`` writes tt-mlir's system descriptor with ``ttrt query --save-artifacts``.
 """
 
 from __future__ import annotations
@@ -81,6 +83,27 @@ def import_torch_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def sysdesc(args: argparse.Namespace) -> int:
+    """The system descriptor the ttmetal/ttnn targets need, from the machine's devices."""
+    import shutil
+    import subprocess
+
+    from .backends.tt import DEFAULT_SYS_DESC, HOW_TO_GET
+
+    ttrt = shutil.which("ttrt")
+    if ttrt is None:
+        print(f"mlir-snippets sysdesc: `ttrt` is not on PATH: {HOW_TO_GET}", file=sys.stderr)
+        return 2
+    done = subprocess.run([ttrt, "query", "--save-artifacts"], check=False)
+    if done.returncode != 0 or not Path(DEFAULT_SYS_DESC).is_file():
+        print(f"mlir-snippets sysdesc: `ttrt query --save-artifacts` failed (exit {done.returncode})",
+              file=sys.stderr)
+        return 1
+    path = Path(DEFAULT_SYS_DESC).resolve()
+    print(f"wrote {path}\nuse it: export SYSTEM_DESC_PATH={path}  (or --mlir-sys-desc {path})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mlir-snippets", description="tools around pytest-mlir-snippets")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -95,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     importer.add_argument("outdir", type=Path, metavar="OUTDIR")
     importer.add_argument("--func-name", default="forward")
     importer.set_defaults(run=import_torch_command)
+    query = commands.add_parser("sysdesc", help="write tt-mlir's system descriptor (runs ttrt query --save-artifacts)")
+    query.set_defaults(run=sysdesc)
     args = parser.parse_args(argv)
     result: int = args.run(args)
     return result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -147,6 +148,10 @@ class SnippetItem(pytest.Item):
             self.kind = Kind.COMPILE_ERROR
             raise ItemFailure(self.response)
         manager = state.device_manager()
+        options = manager.options()
+        if state.settings.save_artifacts:
+            options.artifact_dir = str(artifact_dir(state.settings.output_root, self.path, fn.uid,
+                                                    state.settings.target))
         timeout = item_timeout(self, state.settings)
         try:
             golden = load_recorded(self.path, fn.name, len(self.source.functions))
@@ -158,8 +163,8 @@ class SnippetItem(pytest.Item):
             # Alone (--lf, or xdist put the compile item elsewhere): compile first, so
             # a compile failure is the compile's, whatever the order of items.
             if self.snippet_id not in state.compiled:
-                compiled = manager.call(Request("compile", self.split.text, fn.name, manager.options(),
-                                                recorded_inputs), timeout)
+                compiled = manager.call(Request("compile", self.split.text, fn.name, options, recorded_inputs),
+                                        timeout)
                 state.compiled[self.snippet_id] = compiled
             prior = state.compiled[self.snippet_id]
             if not prior.ok:
@@ -172,7 +177,7 @@ class SnippetItem(pytest.Item):
                 raise ItemFailure(Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}"))
         else:
             golden = recorded_inputs
-        response = manager.call(Request(self.stage, self.split.text, fn.name, manager.options(), golden), timeout)
+        response = manager.call(Request(self.stage, self.split.text, fn.name, options, golden), timeout)
         self.response = response
         if self.stage == "compile":
             state.compiled[self.snippet_id] = response
@@ -245,4 +250,6 @@ def properties(item: SnippetItem | FileErrorItem, skipped: bool) -> list[tuple[s
                   ("mlir_input_dtypes", "; ".join(dtypes))]
     props += [(f"mlir_{name}", response.info[name]) for name in ("reference", "outputs", "baked")
               if name in response.info]
+    if "golden_report" in response.info:  # tt-mlir's, kept whole
+        props.append(("mlir_golden_report", json.dumps(response.info["golden_report"], sort_keys=True)))
     return props

@@ -61,7 +61,7 @@ class Located(Protocol):
 _NOTEWORTHY = re.compile(
     r"(error:|LLVM ERROR|Assertion .* failed|JIT session error|Symbols not found|terminate called"
     r"|required .*memory usage .*exceeds|[Oo]ut of memory|MemoryError|bad_alloc|Segmentation fault"
-    r"|Traceback|Error: )"
+    r"|Traceback|Error: |can't find feasible allocation|required L1 memory|usable space is|No parser found)"
 )
 
 

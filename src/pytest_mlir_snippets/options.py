@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-TARGETS = ("cpu", "cuda")  # grows as backends land: ttmetal, ttnn
+TARGETS = ("cpu", "cuda", "ttmetal", "ttnn")
 GROUP = "mlir"
 
 
@@ -39,6 +39,10 @@ def add_options(parser: pytest.Parser) -> None:
                 "lowering, and -O0 code generation is a third faster; optimization runs use 3)")
     option("--mlir-cuda-chip", default=None, metavar="sm_NN",
            help="cuda target chip (default: the device's, else sm_80); the PTX version follows it")
+    option("--mlir-sys-desc", default=None, metavar="PATH",
+           help="tt-mlir system descriptor (default: $SYSTEM_DESC_PATH, else ttrt-artifacts/system_desc.ttsys)")
+    option("--mlir-disable-eth-dispatch", action="store_true", default=False,
+           help="ttmetal/ttnn: dispatch on worker cores instead of ethernet cores")
     option("--mlir-bench-warmup", type=int, default=5, metavar="N",
            help="optimization-run benchmarks: untimed calls before timing (default 5)")
     option("--mlir-bench-time", type=float, default=1.0, metavar="SECONDS",
@@ -108,6 +112,8 @@ class Settings:
     bench_warmup: int = 5
     bench_time: float = 1.0
     cuda_chip: str | None = None
+    sys_desc: str | None = None
+    disable_eth_dispatch: bool = False
     atol: float | None = None
     rtol: float | None = None
     pcc: float = 0.99
@@ -149,6 +155,8 @@ class Settings:
             opt_level=int(str(pick("mlir_opt_level", "mlir_opt_level", 0, int))),
             bench_warmup=int(config.getoption("mlir_bench_warmup")),
             cuda_chip=config.getoption("mlir_cuda_chip"),
+            sys_desc=config.getoption("mlir_sys_desc"),
+            disable_eth_dispatch=bool(config.getoption("mlir_disable_eth_dispatch")),
             bench_time=float(config.getoption("mlir_bench_time")),
             atol=pick("mlir_atol", "mlir_atol", None, float),  # type: ignore[arg-type]
             rtol=pick("mlir_rtol", "mlir_rtol", None, float),  # type: ignore[arg-type]

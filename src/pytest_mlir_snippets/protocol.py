@@ -51,6 +51,10 @@ class Options:
     print_ir: bool = False
     device_id: int | None = None
     cuda_chip: str | None = None  # cuda target: None = the device's, else sm_80
+    sys_desc: str | None = None  # ttmetal/ttnn: system descriptor (None: $SYSTEM_DESC_PATH, ttrt's default)
+    disable_eth_dispatch: bool = False  # ttmetal/ttnn: dispatch on worker cores
+    save_artifacts: bool = False
+    artifact_dir: str | None = None  # this item's artifact folder, with save_artifacts
     bench_warmup: int = 5  # benchmark items: untimed calls first
     bench_time: float = 1.0  # then timed calls for at least this many seconds
 

@@ -53,6 +53,7 @@ class ItemRecord:
     outputs: list[str] = field(default_factory=list)
     reference: str = ""
     baked: str = ""  # recorded inputs compiled in as constants (see Backend.compile)
+    golden_report: str = ""  # tt-mlir's golden report (JSON), ttmetal/ttnn
     expected: str = ""  # the expectation this item was held to, if any
     worker: str = ""
     signature: str = ""
@@ -107,6 +108,7 @@ class ItemRecord:
             metrics={m: float(str(props[f"mlir_{m}"])) for m in METRICS if f"mlir_{m}" in props},
             inputs=_as_list(props.get("mlir_inputs")), outputs=_as_list(props.get("mlir_outputs")),
             reference=str(props.get("mlir_reference", "")), baked=str(props.get("mlir_baked", "")),
+            golden_report=str(props.get("mlir_golden_report", "")),
             expected=str(props.get("mlir_expected", "")),
             worker=lost.group(1) if lost else str(props.get("mlir_worker", "")),
         )

@@ -105,6 +105,10 @@ def render_file_report(path: Path, functions: list[tuple[str, int]], records: li
         lines += ["", "compiled with recorded inputs baked in as constants (the function does not lower with "
                   "them as inputs):"]
         lines += [f"  {uid}: baked: {values}" for uid, values in baked.items()]
+    reports = [(r.function, r.golden_report) for r in _ordered(records, rows) if r.golden_report]
+    if reports:
+        lines += ["", "golden reports (tt-mlir):"]
+        lines += [f"  {uid}: {report}" for uid, report in reports]
     failures = [r for r in _ordered(records, rows) if r.failed]
     lines += ["", f"failures: {len(failures)}"]
     for number, record in enumerate(failures, 1):

@@ -56,6 +56,7 @@ class Worker:
         if op == "ping":
             return Response(Kind.PASS, info={"pid": os.getpid()})
         if op == "open":
+            self.backend.configure(request.options)
             info = self.backend.open_device(request.options.device_id)
             self.backend.probe()
             return Response(Kind.PASS, info=info)
@@ -91,7 +92,8 @@ class Worker:
             metrics, info = self.backend.execute(compiled, request.options, request.golden)
         except SnippetFailure as failure:
             failure.info.setdefault("stage", "execute")
-            self.backend.reset()  # the next item finds the device in a known state
+            if failure.kind is not Kind.GOLDEN_MISMATCH:  # the run went wrong, not just its numbers:
+                self.backend.reset()  # the next item finds the device in a known state
             raise
         return Response(Kind.PASS, metrics=metrics, info=dict(_public(compiled.info), **info))
 

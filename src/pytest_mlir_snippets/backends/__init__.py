@@ -14,6 +14,8 @@ from .base import Backend, Compiled, SnippetFailure
 TARGETS: dict[str, str] = {
     "cpu": "cpu:CpuBackend",
     "cuda": "cuda:CudaBackend",
+    "ttmetal": "tt:TTMetalBackend",
+    "ttnn": "tt:TTNNBackend",
 }
 
 

@@ -70,6 +70,9 @@ class Backend(abc.ABC):
         raise SnippetFailure(Kind.UNSUPPORTED, f"benchmarks are not run on target {self.name}")
 
     # Device lifecycle: the defaults suit a target whose device is the host.
+    def configure(self, options: Options) -> None:  # noqa: B027 - optional, empty by default
+        """Take the run's device options (before ``open_device``)."""
+
     def open_device(self, device_id: int | None) -> dict[str, Any]:
         """Open the device; return a description of it."""
         return {"device": "host", "id": device_id}

@@ -1,0 +1,1 @@
+from . import runtime  # noqa: F401
