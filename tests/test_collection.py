@@ -30,6 +30,7 @@ def test_node_ids_in_file_order(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--collect-only", "-q", "ops.mlir")
     assert collected(result) == ["ops.mlir::add_0[compile]", "ops.mlir::add_0[execute]",
                                  "ops.mlir::matmul_0[compile]", "ops.mlir::matmul_0[execute]"]
+    assert sorted(p.name for p in pytester.path.iterdir()) == ["ops.mlir"]  # collecting writes nothing
 
 
 def test_k_selects_both_items_of_a_function(pytester: pytest.Pytester) -> None:

@@ -101,8 +101,8 @@ class Recorder:
         return RunInfo(settings.target, "compile only" if settings.skip_exec else "compile and execute")
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.is_worker or not self.files:
-            return
+        if self.is_worker or not self.files or self.config.option.collectonly:
+            return  # nothing ran: no report, and nothing written beside the inputs
         root = self.config.rootpath
         records = list(self.records.values())
         functions = {file: functions_of(root / file) for file in self.files}
