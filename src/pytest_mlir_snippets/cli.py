@@ -3,6 +3,7 @@
     mlir-snippets report a.json b.json [--out DIR] [--json merged.json]
     mlir-snippets import-torch MODULE:FACTORY OUTDIR
     mlir-snippets sysdesc
+    mlir-snippets inventory MODEL.mlir... [--out DIR] | --from-torch MODULE:FACTORY --out DIR
 
 ``report`` rebuilds the run reports of one or several runs (CI shards, xdist
 across hosts) from the files ``--mlir-json`` wrote; ``import-torch`` writes a
@@ -104,6 +105,35 @@ def sysdesc(args: argparse.Namespace) -> int:
     return 0
 
 
+def inventory_command(args: argparse.Namespace) -> int:
+    from . import inventory
+
+    if args.from_torch:
+        if not args.out:
+            print("mlir-snippets inventory: --from-torch needs --out DIR", file=sys.stderr)
+            return 2
+        from .torch_import import export, load_factory
+
+        try:
+            factory, source, _ = load_factory(args.from_torch)
+            module = export(factory)[0]
+        except (ValueError, ImportError, AttributeError) as error:
+            print(f"mlir-snippets inventory: {error}", file=sys.stderr)
+            return 2
+        taken = inventory.take_inventory(str(module), f"{source} (torch-mlir, linalg-on-tensors)")
+        written, problems = [inventory.write_inventory(taken, Path(args.out))], list[str]()
+    else:
+        if not args.models:
+            print("mlir-snippets inventory: give MODEL.mlir files or --from-torch", file=sys.stderr)
+            return 2
+        written, problems = inventory.run([Path(m) for m in args.models], Path(args.out) if args.out else None)
+    for path in written:
+        print(f"wrote {path} and {path.with_name(inventory.REPORT_FILE).name}")
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if problems else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mlir-snippets", description="tools around pytest-mlir-snippets")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -120,6 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     importer.set_defaults(run=import_torch_command)
     query = commands.add_parser("sysdesc", help="write tt-mlir's system descriptor (runs ttrt query --save-artifacts)")
     query.set_defaults(run=sysdesc)
+    ops = commands.add_parser("inventory", help="one function per unique op configuration of a model: ops.mlir")
+    ops.add_argument("models", nargs="*", metavar="MODEL.mlir")
+    ops.add_argument("--out", metavar="DIR", help="write <DIR>/<model stem>/ (default: beside each model)")
+    ops.add_argument("--from-torch", metavar="MODULE:FACTORY", help="a PyTorch model, through torch-mlir")
+    ops.set_defaults(run=inventory_command)
     args = parser.parse_args(argv)
     result: int = args.run(args)
     return result

@@ -65,20 +65,28 @@ def load_factory(target: str) -> tuple[Any, str, str]:
     return getattr(module, factory), source, factory
 
 
+def export(factory: Any, func_name: str = "forward") -> tuple[Any, Any, tuple[Any, ...], Any]:
+    """(the linalg-on-tensors module, the model, its inputs, its outputs) of ``factory()``."""
+    import torch
+    from torch_mlir import fx
+
+    model, inputs = factory()
+    model = model.eval()
+    inputs = tuple(inputs)
+    with torch.no_grad():
+        outputs = model(*inputs)
+        exported = fx.export_and_import(model, *inputs, output_type="linalg-on-tensors", func_name=func_name)
+    return exported, model, inputs, outputs
+
+
 def import_torch(target: str, outdir: Path, func_name: str = "forward") -> Path:
     """Write ``model_linalg.mlir`` and the reference files; returns the .mlir path."""
     import numpy as np
     import torch
-    from torch_mlir import fx
 
     factory, source, factory_name = load_factory(target)
-    model, inputs = factory()
-    model = model.eval()
-    inputs = tuple(inputs)
+    exported, model, inputs, outputs = export(factory, func_name)
     outdir.mkdir(parents=True, exist_ok=True)
-    with torch.no_grad():
-        outputs = model(*inputs)
-        exported = fx.export_and_import(model, *inputs, output_type="linalg-on-tensors", func_name=func_name)
     mlir_path = outdir / "model_linalg.mlir"
     mlir_path.write_text(str(exported))
     torch.save({"weights": model.state_dict(), "inputs": list(inputs)}, outdir / "reference_state.pt")

@@ -1,0 +1,113 @@
+"""``mlir-snippets inventory``: a model's IR as ops.mlir, one function per configuration."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pytest_mlir_snippets.inventory import REPORT_FILE, run, take_inventory
+
+CLI = str(Path(sys.executable).with_name("mlir-snippets"))
+
+MODEL = """module attributes {ttcore.note = "kept"} {
+  func.func @main(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+    %c = "ttir.constant"() <{value = dense<2.0> : tensor<4x8xf32>}> : () -> tensor<4x8xf32>
+    %0 = "ttir.add"(%a, %b) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    %1 = "ttir.add"(%0, %b) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    %2 = "ttir.add"(%1, %c) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    %3:2 = "ttir.split"(%2) <{dim = 0 : i32}> : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+    %4 = "ttir.reduce"(%3#0) ({
+    ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+      "ttir.yield"(%x) : (tensor<f32>) -> ()
+    }) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %4, %3#1 : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+}
+"""
+
+
+def test_configurations_constants_results_and_regions(tmp_path: Path) -> None:
+    inventory = take_inventory(MODEL, "model.mlir")
+    assert inventory.instances() == Counter({"ttir.add": 3, "ttir.split": 1, "ttir.reduce": 1})
+    assert [c.instances for c in inventory.configurations.values()] == [2, 1, 1, 1]  # the 2 adds of inputs: one
+    assert inventory.constants == 1
+    text = inventory.ops_text
+    assert re.findall(r"func\.func @(\w+)", text) == ["add_0", "add_1", "split_0", "reduce_0"]
+    add_1 = text.split("@add_1")[1].split("return")[0]
+    assert '"ttir.constant"() <{value = dense<2.000000e+00>' in add_1  # the constant operand, inlined
+    assert "return %0#0, %0#1" in text  # every result of a multi-result op
+    assert '"ttir.yield"' in text  # the region kept
+    assert 'attributes {ttcore.note = "kept"}' in text
+    assert "// ttir.add: 2 instance(s)" in text
+
+
+def test_ttir_models_counts_and_collection(tmp_path: Path, pytester: pytest.Pytester, corpus: Path) -> None:
+    models = sorted((corpus / "tt-mlir-snippets" / "models").glob("*/*.mlir"))
+    written, problems = run(models, tmp_path / "out")
+    assert not problems and len(written) == len(models)
+    for model, ops in zip(models, written):
+        in_model = Counter(re.findall(r'"(ttir\.\w+)"\(', model.read_text()))
+        report = (ops.parent / REPORT_FILE).read_text()
+        per_op = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(ttir\.\w+)\s+(\d+)", report, re.MULTILINE)}
+        assert per_op == {op: n for op, n in in_model.items() if op != "ttir.constant"}, model
+    combined = (tmp_path / "out" / REPORT_FILE).read_text()
+    assert f"{len(models)} graphs under" in combined
+    total = int(re.search(r"total instances:\s+(\d+)", combined).group(1))
+    assert total == sum(len(re.findall(r'"ttir\.(?!constant)\w+"\(', m.read_text())) for m in models)
+    configurations = int(re.search(r"distinct configurations:\s+(\d+)", combined).group(1))
+    result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", str(tmp_path / "out"))
+    assert f"{2 * configurations} tests collected" in result.stdout.str()
+
+
+@pytest.mark.slow
+def test_stablehlo_corpus_inventory_runs_on_cpu(pytester: pytest.Pytester, run_items, corpus: Path) -> None:
+    models = sorted((corpus / "tt-mlir-snippets" / "stablehlo").glob("*.mlir"))
+    written, problems = run(models, pytester.path / "out")
+    assert not problems
+    for model, ops in zip(models, written):
+        in_model = Counter(op for op in re.findall(r"(stablehlo\.\w+)", model.read_text())
+                           if op not in ("stablehlo.constant", "stablehlo.return"))
+        report = (ops.parent / REPORT_FILE).read_text()
+        per_op = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(stablehlo\.\w+)\s+(\d+)", report,
+                                                                   re.MULTILINE)}
+        assert sum(per_op.values()) <= sum(in_model.values()), model  # region ops hold others (reduce bodies)
+        assert set(per_op) <= set(in_model)
+    result, props = run_items("out", "-n", "2", subprocess=True)
+    kinds = Counter(p["mlir_kind"] for n, p in props.items() if n.endswith("[execute]"))
+    assert kinds["pass"] >= 25, (kinds, result.stdout.str()[-2000:])  # as the corpus itself: no lowering for 5
+
+
+@pytest.mark.slow
+def test_inventory_of_a_pytorch_transformer_runs_on_cpu(pytester: pytest.Pytester, run_items) -> None:
+    pytester.makepyfile(model="""
+import torch
+
+
+def make():
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0,
+                                             batch_first=True)
+    return layer, (torch.randn(2, 8, 32),)
+""")
+    result = pytester.run(CLI, "inventory", "--from-torch", "model.py:make", "--out", "inv")
+    assert result.ret == 0, result.stderr.str()
+    report = (pytester.path / "inv" / REPORT_FILE).read_text()
+    assert "linalg.batch_matmul" in report and "not extracted (destinations, calls): tensor.empty" in report
+    configurations = int(re.search(r"distinct configurations:\s+(\d+)", report).group(1))
+    # the counts against the model's own IR (written by import-torch, counted by its text: ops at the
+    # function body's indentation, not those inside linalg.generic bodies)
+    assert pytester.run(CLI, "import-torch", "model.py:make", "run").ret == 0
+    model = (pytester.path / "run" / "model_linalg.mlir").read_text()
+    in_model = Counter(re.findall(r"^    (?:%\S+ = )?((?:linalg|tensor)\.\w+)", model, re.MULTILINE))
+    per_op = {m.group(1): int(m.group(2)) for m in re.finditer(r"^((?:linalg|tensor)\.\w+)\s+(\d+)", report,
+                                                               re.MULTILINE)}
+    assert per_op == {op: n for op, n in in_model.items() if op != "tensor.empty"}
+    assert f"tensor.empty x{in_model['tensor.empty']}" in report
+    _, props = run_items("inv/ops.mlir")
+    assert len(props) == 2 * configurations
+    failed = {n: p["mlir_kind"] for n, p in props.items() if p["mlir_kind"] != "pass"}
+    assert not failed
