@@ -185,7 +185,7 @@ def test_duplicates_in_one_module_get_distinct_ids() -> None:
     assert source.functions[1].duplicate_of == 1
 
 
-@pytest.mark.parametrize("text", ["func.func @f() {\n  return\n", "func.func @f() { return ) }\n"])
+@pytest.mark.parametrize("text", ["func.func @f() {\n  return\n", "module {\n  func.func @f() { return }\n"])
 def test_unbalanced_text_is_a_split_error(text: str) -> None:
     with pytest.raises(SplitError):
         SnippetSource(text)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-import numpy as np
-
 STATS = ("median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "std_ms", "samples")
 MIN_SAMPLES = 20
 
@@ -32,6 +30,8 @@ def measure(run: Callable[[], None], warmup: int, seconds: float, max_samples: i
 
 
 def summarize(samples_ms: list[float]) -> dict[str, float]:
+    import numpy as np
+
     data = np.asarray(samples_ms, dtype=np.float64)
     return {"median_ms": float(np.median(data)), "p20_ms": float(np.percentile(data, 20)),
             "p80_ms": float(np.percentile(data, 80)), "min_ms": float(data.min()), "max_ms": float(data.max()),

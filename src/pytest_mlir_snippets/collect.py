@@ -12,10 +12,9 @@ import pytest
 
 from .expectations import ANY_FAILURE, lit_lines
 from .failures import ItemFailure, MlirFailureRepr, diagnostic_lines, first_error, format_failure, skip
-from .inputs import shape_and_dtype
 from .options import item_timeout
 from .protocol import Kind, Request, Response
-from .recorded import RecordedDataError, load_recorded
+from .records import shape_and_dtype
 from .splitter import Function, SnippetSource, Split, SplitError
 from .state import artifact_dir, run_state
 
@@ -153,6 +152,8 @@ class SnippetItem(pytest.Item):
             options.artifact_dir = str(artifact_dir(state.settings.output_root, self.path, fn.uid,
                                                     state.settings.target))
         timeout = item_timeout(self, state.settings)
+        from .recorded import RecordedDataError, load_recorded  # numpy: not at collection
+
         try:
             golden = load_recorded(self.path, fn.name, len(self.source.functions))
             unreadable = None
@@ -163,8 +164,8 @@ class SnippetItem(pytest.Item):
             # Alone (--lf, or xdist put the compile item elsewhere): compile first, so
             # a compile failure is the compile's, whatever the order of items.
             if self.snippet_id not in state.compiled:
-                compiled = manager.call(Request("compile", self.split.text, fn.name, options, recorded_inputs),
-                                        timeout)
+                compiled = state.compile(Request("compile", self.split.text, fn.name, options, recorded_inputs),
+                                         timeout)
                 state.compiled[self.snippet_id] = compiled
             prior = state.compiled[self.snippet_id]
             if not prior.ok:
@@ -177,7 +178,8 @@ class SnippetItem(pytest.Item):
                 raise ItemFailure(Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}"))
         else:
             golden = recorded_inputs
-        response = manager.call(Request(self.stage, self.split.text, fn.name, options, golden), timeout)
+        request = Request(self.stage, self.split.text, fn.name, options, golden)
+        response = state.compile(request, timeout) if self.stage == "compile" else manager.call(request, timeout)
         self.response = response
         if self.stage == "compile":
             state.compiled[self.snippet_id] = response
@@ -248,7 +250,7 @@ def properties(item: SnippetItem | FileErrorItem, skipped: bool) -> list[tuple[s
         shapes, dtypes = zip(*(shape_and_dtype(t) for t in inputs))
         props += [("mlir_inputs", inputs), ("mlir_input_shapes", "; ".join(shapes)),
                   ("mlir_input_dtypes", "; ".join(dtypes))]
-    props += [(f"mlir_{name}", response.info[name]) for name in ("reference", "outputs", "baked")
+    props += [(f"mlir_{name}", response.info[name]) for name in ("reference", "outputs", "baked", "cache")
               if name in response.info]
     if "golden_report" in response.info:  # tt-mlir's, kept whole
         props.append(("mlir_golden_report", json.dumps(response.info["golden_report"], sort_keys=True)))

@@ -59,18 +59,6 @@ class TypeSpec:
         return f"{self.kind}<{dims}{self.element}>"
 
 
-def shape_and_dtype(type_text: str) -> tuple[str, str]:
-    """``tensor<4x?xf32>`` -> (``4x?``, ``f32``); a scalar ``i32`` -> (``scalar``, ``i32``)."""
-    if "<" not in type_text:
-        return "scalar", type_text
-    body = type_text.split("<", 1)[1].rsplit(">", 1)[0].split(",")[0]
-    dims, _, element = body.rpartition("x") if "x" in body else ("", "", body)
-    while dims and not (dims[-1].isdigit() or dims[-1] == "?"):  # an element type with an x in it
-        dims, _, more = dims.rpartition("x")
-        element = f"{more}x{element}"
-    return dims or "0-d", element
-
-
 def make_inputs(specs: list[TypeSpec], seed: int, dynamic_dim: int) -> list[np.ndarray]:
     """Seeded values for each argument: floats normal, ints small, i1 bool.
 

@@ -63,6 +63,8 @@ def add_options(parser: pytest.Parser) -> None:
            help="rewrite the --mlir-expectations file from this run's outcomes")
     option("--mlir-run-crashers", action="store_true", default=False,
            help="also run the items the expectations say crash (skipped by default)")
+    option("--mlir-no-cache", action="store_true", default=False,
+           help="ignore the compile cache (compile verdicts kept in pytest's cache directory)")
     option("--mlir-json", default=None, metavar="PATH",
            help="write one JSON record per item (rebuild reports with `mlir-snippets report`)")
     parser.addini("mlir_snippet_files", "glob patterns of snippet files inside directories", type="args",
@@ -114,6 +116,7 @@ class Settings:
     cuda_chip: str | None = None
     sys_desc: str | None = None
     disable_eth_dispatch: bool = False
+    no_cache: bool = False
     atol: float | None = None
     rtol: float | None = None
     pcc: float = 0.99
@@ -156,6 +159,7 @@ class Settings:
             bench_warmup=int(config.getoption("mlir_bench_warmup")),
             cuda_chip=config.getoption("mlir_cuda_chip"),
             sys_desc=config.getoption("mlir_sys_desc"),
+            no_cache=bool(config.getoption("mlir_no_cache")),
             disable_eth_dispatch=bool(config.getoption("mlir_disable_eth_dispatch")),
             bench_time=float(config.getoption("mlir_bench_time")),
             atol=pick("mlir_atol", "mlir_atol", None, float),  # type: ignore[arg-type]

@@ -21,7 +21,6 @@ import pytest
 from . import runreport
 from .failures import STDERR_MARKER, ItemFailure, MlirFailureRepr, skip
 from .protocol import Kind, Request, Response
-from .recorded import load_recorded
 from .splitter import SnippetSource
 from .state import run_state
 
@@ -185,6 +184,8 @@ class IterationItem(pytest.Item):
     def _golden(self, request: Request) -> Request:
         if not request.function:
             raise ItemFailure(Response(Kind.COMPILE_ERROR, f"{MODEL} has no public function"))
+        from .recorded import load_recorded
+
         request.golden = load_recorded(self.path, request.function, 1)
         return request
 

@@ -24,6 +24,18 @@ _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
+def shape_and_dtype(type_text: str) -> tuple[str, str]:
+    """``tensor<4x?xf32>`` -> (``4x?``, ``f32``); a scalar ``i32`` -> (``scalar``, ``i32``)."""
+    if "<" not in type_text:
+        return "scalar", type_text
+    body = type_text.split("<", 1)[1].rsplit(">", 1)[0].split(",")[0]
+    dims, _, element = body.rpartition("x") if "x" in body else ("", "", body)
+    while dims and not (dims[-1].isdigit() or dims[-1] == "?"):  # an element type with an x in it
+        dims, _, more = dims.rpartition("x")
+        element = f"{more}x{element}"
+    return dims or "0-d", element
+
+
 def failure_signature(diagnostics: list[str], message: str) -> str:
     """The first diagnostic (else the message) with paths, hex and numbers masked,
     so that failures with one root cause group together."""

@@ -6,14 +6,17 @@ import hashlib
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .device import DeviceManager
 from .expectations import Expectations
 from .options import Settings
-from .protocol import Response
+from .protocol import Request, Response
+
+if TYPE_CHECKING:
+    from .cache import CompileCache
 
 
 @dataclass
@@ -23,6 +26,21 @@ class RunState:
     expectations: Expectations | None = None
     compiled: dict[str, Response] = field(default_factory=dict)  # snippet id -> compile response
     managers: dict[str, DeviceManager] = field(default_factory=dict)
+    compile_cache: CompileCache | None = None  # made at first use: config.cache comes after our configure
+
+    def compile(self, request: Request, timeout: float | None) -> Response:
+        """A compile request: from the compile cache, else from the sandbox (then kept)."""
+        if self.compile_cache is None:
+            from .cache import CompileCache
+
+            self.compile_cache = CompileCache(self.config, self.settings.no_cache)
+        cached = self.compile_cache.get(request)
+        if cached is not None:
+            cached.info["cache"] = "hit"
+            return cached
+        response = self.device_manager().call(request, timeout)
+        self.compile_cache.put(request, response)
+        return response
 
     def device_manager(self, target: str | None = None) -> DeviceManager:
         """The sandbox and device of ``target`` (default: --mlir-target); an optimization

@@ -78,17 +78,24 @@ class CpuBackend(Backend):
     def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True,
                  constants: Mapping[int, np.ndarray] | None = None, opt_level: int = 3) -> Compiled:
         with lowering.lowered(module, function, pipeline, self.name, constants) as low:
-            try:
+            try:  # translation to LLVM IR; machine code is generated at the first call (link)
                 engine = self.engine_type(low.module, opt_level=opt_level)
                 jit.link_runtime(engine)
-                resolved = engine.raw_lookup("_mlir_ciface_" + function)
             except Exception as error:
                 raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error) from None
-            if not resolved:
-                raise SnippetFailure(Kind.COMPILE_ERROR, f"@{function} does not link: an external symbol it "
-                                     "needs is missing (see the JIT session error below)")
             final = str(low.module) if keep_ir else ""
         return Compiled(final, function, low.signature, engine, low.info)
+
+    @staticmethod
+    def link(compiled: Compiled) -> None:
+        """Generate machine code and resolve symbols (the JIT does it lazily): a function
+        that needs a missing external symbol fails here, as a compile-error."""
+        if compiled.info.get("linked"):
+            return
+        if not compiled.handle.raw_lookup("_mlir_ciface_" + compiled.function):
+            raise SnippetFailure(Kind.COMPILE_ERROR, f"@{compiled.function} does not link: an external symbol it "
+                                 "needs is missing (see the JIT session error below)")
+        compiled.info["linked"] = True
 
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,
@@ -112,6 +119,7 @@ class CpuBackend(Backend):
     def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
         """Wall time of the call alone (arguments built once, inputs on cache lines), on a
         monotonic clock; the buffers each call returns are freed between calls, untimed."""
+        self.link(compiled)
         args, results = compiled.signature
         inputs = self._inputs(compiled, options, golden)
         call = jit.Call(compiled.handle, compiled.function, args, results, [jit.aligned_copy(v) for v in inputs])
@@ -127,6 +135,7 @@ class CpuBackend(Backend):
         return make_inputs(args, options.seed, options.dynamic_dim)
 
     def _run(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        self.link(compiled)
         args, results = compiled.signature
         copies = [np.array(v, copy=True) for v in inputs]
         try:

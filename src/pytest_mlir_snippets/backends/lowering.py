@@ -37,8 +37,7 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
     kind = frontend.front_end(module)
     text, own_signature, baked = (frontend.legalize(module, kind, target, function, constants) if kind
                                   else (module, None, ""))
-    with ir.Context() as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
-        ctx.allow_unregistered_dialects = True
+    with mlirtools.context_for(ir, text) as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         try:
             parsed = ir.Module.parse(text)
         except Exception as error:
@@ -53,7 +52,8 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
         for i, part in enumerate(pipeline):
             if i:
                 (between or prepare_for_llvm)(parsed)
-            mlirtools.run_passes(parsed, part, passmanager.PassManager.parse, diags, "lowering")
+            mlirtools.run_passes(parsed, part, mlirtools.pass_manager_cache(passmanager.PassManager.parse), diags,
+                                 "lowering")
         info: dict[str, Any] = {"source": module, "front_end": kind or "upstream", "inputs": [str(s) for s in args],
                                 "outputs": [str(s) for s in results]}
         if baked:

