@@ -104,10 +104,13 @@ def timed(cmd: list[str], cwd: Path, repeat: int = 1) -> float:
 
 
 def mlir_opt() -> str | None:
-    import mlir
+    import mlir  # a namespace package: its folder is on __path__
 
-    candidate = Path(mlir.__file__).parent / "bin" / "mlir-opt"
-    return str(candidate) if candidate.is_file() else shutil.which("mlir-opt")
+    for folder in mlir.__path__:
+        candidate = Path(folder) / "bin" / "mlir-opt"
+        if candidate.is_file():
+            return str(candidate)
+    return shutil.which("mlir-opt")
 
 
 def opt_per_function(folder: Path, source_text: str, count: int, tool: str) -> float:
@@ -129,23 +132,27 @@ def opt_per_function(folder: Path, source_text: str, count: int, tool: str) -> f
     return time.perf_counter() - start
 
 
-def measure(n: int, opt_size: int, workdir: Path) -> dict[str, float]:
+def measure(n: int, opt_size: int, workdir: Path, execute: bool) -> dict[str, float]:
     folder = workdir / f"n{n}"
     folder.mkdir()
     (folder / "ops.mlir").write_text(snippet_file(n))
-    (folder / "floor").mkdir()
-    (folder / "floor" / "conftest.py").write_text(FLOOR)
-    (folder / "floor" / "ops.items").write_text("".join(f"f_{i}\n" for i in range(n)))
+    for name, lines in (("floor", n), ("floor_half", n // 2)):  # 2N items, and N (compile-only's count)
+        (folder / name).mkdir(exist_ok=True)
+        (folder / name / "conftest.py").write_text(FLOOR)
+        (folder / name / "ops.items").write_text("".join(f"f_{i}\n" for i in range(lines)))
     pytest = [sys.executable, "-m", "pytest", "-q"]
     r: dict[str, float] = {}
     r["floor collect"] = timed([*pytest, "--collect-only", "-p", "no:mlir_snippets", "floor"], folder, repeat=3)
-    r["floor run"] = timed([*pytest, "-p", "no:mlir_snippets", "floor"], folder)
+    r["floor run (2N items)"] = timed([*pytest, "-p", "no:mlir_snippets", "floor"], folder)
+    r["floor run (N items)"] = timed([*pytest, "-p", "no:mlir_snippets", "floor_half"], folder)
     r["plugin collect"] = timed([*pytest, "--collect-only", "ops.mlir"], folder, repeat=3)
     for workers in ("0", "2"):
         shutil.rmtree(folder / ".pytest_cache", ignore_errors=True)
         r[f"compile-only -n {workers} cold"] = timed([*pytest, "--mlir-skip-exec", "-n", workers, "ops.mlir"], folder)
         r[f"compile-only -n {workers} warm"] = timed([*pytest, "--mlir-skip-exec", "-n", workers, "ops.mlir"], folder)
-        r[f"compile+execute -n {workers}"] = timed([*pytest, "--mlir-no-cache", "-n", workers, "ops.mlir"], folder)
+        if execute:
+            r[f"compile+execute -n {workers}"] = timed([*pytest, "--mlir-no-cache", "-n", workers, "ops.mlir"],
+                                                       folder)
     (folder / "loop.py").write_text(LOOP)
     r["serial in-process loop"] = timed([sys.executable, "loop.py", "ops.mlir"], folder)
     tool = mlir_opt()
@@ -166,7 +173,8 @@ def table(results: dict[int, dict[str, float]]) -> list[str]:
             ("--collect-only vs pytest's floor (collect)", r["plugin collect"] / r["floor collect"], 1.5),
             ("compile-only -n 0 cold vs serial in-process loop", cold / loop, 1.25),
             ("compile-only -n 2 cold vs -n 0 cold", r["compile-only -n 2 cold"] / cold, 0.6),
-            ("compile-only warm (-n 0) vs pytest's floor (run)", r["compile-only -n 0 warm"] / r["floor run"], 2.0),
+            ("compile-only warm (-n 0) vs pytest's floor (run, N items)",
+             r["compile-only -n 0 warm"] / r["floor run (N items)"], 2.0),
         ]
         if "mlir-opt per function" in r:
             checks.append(("compile-only -n 0 cold vs mlir-opt per function", cold / r["mlir-opt per function"],
@@ -184,12 +192,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--opt-baseline-size", type=int, default=1000)
+    parser.add_argument("--execute-sizes", type=int, nargs="*", default=[1000],
+                        help="sizes also measured with compile and execute (slow: a JIT and a reference each)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "performance.md")
     args = parser.parse_args()
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.sizes:
-            results[n] = measure(n, args.opt_baseline_size, Path(tmp))
+            results[n] = measure(n, args.opt_baseline_size, Path(tmp), n in args.execute_sizes)
             print("\n".join(table({n: results[n]})), flush=True)
     lines = ["# Performance", "", f"Written by `python bench/performance.py` on {time.strftime('%Y-%m-%d')}, "
              f"on {os.cpu_count()} cores; wall seconds of whole commands (interpreter start included; "

@@ -145,8 +145,9 @@ def main() -> int:
     worker = Worker(target)
     while True:
         request = read_message(requests)
-        if request is None:
-            return 0
+        if request is None:  # end of input: the device was closed by a request before it
+            sys.stderr.flush()
+            os._exit(0)  # no interpreter teardown of MLIR and torch: a third of a second saved
         start = time.perf_counter()
         response = worker.handle(request)
         response.seconds = time.perf_counter() - start
