@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
 from importlib import metadata
 from pathlib import Path
 
@@ -50,6 +49,7 @@ class CompileCache:
         cache = getattr(config, "cache", None)
         self.folder: Path | None = None if disabled or cache is None else Path(cache.mkdir("mlir-snippets-compile"))
         self.hits = 0
+        self._made: set[Path] = set()
 
     def key(self, request: Request) -> str:
         o = request.options
@@ -77,14 +77,16 @@ class CompileCache:
         if self.folder is None or response.kind not in KEPT:
             return
         path = self._path(self.key(request))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        if path.parent not in self._made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._made.add(path.parent)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # one writer per process and key
         try:
-            with os.fdopen(handle, "wb") as f:
+            with open(temporary, "wb") as f:
                 pickle.dump(response, f, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(temporary, path)
         except OSError:
-            Path(temporary).unlink(missing_ok=True)
+            temporary.unlink(missing_ok=True)
 
     def _path(self, key: str) -> Path:
         assert self.folder is not None

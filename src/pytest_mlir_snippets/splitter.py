@@ -52,6 +52,7 @@ class SnippetSource(Scan):
     def __init__(self, text: str) -> None:
         super().__init__(text)
         self.functions = self._find_functions()
+        self._symbols: dict[int, dict[str, Op]] = {}  # module body (by id) -> its ops by symbol
 
     def _find_functions(self) -> list[Function]:
         found: list[Function] = []
@@ -70,15 +71,17 @@ class SnippetSource(Scan):
     # --------------------------------------------------------------- splitting
     def split(self, fn: Function) -> Split:
         """A module holding ``fn`` and everything it needs, parseable on its own."""
-        siblings = (fn.scope[-1] if fn.scope else self.top).children
-        by_symbol = {op.symbol: op for op in siblings if op.symbol is not None}
-        keep: set[int] = {id(fn.op)}
+        parent = fn.scope[-1] if fn.scope else self.top
+        by_symbol = self._symbols.get(id(parent))
+        if by_symbol is None:  # once per module body: a split costs its own size, not the file's
+            by_symbol = self._symbols[id(parent)] = {op.symbol: op for op in parent.children if op.symbol is not None}
+        keep: dict[int, Op] = {id(fn.op): fn.op}
         todo = [fn.op]
         while todo:
             for ref in todo.pop().refs:
                 dep = by_symbol.get(ref)
                 if dep is not None and id(dep) not in keep:
-                    keep.add(id(dep))
+                    keep[id(dep)] = dep
                     todo.append(dep)
         out: list[str] = []
         line_map: list[tuple[int, int, int]] = []
@@ -99,9 +102,8 @@ class SnippetSource(Scan):
             header_line = inner.line
             header = _merge_module_attributes(self, modules, header)
         emit(header + " {", header_line)
-        for op in siblings:
-            if id(op) in keep:
-                emit(self._op_text(op), op.line)
+        for op in sorted(keep.values(), key=lambda op: op.start):  # in file order
+            emit(self._op_text(op), op.line)
         emit("}", None)
         if self.resources is not None:
             emit(self._filtered_resources("".join(out)), self.line_of(self.resources[0]))

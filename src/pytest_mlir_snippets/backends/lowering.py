@@ -68,18 +68,25 @@ def prepare_for_llvm(module: Any) -> None:
 
     from .iteration import drop_schedule
 
-    drop_schedule(module, ir)
-    widen_i1_accesses(module)
-    truncate_through_f32(module)
-    expand_absi(module)
+    found = mlirtools.ops_by_name(module, ir, _REWRITTEN)  # one walk for every rewrite
+    if "transform.named_sequence" in found or "transform.with_named_sequence" in module.operation.attributes:
+        drop_schedule(module, ir)
+    widen_i1_accesses(module, found.get("memref.load", []) + found.get("memref.store", []))
+    truncate_through_f32(module, found.get("arith.truncf", []))
+    expand_absi(module, found.get("math.absi", []))
 
 
-def expand_absi(module: Any) -> None:
+_REWRITTEN = frozenset({"transform.named_sequence", "memref.load", "memref.store", "arith.truncf", "math.absi"})
+
+
+def expand_absi(module: Any, candidates: list[Any] | None = None) -> None:
     """``math.absi`` as ``x < 0 ? 0 - x : x``: ``convert-math-to-libm`` rejects it."""
     from mlir import ir
     from mlir.dialects import arith
 
-    for op in mlirtools.ops_where(module, ir, lambda op: op.name == "math.absi"):
+    if candidates is None:
+        candidates = mlirtools.ops_where(module, ir, lambda op: op.name == "math.absi")
+    for op in candidates:
         with ir.InsertionPoint(op), op.location:
             value = op.operands[0]
             kind = value.type
@@ -91,14 +98,17 @@ def expand_absi(module: Any) -> None:
         op.erase()
 
 
-def truncate_through_f32(module: Any) -> None:
+def truncate_through_f32(module: Any, candidates: list[Any] | None = None) -> None:
     """``arith.truncf`` from f64 to f16/bf16 goes through f32: the direct one needs a
     compiler-rt routine (``__truncdfhf2``) the JIT cannot find."""
     from mlir import ir
     from mlir.dialects import arith
 
-    for op in mlirtools.ops_where(module, ir, lambda op: op.name == "arith.truncf" and "f64" in str(
-            op.operands[0].type) and "16" in str(op.results[0].type)):
+    if candidates is None:
+        candidates = mlirtools.ops_where(module, ir, lambda op: op.name == "arith.truncf")
+    for op in candidates:
+        if "f64" not in str(op.operands[0].type) or "16" not in str(op.results[0].type):
+            continue
         with ir.InsertionPoint(op), op.location:
             source = op.operands[0]
             source_type = str(source.type)
@@ -108,7 +118,7 @@ def truncate_through_f32(module: Any) -> None:
         op.erase()
 
 
-def widen_i1_accesses(module: Any) -> None:
+def widen_i1_accesses(module: Any, candidates: list[Any] | None = None) -> None:
     """Turn ``memref.load``/``store`` of i1 into one-element vector accesses.
 
     The LLVM 22 build of the ``mlir`` wheel asserts (and aborts the process) when
@@ -122,7 +132,9 @@ def widen_i1_accesses(module: Any) -> None:
         return (op.name == "memref.load" and str(op.results[0].type) == "i1") or (
             op.name == "memref.store" and str(op.operands[0].type) == "i1")
 
-    for op in mlirtools.ops_where(module, ir, i1_access):
+    if candidates is None:
+        candidates = mlirtools.ops_where(module, ir, lambda op: op.name in ("memref.load", "memref.store"))
+    for op in [op for op in candidates if i1_access(op)]:
         with ir.InsertionPoint(op), op.location:
             one = ir.VectorType.get([1], ir.IntegerType.get_signless(1))
             if op.name == "memref.load":

@@ -169,3 +169,17 @@ def ops_where(module: Any, ir: Any, predicate: Callable[[Any], bool]) -> list[An
 
     module.operation.walk(visit)
     return found
+
+
+def ops_by_name(module: Any, ir: Any, names: frozenset[str]) -> dict[str, list[Any]]:
+    """The ops of ``module`` whose name is in ``names``, by name, in one walk."""
+    found: dict[str, list[Any]] = {}
+
+    def visit(op: Any) -> Any:
+        name = op.name
+        if name in names:
+            found.setdefault(name, []).append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
