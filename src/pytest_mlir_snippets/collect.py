@@ -93,6 +93,8 @@ class SnippetItem(pytest.Item):
         self.kind: Kind | None = None
         self.response: Response | None = None
         self._split: Split | None = None
+        self.next_item: pytest.Item | None = None  # what this process runs next (pytest_runtest_protocol)
+        self.prefetched: Request | None = None  # this item's compile, sent ahead by the item before
         self.extra_keyword_matches.update({stage, function.uid})
         self.expected = self._expectation()
 
@@ -178,11 +180,12 @@ class SnippetItem(pytest.Item):
                 raise ItemFailure(Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}"))
         else:
             golden = recorded_inputs
-        request = Request(self.stage, self.split.text, fn.name, options, golden)
+        request = self.prefetched or Request(self.stage, self.split.text, fn.name, options, golden)
         response = state.compile(request, timeout) if self.stage == "compile" else manager.call(request, timeout)
         self.response = response
         if self.stage == "compile":
             state.compiled[self.snippet_id] = response
+            self._send_next_ahead()
         self._show_output(response)
         self.kind = response.kind
         if response.kind is Kind.PASS:
@@ -190,6 +193,31 @@ class SnippetItem(pytest.Item):
         if response.kind is Kind.UNSUPPORTED:
             skip(response.message)
         raise ItemFailure(response)
+
+    def _send_next_ahead(self) -> None:
+        """When the next item this process runs is a compile, send it now: the worker
+        compiles while pytest reports this item."""
+        nxt = self.next_item
+        if not isinstance(nxt, SnippetItem) or nxt.stage != "compile" or nxt.function.duplicate_of is not None \
+                or nxt.path != self.path or nxt.get_closest_marker("skip") or nxt.get_closest_marker("xfail"):
+            return
+        state = run_state(self.config)
+        from .recorded import RecordedDataError, load_recorded
+
+        try:
+            golden = load_recorded(nxt.path, nxt.function.name, len(nxt.source.functions))
+        except RecordedDataError:
+            return
+        options = state.device_manager().options()
+        if state.settings.save_artifacts:
+            options.artifact_dir = str(artifact_dir(state.settings.output_root, nxt.path, nxt.function.uid,
+                                                    state.settings.target))
+        request = Request("compile", nxt.split.text, nxt.function.name, options,
+                          {"inputs": golden["inputs"]} if golden else None)
+        if state.compile_cache is not None and state.compile_cache.get(request) is not None:
+            return  # answered from the cache anyway
+        if state.device_manager().submit(request):
+            nxt.prefetched = request
 
     def _show_output(self, response: Response) -> None:
         settings = run_state(self.config).settings

@@ -54,6 +54,10 @@ class DeviceManager:
                 return opened
         return self.sandbox.call(request, timeout)
 
+    def submit(self, request: Request) -> bool:
+        """Send a compile request ahead (see ``Sandbox.submit``); ``call`` takes its answer."""
+        return request.op not in EXECUTING and self.sandbox.submit(request)
+
     def _device_is_open(self) -> bool:
         """Open on the current worker (a replaced worker has lost its device)."""
         return self.sandbox.alive and self._device_worker == self.sandbox.starts

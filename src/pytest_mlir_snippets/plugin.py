@@ -58,6 +58,13 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Fil
     return None
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Remember what this process runs next (with xdist too): a compile can be sent ahead."""
+    if isinstance(item, SnippetItem):
+        item.next_item = nextitem
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[
         None, pytest.TestReport, pytest.TestReport]:

@@ -40,6 +40,7 @@ class Sandbox:
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self._log: IO[bytes] | None = None
+        self._pending: tuple[Request, int, float] | None = None  # sent ahead: (request, log start, sent at)
 
     @property
     def alive(self) -> bool:
@@ -61,8 +62,29 @@ class Sandbox:
         self.starts += 1
         return self.proc
 
+    def submit(self, request: Request) -> bool:
+        """Send ``request`` now and read its answer later, in ``call(request)``: the worker
+        compiles the next item while pytest reports the last one. One at a time."""
+        if self._pending is not None:
+            return False
+        proc = self.proc if self.proc is not None and self.alive else self._start()
+        assert proc.stdin is not None and self._log is not None
+        log_start = self._log.seek(0, os.SEEK_END)
+        try:
+            write_message(proc.stdin, request)  # type: ignore[arg-type]
+        except (BrokenPipeError, OSError):
+            return False  # the next call finds the worker gone
+        self._pending = (request, log_start, time.perf_counter())
+        return True
+
     def call(self, request: Request, timeout: float | None) -> Response:
-        """Send ``request`` and wait at most ``timeout`` seconds for the answer."""
+        """Send ``request`` (unless ``submit`` did) and wait at most ``timeout`` seconds for the answer."""
+        if self._pending is not None:
+            sent, log_start, started = self._pending
+            self._pending = None
+            if sent is request:
+                return self._answer(log_start, started, timeout)
+            self._answer(log_start, started, timeout)  # sent ahead for an item that did not run
         proc = self.proc if self.proc is not None and self.alive else self._start()
         assert proc.stdin is not None and proc.stdout is not None and self._log is not None
         log_start = self._log.seek(0, os.SEEK_END)
@@ -71,6 +93,12 @@ class Sandbox:
             write_message(proc.stdin, request)  # type: ignore[arg-type]
         except (BrokenPipeError, OSError):
             return self._lost(Kind.CRASH, log_start, started, timeout)
+        return self._answer(log_start, started, timeout)
+
+    def _answer(self, log_start: int, started: float, timeout: float | None) -> Response:
+        proc = self.proc
+        if proc is None or proc.stdout is None:
+            return Response(Kind.CRASH, "the sandbox worker is gone")
         try:
             ready = select.select([proc.stdout], [], [], timeout)[0]
             if not ready:
@@ -120,6 +148,7 @@ class Sandbox:
     def close(self) -> None:
         """Stop the worker (politely: end of input, then a kill)."""
         proc, self.proc = self.proc, None
+        self._pending = None
         if proc is not None:
             if proc.stdin is not None:
                 try:
