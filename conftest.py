@@ -6,7 +6,8 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
+import numpy  # noqa: F401 - loaded once here: pytester's in-process runs unload what they import,
+import pytest  # and numpy cannot be loaded twice in one process (the plugin imports it lazily)
 
 pytest_plugins = ["pytester"]
 

@@ -50,10 +50,16 @@ class SnippetFile(pytest.File):
             yield FileErrorItem.from_parent(self, name="<file>", message=problem)
             return
         stages = ("compile",) if run_state(self.config).settings.skip_exec else STAGES
+        parent_id: Any = getattr(self, "id", None)
+        structured = parent_id is not None and hasattr(parent_id, "with_params")  # pytest 9
         for fn in source.functions:
+            function_id = parent_id.child(fn.uid) if structured else None
             for stage in stages:
+                # pytest 9 keeps node ids structured (path, names, params): the stage is the
+                # params part, as for a parametrized test, so that --lf matches
+                extra = {"nodeid": function_id.with_params(stage)} if function_id is not None else {}
                 yield SnippetItem.from_parent(self, name=f"{fn.uid}[{stage}]", source=source, function=fn,
-                                              stage=stage, **_structured_id(self, fn.uid, stage))
+                                              stage=stage, **extra)
 
     def _read(self) -> tuple[str, SnippetSource | None]:
         data = self.path.read_bytes()
@@ -75,15 +81,6 @@ class SnippetFile(pytest.File):
         return "", source
 
 
-def _structured_id(parent: pytest.Collector, uid: str, stage: str) -> dict[str, Any]:
-    """pytest 9 keeps node ids structured (path, names, params): say that the stage
-    is the params part, as for a parametrized test, so that ``--lf`` matches."""
-    parent_id = getattr(parent, "id", None)
-    if parent_id is None or not hasattr(parent_id, "with_params"):
-        return {}  # pytest 8: the string id is all there is
-    return {"nodeid": parent_id.child(uid).with_params(stage)}
-
-
 class SnippetItem(pytest.Item):
     def __init__(self, *, source: SnippetSource, function: Function, stage: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -95,12 +92,15 @@ class SnippetItem(pytest.Item):
         self._split: Split | None = None
         self.next_item: pytest.Item | None = None  # what this process runs next (pytest_runtest_protocol)
         self.prefetched: Request | None = None  # this item's compile, sent ahead by the item before
+        self.cached: Response | None = None  # or its compile verdict, found in the cache then
         self.extra_keyword_matches.update({stage, function.uid})
         self.expected = self._expectation()
 
     def _expectation(self) -> str | None:
         """What this item is expected to do: the expectations file, else lit lines."""
         state = run_state(self.config)
+        if not self.function.comments and state.expectations is None:
+            return None  # the common case, cheaply: no lit lines, no expectations file
         target = state.settings.target
         xfail, unsupported = lit_lines(self.function.comments, target)
         if unsupported:
@@ -181,7 +181,10 @@ class SnippetItem(pytest.Item):
         else:
             golden = recorded_inputs
         request = self.prefetched or Request(self.stage, self.split.text, fn.name, options, golden)
-        response = state.compile(request, timeout) if self.stage == "compile" else manager.call(request, timeout)
+        if self.stage != "compile":
+            response = manager.call(request, timeout)
+        else:
+            response = self.cached or state.compile(request, timeout)
         self.response = response
         if self.stage == "compile":
             state.compiled[self.snippet_id] = response
@@ -214,8 +217,11 @@ class SnippetItem(pytest.Item):
                                                     state.settings.target))
         request = Request("compile", nxt.split.text, nxt.function.name, options,
                           {"inputs": golden["inputs"]} if golden else None)
-        if state.compile_cache is not None and state.compile_cache.get(request) is not None:
-            return  # answered from the cache anyway
+        cached = state.compile_cache.get(request) if state.compile_cache is not None else None
+        if cached is not None:
+            cached.info["cache"] = "hit"
+            nxt.cached = cached  # read once: the item takes it from here
+            return
         if state.device_manager().submit(request):
             nxt.prefetched = request
 

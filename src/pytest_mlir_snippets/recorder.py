@@ -52,7 +52,8 @@ class Recorder:
 
     # ----------------------------------------------------------- gathering
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.files.update(item.nodeid.split("::")[0] for item in session.items if is_snippet_node(item.nodeid))
+        parents = {id(item.parent): item for item in session.items}  # a file's items share their parent
+        self.files.update(item.nodeid.split("::")[0] for item in parents.values() if is_snippet_node(item.nodeid))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
