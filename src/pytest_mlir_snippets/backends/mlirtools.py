@@ -67,7 +67,7 @@ def collecting(context: Any, target: str) -> Iterator[Collector]:
 
 SHARED_USES = 500  # compiles per shared context; interned types and attributes are freed with it
 SHARED_MAX_TEXT = 1 << 20  # a bigger snippet (large constants) gets a context of its own
-_shared: dict[str, Any] = {"context": None, "uses": 0, "pass_managers": {}}
+_shared: dict[str, Any] = {"context": None, "uses": 0}
 
 
 def context_for(ir: Any, text: str) -> Any:
@@ -79,31 +79,10 @@ def context_for(ir: Any, text: str) -> Any:
         ctx.allow_unregistered_dialects = True
         return ctx
     if _shared["context"] is None or _shared["uses"] >= SHARED_USES:
-        _shared.update(context=ir.Context(), uses=0, pass_managers={})
+        _shared.update(context=ir.Context(), uses=0)
         _shared["context"].allow_unregistered_dialects = True
     _shared["uses"] += 1
     return _shared["context"]
-
-
-def pass_manager_cache(parse: Callable[[str], Any]) -> Callable[[str], Any]:
-    """``parse`` (``PassManager.parse``) remembered per pipeline in the shared context."""
-
-    def cached(pipeline: str) -> Any:
-        from mlir import ir
-
-        if ir.Context.current is not _shared["context"]:
-            return parse(pipeline)
-        managers: dict[str, Any] = _shared["pass_managers"]
-        if pipeline not in managers:
-            managers[pipeline] = parse(pipeline)
-        return managers[pipeline]
-
-    return cached
-
-
-def forget_pass_manager(pipeline: str) -> None:
-    """After a failed run: do not reuse that pass manager."""
-    _shared["pass_managers"].pop(pipeline, None)
 
 
 def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], collector: Collector,
@@ -116,7 +95,6 @@ def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], c
     try:
         pm.run(module.operation)
     except Exception as error:
-        forget_pass_manager(pipeline)
         raise collector.failure(Kind.COMPILE_ERROR, f"{stage} failed", error) from None
 
 
