@@ -71,6 +71,7 @@ class CompileCache:
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
             return None
         self.hits += 1
+        response.info["cache"] = "hit"
         return response
 
     def put(self, request: Request, response: Response) -> None:

@@ -13,7 +13,7 @@ import pytest
 from .expectations import ANY_FAILURE, lit_lines
 from .failures import ItemFailure, MlirFailureRepr, diagnostic_lines, first_error, format_failure, skip
 from .options import item_timeout
-from .protocol import Kind, Request, Response
+from .protocol import Kind, Options, Request, Response
 from .records import shape_and_dtype
 from .splitter import Function, SnippetSource, Split, SplitError
 from .state import artifact_dir, run_state
@@ -149,18 +149,9 @@ class SnippetItem(pytest.Item):
             self.kind = Kind.COMPILE_ERROR
             raise ItemFailure(self.response)
         manager = state.device_manager()
-        options = manager.options()
-        if state.settings.save_artifacts:
-            options.artifact_dir = str(artifact_dir(state.settings.output_root, self.path, fn.uid,
-                                                    state.settings.target))
+        options = self._options()
         timeout = item_timeout(self, state.settings)
-        from .recorded import RecordedDataError, load_recorded  # numpy: not at collection
-
-        try:
-            golden = load_recorded(self.path, fn.name, len(self.source.functions))
-            unreadable = None
-        except RecordedDataError as error:
-            golden, unreadable = None, error
+        golden, unreadable = self._recorded()
         recorded_inputs = {"inputs": golden["inputs"]} if golden else None  # compile may bake small int inputs
         if self.stage == "execute":
             # Alone (--lf, or xdist put the compile item elsewhere): compile first, so
@@ -197,6 +188,24 @@ class SnippetItem(pytest.Item):
             skip(response.message)
         raise ItemFailure(response)
 
+    def _options(self) -> Options:
+        """This item's request options (its artifact folder with --mlir-save-artifacts)."""
+        state = run_state(self.config)
+        options = state.device_manager().options()
+        if state.settings.save_artifacts:
+            options.artifact_dir = str(artifact_dir(state.settings.output_root, self.path, self.function.uid,
+                                                    state.settings.target))
+        return options
+
+    def _recorded(self) -> tuple[dict[str, Any] | None, Exception | None]:
+        """(recorded golden data or None, why it cannot be read)."""
+        from .recorded import RecordedDataError, load_recorded  # numpy: not at collection
+
+        try:
+            return load_recorded(self.path, self.function.name, len(self.source.functions)), None
+        except RecordedDataError as error:
+            return None, error
+
     def _send_next_ahead(self) -> None:
         """When the next item this process runs is a compile, send it now: the worker
         compiles while pytest reports this item."""
@@ -205,21 +214,13 @@ class SnippetItem(pytest.Item):
                 or nxt.path != self.path or nxt.get_closest_marker("skip") or nxt.get_closest_marker("xfail"):
             return
         state = run_state(self.config)
-        from .recorded import RecordedDataError, load_recorded
-
-        try:
-            golden = load_recorded(nxt.path, nxt.function.name, len(nxt.source.functions))
-        except RecordedDataError:
+        golden, unreadable = nxt._recorded()
+        if unreadable is not None:
             return
-        options = state.device_manager().options()
-        if state.settings.save_artifacts:
-            options.artifact_dir = str(artifact_dir(state.settings.output_root, nxt.path, nxt.function.uid,
-                                                    state.settings.target))
-        request = Request("compile", nxt.split.text, nxt.function.name, options,
+        request = Request("compile", nxt.split.text, nxt.function.name, nxt._options(),
                           {"inputs": golden["inputs"]} if golden else None)
         cached = state.compile_cache.get(request) if state.compile_cache is not None else None
         if cached is not None:
-            cached.info["cache"] = "hit"
             nxt.cached = cached  # read once: the item takes it from here
             return
         if state.device_manager().submit(request):

@@ -36,7 +36,6 @@ class RunState:
             self.compile_cache = CompileCache(self.config, self.settings.no_cache)
         cached = self.compile_cache.get(request)
         if cached is not None:
-            cached.info["cache"] = "hit"
             return cached
         response = self.device_manager().call(request, timeout)
         self.compile_cache.put(request, response)
