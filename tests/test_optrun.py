@@ -166,6 +166,7 @@ def test_cpu_run_benchmarks_and_never_picks_an_incorrect_iteration(pytester: pyt
     assert (run / "speedup.png").read_bytes()[:4] == b"\x89PNG"
     v0 = (run / "v0" / "benchmark.md").read_text()
     assert "| speedup vs v0 | 1.00x |" in v0 and "| correctness | pass |" in v0
+    assert "| left out (CPU slowed) |" in v0 and "| samples | left out | vs v0 |" in table
     assert not list(run.glob("*-run-report.txt"))  # a run is not a snippet file
     # only v2 this time: the others keep their figures, v2 is still not best
     run_items("--mlir-bench-time=0.05", "-k", "v2")

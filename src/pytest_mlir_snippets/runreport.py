@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from .benchstats import STATS
+from .benchstats import NOISE, SLOWED, STATS
 
 REFERENCE = "reference.py"
 _JSON_BLOCK = re.compile(r"```json\n(.*?)\n```", re.DOTALL)
@@ -39,7 +39,7 @@ def write_iteration(folder: Path, target: str, metrics: dict[str, float], **extr
     """``vN/benchmark.md``: this iteration's timing, then (at the end of the session)
     its correctness and speedups."""
     data = {"iteration": folder.name, "target": target, "measured": time.strftime("%Y-%m-%d %H:%M:%S"),
-            **{k: metrics[k] for k in STATS if k in metrics}, **extra}
+            **{k: metrics[k] for k in STATS + NOISE if k in metrics}, **extra}
     hypothesis = folder / "hypothesis.txt"
     lines = [f"# {folder.name} benchmark ({target})", ""]
     said = hypothesis.read_text().strip() if hypothesis.is_file() else ""
@@ -48,12 +48,17 @@ def write_iteration(folder: Path, target: str, metrics: dict[str, float], **extr
     lines += ["| statistic | value |", "|---|---|"]
     lines += [f"| {k.removesuffix('_ms')} | {_ms(data[k]) if k.endswith('_ms') else int(data[k])} |"
               for k in STATS if k in data]
+    if "slowed" in data:
+        lines.append(f"| left out (CPU slowed) | {int(data['slowed'])}, median of all samples "
+                     f"{_ms(data['median_all_ms'])} |")
     for key, label in (("correctness", "correctness"), ("speedup_v0", "speedup vs v0"),
                        ("speedup_eager", "speedup vs PyTorch eager"),
                        ("speedup_compile", "speedup vs torch.compile")):
         if key in data:
             lines.append(f"| {label} | {data[key] if isinstance(data[key], str) else f'{data[key]:.2f}x'} |")
-    lines += ["", "Times in milliseconds: wall time of the call alone, after warm-up, on a monotonic clock.", "",
+    lines += ["", "Times in milliseconds: wall time of the call alone, after warm-up, on a monotonic clock; "
+              "calls during which the CPU ran slowed (a fixed probe before or after them took over "
+              f"{SLOWED}x its usual time) are left out.", "",
               "```json", json.dumps(data, indent=1, sort_keys=True), "```", ""]
     (folder / "benchmark.md").write_text("\n".join(lines))
 
@@ -101,7 +106,7 @@ def write_run(run: Path, seen: dict[str, dict[str, Any]]) -> None:
         if "correctness" in stages:
             data["correctness"] = stages["correctness"]["kind"]
         if "benchmark" in stages and stages["benchmark"]["kind"] != "pass":
-            data = {k: v for k, v in data.items() if k not in STATS}  # stale figures are not this session's
+            data = {k: v for k, v in data.items() if k not in STATS + NOISE}  # stale figures are not this session's
             data["benchmark"] = stages["benchmark"]["kind"]
         data.setdefault("correctness", "not run")
         failed = [f"{stage} {stages[stage]['kind']}" for stage in CHECKS
@@ -121,7 +126,7 @@ def write_run(run: Path, seen: dict[str, dict[str, Any]]) -> None:
             if reference:
                 data[key] = float(reference) / float(median)
         write_iteration(folder, target, data,
-                        **{k: v for k, v in data.items() if k not in STATS and k not in ("iteration", "target",
+                        **{k: v for k, v in data.items() if k not in STATS + NOISE and k not in ("iteration", "target",
                                                                                             "measured")})
     best = min(((f, d) for f, d in rows if d.get("correctness") == "pass" and d.get("checks") in ("pass", "not run")
                 and d.get("median_ms")),
@@ -139,10 +144,11 @@ def render(run: Path, target: str, rows: list[tuple[Path, dict[str, Any]]], best
            pytorch: dict[str, Any], plotted: str, reasons: list[str]) -> str:
     lines = [f"# Benchmark of {run.name} ({target})", "",
              f"Written by pytest-mlir-snippets on {time.strftime('%Y-%m-%d %H:%M:%S')}. Times in milliseconds "
-             "(median of repeated calls after warm-up, monotonic clock); speedups are medians' ratios. "
+             "(median of repeated calls after warm-up, monotonic clock; \"left out\": calls made while the CPU "
+             "ran slowed, see each vN/benchmark.md); speedups are medians' ratios. "
              "An iteration that is not correct is never best.", ""]
-    head = "| iteration | checks | correctness | median | p20 | p80 | min | max | std | samples | vs v0 |"
-    sep = "|---|---|---|---|---|---|---|---|---|---|---|"
+    head = "| iteration | checks | correctness | median | p20 | p80 | min | max | std | samples | left out | vs v0 |"
+    sep = "|---|---|---|---|---|---|---|---|---|---|---|---|"
     if pytorch:
         head += " vs eager | vs torch.compile |"
         sep += "---|---|"
@@ -151,7 +157,7 @@ def render(run: Path, target: str, rows: list[tuple[Path, dict[str, Any]]], best
         cells = [folder.name + (" (best)" if best and best[0] == folder else ""), str(data.get("checks")),
                  str(data.get("correctness"))]
         cells += [_ms(float(data[k])) if k in data else "-" for k in STATS[:-1]]
-        cells.append(str(int(data["samples"])) if "samples" in data else "-")
+        cells += [str(int(data[k])) if k in data else "-" for k in ("samples", "slowed")]
         keys = ["speedup_v0"] + (["speedup_eager", "speedup_compile"] if pytorch else [])
         cells += [f"{data[k]:.2f}x" if k in data else "-" for k in keys]
         lines.append("| " + " | ".join(cells) + " |")

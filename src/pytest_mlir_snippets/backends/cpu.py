@@ -117,12 +117,13 @@ class CpuBackend(Backend):
         return comparison.metrics(), info
 
     def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
-        """Wall time of the call alone (arguments built once, inputs on cache lines), on a
-        monotonic clock; the buffers each call returns are freed between calls, untimed."""
+        """Wall time of the call alone (arguments built once, inputs at several placements:
+        ``jit.Placements``), on a monotonic clock; the buffers each call returns are freed
+        between calls, untimed."""
         self.link(compiled)
         args, results = compiled.signature
         inputs = self._inputs(compiled, options, golden)
-        call = jit.Call(compiled.handle, compiled.function, args, results, [jit.aligned_copy(v) for v in inputs])
+        call = jit.Placements(compiled.handle, compiled.function, args, results, inputs)
         try:
             return benchstats.measure(call.run, options.bench_warmup, options.bench_time, after=call.release)
         except Exception as error:

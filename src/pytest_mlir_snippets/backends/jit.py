@@ -104,12 +104,13 @@ _LIBC = ctypes.CDLL(None)
 _LIBC.free.argtypes = [ctypes.c_void_p]
 
 
-def aligned_copy(value: np.ndarray, alignment: int = 64) -> np.ndarray:
-    """A C-contiguous copy starting on a cache line: where numpy happens to put an
-    array otherwise changes vector loads, and timings, from one process to the next."""
+def aligned_copy(value: np.ndarray, alignment: int = 64, offset: int = 0) -> np.ndarray:
+    """A C-contiguous copy starting ``offset`` bytes past an ``alignment`` boundary:
+    where numpy happens to put an array otherwise changes vector loads, and timings,
+    from one process to the next."""
     value = np.asarray(value)
-    raw = np.empty(value.nbytes + alignment, dtype=np.uint8)
-    start = -raw.ctypes.data % alignment
+    raw = np.empty(value.nbytes + alignment + offset, dtype=np.uint8)
+    start = -raw.ctypes.data % alignment + offset
     copy = raw[start:start + value.nbytes].view(value.dtype).reshape(value.shape)
     copy[...] = value
     return copy
@@ -181,6 +182,33 @@ class Call:
             return [np.array(v, copy=True) for v, s in zip(self.inputs, self.args) if s.kind == "memref"]
         return [_read_scalar(slot, spec) if spec.kind == "scalar" else _read_memref(slot, spec)
                 for slot, spec in zip(self._result_slots(), self.results)]
+
+
+class Placements:
+    """Calls of one function over copies of its inputs placed at PLACES different
+    offsets within a page, taking turns in blocks of BLOCK calls (caches stay warm within
+    a block). Where buffers sit relative to each other changes a kernel's time (cache
+    set and 4K aliasing conflicts) by up to ~10%, and differs from one process to the
+    next; timing several placements averages that out. (The buffers the function itself
+    allocates still land where malloc puts them.)"""
+
+    PLACES, BLOCK = 8, 32
+
+    def __init__(self, engine: Any, name: str, args: list[TypeSpec], results: list[TypeSpec],
+                 inputs: list[np.ndarray]) -> None:
+        self.calls = [Call(engine, name, args, results, [aligned_copy(v, 4096, k * 576 % 4096) for v in inputs])
+                      for k in range(self.PLACES)]
+        self.count = 0
+
+    def _current(self) -> Call:
+        return self.calls[self.count // self.BLOCK % self.PLACES]
+
+    def run(self) -> None:
+        self._current().run()
+
+    def release(self) -> None:
+        self._current().release()
+        self.count += 1
 
 
 def invoke(engine: Any, name: str, args: list[TypeSpec], results: list[TypeSpec],
