@@ -29,8 +29,13 @@ def compile_props(pytester: pytest.Pytester, *args: str) -> dict[str, dict[str, 
 
 def test_a_warm_rerun_compiles_nothing(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", ops=OPS)
+    folder = pytester.path / ".pytest_cache" / "d" / "mlir-snippets-compile"
+    stale = folder / "0123456789abcdef" / "ab" / "abcdef"  # an older toolchain's entry
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"old")
     cold = compile_props(pytester, "-n", "2")  # two workers write the cache at once
     assert {n: p.get("mlir_cache") for n, p in cold.items()} == dict.fromkeys(cold)
+    assert not stale.exists() and len(list(folder.iterdir())) == 1  # one toolchain's folder
     warm = compile_props(pytester)
     assert {p["mlir_cache"] for p in warm.values()} == {"hit"}
     assert warm["ops.mlir::bad_0[compile]"]["mlir_kind"] == "compile-error"  # verdicts, failures too

@@ -7,7 +7,9 @@ descriptor), the recorded integer inputs a compile may bake in, and the toolchai
 the versions of the MLIR packages and a digest of this plugin's own sources.
 Only deterministic outcomes are kept (pass, compile-error, unsupported); files
 are written whole then renamed, so xdist workers sharing the folder never read
-half a file. ``--mlir-no-cache`` (or ``-p no:cacheprovider``) turns it off.
+half a file. Entries live in a folder per toolchain; the first entry written for a
+new toolchain removes the others' folders (their entries can never hit again).
+``--mlir-no-cache`` (or ``-p no:cacheprovider``) turns it off.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import shutil
 from importlib import metadata
 from pathlib import Path
 
@@ -79,6 +82,8 @@ class CompileCache:
             return
         path = self._path(self.key(request))
         if path.parent not in self._made:
+            if not self._made:
+                self._prune()
             path.parent.mkdir(parents=True, exist_ok=True)
             self._made.add(path.parent)
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # one writer per process and key
@@ -91,4 +96,14 @@ class CompileCache:
 
     def _path(self, key: str) -> Path:
         assert self.folder is not None
-        return self.folder / key[:2] / key
+        return self.folder / _toolchain_folder() / key[:2] / key
+
+    def _prune(self) -> None:
+        assert self.folder is not None
+        for old in self.folder.iterdir():
+            if old.is_dir() and old.name != _toolchain_folder():
+                shutil.rmtree(old, ignore_errors=True)
+
+
+def _toolchain_folder() -> str:
+    return hashlib.sha256(toolchain().encode()).hexdigest()[:16]

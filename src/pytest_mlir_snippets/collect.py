@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,21 @@ def in_optimization_run(file_path: Path) -> bool:
 class SnippetFile(pytest.File):
     """One .mlir file; bad files give one failing ``<file>`` item, never a crash."""
 
+    _beside: frozenset[str] | None = None
+
+    def may_have_recorded(self, function: str) -> bool:
+        """Whether recorded data for ``function`` may lie beside the file (one directory
+        listing per file, not two stats per item)."""
+        from .recorded import IREE_FLAGS
+        from .state import safe_name
+
+        if self._beside is None:
+            try:
+                self._beside = frozenset(os.listdir(self.path.parent))
+            except OSError:
+                self._beside = frozenset()
+        return f"{self.path.stem}.{safe_name(function)}.npz" in self._beside or IREE_FLAGS in self._beside
+
     def collect(self) -> Iterator[pytest.Item]:
         problem, source = self._read()
         if source is None:
@@ -82,18 +98,21 @@ class SnippetFile(pytest.File):
 
 
 class SnippetItem(pytest.Item):
+    # set as the item runs (class defaults: 10,000s of items are made at collection)
+    kind: Kind | None = None
+    response: Response | None = None
+    _split: Split | None = None
+    next_item: pytest.Item | None = None  # what this process runs next (pytest_runtest_protocol)
+    prefetched: Request | None = None  # this item's compile, sent ahead by the item before
+    cached: Response | None = None  # or its compile verdict, found in the cache then
+
     def __init__(self, *, source: SnippetSource, function: Function, stage: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.source = source
         self.function = function
         self.stage = stage
-        self.kind: Kind | None = None
-        self.response: Response | None = None
-        self._split: Split | None = None
-        self.next_item: pytest.Item | None = None  # what this process runs next (pytest_runtest_protocol)
-        self.prefetched: Request | None = None  # this item's compile, sent ahead by the item before
-        self.cached: Response | None = None  # or its compile verdict, found in the cache then
-        self.extra_keyword_matches.update({stage, function.uid})
+        self._memo: dict[str, Any] = {}  # options and recorded data, read once, dropped after the run
+        self.extra_keyword_matches.update((stage, function.uid))
         self.expected = self._expectation()
 
     def _expectation(self) -> str | None:
@@ -139,6 +158,12 @@ class SnippetItem(pytest.Item):
         return self.path, self.function.line - 1, f"{self.function.uid}[{self.stage}]"
 
     def runtest(self) -> None:
+        try:
+            self._runtest()
+        finally:
+            self._memo.clear()
+
+    def _runtest(self) -> None:
         state = run_state(self.config)
         fn = self.function
         if fn.duplicate_of is not None:  # MLIR would reject the whole file; we fail only this one
@@ -190,15 +215,24 @@ class SnippetItem(pytest.Item):
 
     def _options(self) -> Options:
         """This item's request options (its artifact folder with --mlir-save-artifacts)."""
-        state = run_state(self.config)
-        options = state.device_manager().options()
-        if state.settings.save_artifacts:
-            options.artifact_dir = str(artifact_dir(state.settings.output_root, self.path, self.function.uid,
-                                                    state.settings.target))
-        return options
+        if "options" not in self._memo:
+            state = run_state(self.config)
+            options = state.device_manager().options()
+            if state.settings.save_artifacts:
+                options.artifact_dir = str(artifact_dir(state.settings.output_root, self.path, self.function.uid,
+                                                        state.settings.target))
+            self._memo["options"] = options
+        return self._memo["options"]  # type: ignore[no-any-return]
 
     def _recorded(self) -> tuple[dict[str, Any] | None, Exception | None]:
         """(recorded golden data or None, why it cannot be read)."""
+        if "recorded" not in self._memo:
+            self._memo["recorded"] = self._read_recorded()
+        return self._memo["recorded"]  # type: ignore[no-any-return]
+
+    def _read_recorded(self) -> tuple[dict[str, Any] | None, Exception | None]:
+        if isinstance(self.parent, SnippetFile) and not self.parent.may_have_recorded(self.function.name):
+            return None, None
         from .recorded import RecordedDataError, load_recorded  # numpy: not at collection
 
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Generator
 from pathlib import Path
 
@@ -56,6 +57,19 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Fil
     if is_snippet_file(file_path, parent):
         return SnippetFile.from_parent(parent, path=file_path)
     return None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Collected items live until the end: keep them out of the cyclic garbage
+    collector's work (with 10,000 snippet items its passes cost ~10% of a warm run)."""
+    if any(isinstance(item, SnippetItem) for item in session.items):
+        gc.freeze()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    gc.unfreeze()  # the items may go now (several sessions in one process: pytester)
 
 
 @pytest.hookimpl(tryfirst=True)

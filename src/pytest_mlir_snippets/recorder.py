@@ -47,13 +47,20 @@ class Recorder:
         self.config = config
         self.records: dict[str, ItemRecord] = {}
         self.files: set[str] = set()  # node-id paths of the input files
+        self.functions: dict[str, list[tuple[str, int]]] = {}  # of the files collected here
         self.is_worker = hasattr(config, "workerinput")
         self.problems: list[str] = []
 
     # ----------------------------------------------------------- gathering
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         parents = {id(item.parent): item for item in session.items}  # a file's items share their parent
-        self.files.update(item.nodeid.split("::")[0] for item in parents.values() if is_snippet_node(item.nodeid))
+        for item in parents.values():
+            if is_snippet_node(item.nodeid):
+                file = item.nodeid.split("::")[0]
+                self.files.add(file)
+                source = getattr(item, "source", None)
+                if source is not None:
+                    self.functions[file] = [(fn.uid, fn.line) for fn in source.functions]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -106,7 +113,8 @@ class Recorder:
             return  # nothing ran: no report, and nothing written beside the inputs
         root = self.config.rootpath
         records = list(self.records.values())
-        functions = {file: functions_of(root / file) for file in self.files}
+        functions = {file: self.functions[file] if file in self.functions else functions_of(root / file)
+                     for file in self.files}
         self.problems += write_reports(records, functions, root, self.run_info)
         if self.state.expectations is not None and self.state.settings.update_expectations:
             self.state.expectations.update(records, root)
