@@ -6,8 +6,12 @@ import os
 import shutil
 from pathlib import Path
 
-import numpy  # noqa: F401 - loaded once here: pytester's in-process runs unload what they import,
-import pytest  # and numpy cannot be loaded twice in one process (the plugin imports it lazily)
+# mlir's JIT before any torch_mlir import (tests/test_splitter.py): with torch_mlir's LLVM loaded
+# first, the JIT cannot resolve symbols. numpy once here: pytester's in-process runs unload what they
+# import, and numpy cannot be loaded twice in one process (the plugin imports it lazily).
+import mlir.execution_engine  # noqa: F401
+import numpy  # noqa: F401
+import pytest
 
 pytest_plugins = ["pytester"]
 
@@ -69,6 +73,13 @@ def run_items(pytester: pytest.Pytester):
         return result, item_properties(xml) if xml.exists() else {}
 
     return run
+
+
+def has_cuda_device() -> bool:
+    """Whether the CUDA driver reports a device (the cuda target's GPU tests need one)."""
+    from pytest_mlir_snippets.backends.cuda import cuda_devices
+
+    return cuda_devices()[0] > 0
 
 
 def has_cuda_driver() -> bool:

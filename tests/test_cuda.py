@@ -4,9 +4,10 @@ execute items that skip without a device."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import has_cuda_driver
+from conftest import has_cuda_device, has_cuda_driver
 
 from pytest_mlir_snippets.backends.base import SnippetFailure
 from pytest_mlir_snippets.backends.cuda import ptx_features
@@ -38,3 +39,98 @@ def test_snippets_compile_to_ptx_and_execute_needs_a_device(pytester: pytest.Pyt
         executes = [p for n, p in props.items() if n.endswith("[execute]")]
         assert executes and all(p["outcome"] == "skipped" for p in executes)
         result.stdout.fnmatch_lines(["*no CUDA device*"])
+
+
+ADD_CONSTANT = """func.func @add_constant(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %0 = arith.addf %a, %c : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+def _double_backend(**kwargs: str) -> tuple[Any, Any]:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "data" / "cuda_double"))
+    try:
+        from driver import RecordingDriver
+    finally:
+        sys.path.pop(0)
+    from pytest_mlir_snippets.backends.cuda import CudaBackend
+
+    driver = RecordingDriver(**kwargs)
+    return CudaBackend(driver=driver), driver
+
+
+def test_host_code_runs_against_the_driver_interface() -> None:
+    """Without a GPU: the JIT-compiled host code loads the PTX modules (once the device
+    is open), launches every kernel with its grid and block, and allocates and frees
+    managed memory only; the double runs no kernel, so the result differs from the cpu
+    target's and says so."""
+    from pytest_mlir_snippets.protocol import Options
+
+    backend, driver = _double_backend()
+    compiled = backend.compile(ADD_CONSTANT, "add_constant", Options())
+    assert not driver.log  # nothing touches the device at compile time
+    backend.open_device(0)
+    with pytest.raises(SnippetFailure) as failed:
+        backend.execute(compiled, Options(), None)
+    assert failed.value.kind.value == "golden-mismatch"
+    assert "differ from the plain lowering (cpu)" in failed.value.message
+    loads = [e for e in driver.log if e[0] == "load"]
+    assert loads and all(".entry add_constant_kernel" in driver.modules[h] for _, h in loads)
+    launches = [e for e in driver.log if e[0] == "launch"]
+    assert len(launches) == 2 and all(e[2] == (1, 1, 1) and e[3] == (16, 1, 1) for e in launches)
+    assert {e[2] for e in driver.log if e[0] == "function"} == {"add_constant_kernel"}
+    assert not driver.live  # inputs, the constant's copy, the result: all freed
+    before = len(loads)
+    with pytest.raises(SnippetFailure):
+        backend.execute(compiled, Options(), None)  # a second run loads nothing again
+    assert len([e for e in driver.log if e[0] == "load"]) == before
+
+
+def test_a_driver_error_is_an_execute_error_and_resets_the_device() -> None:
+    """A kernel fault leaves a CUDA context unusable: the worker resets the device and
+    forgets what it compiled (its modules were loaded in the old context)."""
+    from pytest_mlir_snippets.protocol import Options, Request
+    from pytest_mlir_snippets.worker import Worker
+
+    backend, driver = _double_backend(fail_launch="CUDA_ERROR_ILLEGAL_ADDRESS")
+    worker = Worker("cuda")
+    worker._backend = backend
+    assert worker.handle(Request("open", options=Options())).ok
+    response = worker.handle(Request("execute", ADD_CONSTANT, "add_constant", Options()))
+    assert response.kind.value == "execute-error", response.message
+    assert "cuLaunchKernel failed with CUDA_ERROR_ILLEGAL_ADDRESS" in response.message
+    assert ("reset",) in driver.log and not worker._compiled
+    assert not driver.live
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+def test_snippets_run_on_the_gpu(pytester: pytest.Pytester, run_items, copy_into) -> None:
+    """Where a GPU exists: every snippet that compiles runs and matches the cpu target."""
+    for name in ("tosa.mlir", "tensor.mlir", "linalg.mlir"):
+        copy_into(ROOT / "examples" / name)
+    result, props = run_items("--mlir-target=cuda")
+    executes = {n: p for n, p in props.items() if n.endswith("[execute]")}
+    compiled = {n.replace("[compile]", "[execute]") for n, p in props.items()
+                if n.endswith("[compile]") and p["outcome"] == "passed"}
+    assert compiled and {n for n in compiled if executes[n]["outcome"] != "passed"} == set(), \
+        result.stdout.str()[-4000:]
+
+
+def test_an_optimization_run_iteration_runs_against_the_driver_interface() -> None:
+    from pytest_mlir_snippets.protocol import Options
+
+    run = ROOT / "examples" / "runs" / "cuda_matmul"
+    backend, driver = _double_backend()
+    compiled = backend.compile_iteration((run / "model_linalg.mlir").read_text(), (run / "v0" / "transform.mlir")
+                                         .read_text(), (run / "v0" / "pass_pipeline.txt").read_text(), "forward")
+    backend.open_device(0)
+    with pytest.raises(SnippetFailure, match="differ from the plain lowering"):  # no kernel ran
+        backend.execute(compiled, Options(), None)
+    launches = [e for e in driver.log if e[0] == "launch"]
+    assert launches and all(e[3][0] * e[3][1] * e[3][2] > 1 for e in launches)  # v0 maps threads
+    assert not driver.live

@@ -94,6 +94,8 @@ class Worker:
             failure.info.setdefault("stage", "execute")
             if failure.kind is not Kind.GOLDEN_MISMATCH:  # the run went wrong, not just its numbers:
                 self.backend.reset()  # the next item finds the device in a known state
+                if self.backend.forgets_compiled:
+                    self._compiled.clear()
             raise
         return Response(Kind.PASS, metrics=metrics, info=dict(_public(compiled.info), **info))
 

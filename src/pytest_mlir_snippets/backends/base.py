@@ -80,6 +80,8 @@ class Backend(abc.ABC):
     def probe(self) -> None:  # noqa: B027 - optional, empty by default
         """Check that the open device still works; raise if not."""
 
+    forgets_compiled = False  # whether reset() makes what was compiled before unusable
+
     def reset(self) -> None:  # noqa: B027 - optional, empty by default
         """Bring the device back to a known state after a failed item."""
 

@@ -65,13 +65,10 @@ class CpuBackend(Backend):
     def compile_iteration(self, model: str, schedule: str, pipeline: str, function: str) -> Compiled:
         """An optimization-run iteration, ready to run: schedule, then ``pass_pipeline.txt``
         (which must reach the LLVM dialect); its reference is the model itself."""
-        from .iteration import INTERPRETER, full_pipeline, spliced
+        from .iteration import INTERPRETER, full_pipeline, iteration_source
 
-        try:
-            text = spliced(model, schedule)
-        except Exception as error:
-            raise SnippetFailure(Kind.COMPILE_ERROR, f"the model or the schedule does not parse: {error}") from None
-        compiled = self._compile(text, function, [INTERPRETER, full_pipeline(pipeline)], False)
+        compiled = self._compile(iteration_source(model, schedule), function, [INTERPRETER, full_pipeline(pipeline)],
+                                 False)
         compiled.info["source"] = model
         return compiled
 
@@ -100,9 +97,14 @@ class CpuBackend(Backend):
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,
                 golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
+        inputs = self.inputs(compiled, options, golden)
+        return self.judge(compiled, options, golden, inputs, self._run(compiled, inputs))
+
+    def judge(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None, inputs: list[np.ndarray],
+              actual: list[np.ndarray]) -> tuple[dict[str, float], dict[str, Any]]:
+        """Compare what a run of ``compiled`` produced with the recorded outputs, else with
+        the reference (the plain lowering on cpu: other targets are judged against it too)."""
         args, results = compiled.signature
-        inputs = self._inputs(compiled, options, golden)
-        actual = self._run(compiled, inputs)
         if golden and golden.get("outputs") is not None:
             produced = results or [spec for spec in args if spec.kind == "memref"]  # written in place
             expected = recorded(golden["outputs"], produced, "output")
@@ -122,14 +124,14 @@ class CpuBackend(Backend):
         between calls, untimed."""
         self.link(compiled)
         args, results = compiled.signature
-        inputs = self._inputs(compiled, options, golden)
+        inputs = self.inputs(compiled, options, golden)
         call = jit.Placements(compiled.handle, compiled.function, args, results, inputs)
         try:
             return benchstats.measure(call.run, options.bench_warmup, options.bench_time, after=call.release)
         except Exception as error:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"execution failed: {error}") from None
 
-    def _inputs(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> list[np.ndarray]:
+    def inputs(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> list[np.ndarray]:
         args = compiled.signature[0]
         if golden:
             return recorded(golden["inputs"], args, "input")

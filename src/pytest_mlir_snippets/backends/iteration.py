@@ -33,6 +33,14 @@ def splice(ir: Any, model: str, schedule: str) -> Any:
     return payload
 
 
+def iteration_source(model: str, schedule: str) -> str:
+    """The model with the schedule spliced in, for a backend to compile; or a compile-error."""
+    try:
+        return spliced(model, schedule)
+    except Exception as error:
+        raise SnippetFailure(Kind.COMPILE_ERROR, f"the model or the schedule does not parse: {error}") from None
+
+
 def spliced(model: str, schedule: str) -> str:
     """``splice`` as text, for a backend that parses it itself."""
     from mlir import ir

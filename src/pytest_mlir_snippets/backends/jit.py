@@ -9,6 +9,7 @@ comes back through the last pointer.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -162,10 +163,10 @@ class Call:
             return [getattr(self._packed, f"r{i}") for i in range(len(self.results))]
         return self._slots
 
-    def release(self) -> None:
+    def release(self, free: Callable[[int], None] | None = None) -> None:
         """Free the buffers the last run returned, which its caller owns. Not those
         that alias an input, and not globals: MLIR's lowering marks a global's
-        descriptor with the ``allocated`` pointer 0xdeadbeef."""
+        descriptor with the ``allocated`` pointer 0xdeadbeef. ``free``: how (libc's)."""
         inputs = {ctypes.cast(d.allocated, ctypes.c_void_p).value for d in self._keep
                   if hasattr(d, "allocated")}
         freed: set[int] = set()
@@ -174,7 +175,10 @@ class Call:
                 continue
             pointer = ctypes.cast(slot.allocated, ctypes.c_void_p).value
             if pointer and pointer != GLOBAL_MARKER and pointer not in inputs and pointer not in freed:
-                _LIBC.free(ctypes.c_void_p(pointer))
+                if free is None:
+                    _LIBC.free(ctypes.c_void_p(pointer))
+                else:
+                    free(pointer)
                 freed.add(pointer)
 
     def outputs(self) -> list[np.ndarray]:
