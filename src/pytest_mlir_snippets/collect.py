@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import gc
 import json
 import os
 from collections.abc import Iterator
@@ -60,7 +61,19 @@ class SnippetFile(pytest.File):
                 self._beside = frozenset()
         return f"{self.path.stem}.{safe_name(function)}.npz" in self._beside or IREE_FLAGS in self._beside
 
-    def collect(self) -> Iterator[pytest.Item]:
+    def collect(self) -> list[pytest.Item]:
+        """All the file's items at once, with the cyclic garbage collector paused: a file
+        of 10,000 functions makes ~20 objects per item, and the collector's passes over
+        them cost a quarter of the collection."""
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return list(self._items())
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _items(self) -> Iterator[pytest.Item]:
         problem, source = self._read()
         if source is None:
             yield FileErrorItem.from_parent(self, name="<file>", message=problem)
