@@ -105,6 +105,9 @@ def test_a_driver_error_is_an_execute_error_and_resets_the_device() -> None:
     assert "cuLaunchKernel failed with CUDA_ERROR_ILLEGAL_ADDRESS" in response.message
     assert ("reset",) in driver.log and not worker._compiled
     assert not driver.live
+    driver.fail_launch = ""  # the next item compiles and loads again; nothing left over fails it
+    response = worker.handle(Request("execute", ADD_CONSTANT, "add_constant", Options()))
+    assert response.kind.value == "golden-mismatch", response.message  # the double runs no kernel
 
 
 @pytest.mark.gpu

@@ -212,7 +212,10 @@ class HostRuntime:
         return self.driver.load_module(data)
 
     def _mgpuModuleUnload(self, module: int) -> None:
-        self.driver.unload_module(module)
+        try:  # at an engine's end (global destructors): after a reset the module is gone already
+            self.driver.unload_module(module)
+        except DriverError:
+            pass
 
     def _mgpuModuleGetFunction(self, module: int, name: int) -> int:
         return self.driver.function(module, ctypes.string_at(name))

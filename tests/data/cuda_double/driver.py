@@ -32,16 +32,19 @@ class RecordingDriver:
 
     def reset(self) -> None:
         self.log.append(("reset",))
+        self.modules.clear()  # a reset context has no modules
 
     def load_module(self, image: int) -> int:
         if not self.opened:
             raise DriverError("cuModuleLoadData failed with CUDA_ERROR_INVALID_CONTEXT")
-        handle = 1000 + len(self.modules)
+        handle = 1000 + sum(1 for e in self.log if e[0] == "load")
         self.modules[handle] = ctypes.string_at(image).decode()
         self.log.append(("load", handle))
         return handle
 
     def unload_module(self, module: int) -> None:
+        if module not in self.modules:
+            raise DriverError("cuModuleUnload failed with CUDA_ERROR_INVALID_HANDLE")
         self.log.append(("unload", module))
 
     def function(self, module: int, name: bytes) -> int:
