@@ -80,14 +80,3 @@ def has_cuda_device() -> bool:
     from pytest_mlir_snippets.backends.cuda import cuda_devices
 
     return cuda_devices()[0] > 0
-
-
-def has_cuda_driver() -> bool:
-    """Whether this machine has a CUDA driver (the cuda target's execute items need one)."""
-    import ctypes
-
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return False
-    return True

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import has_cuda_driver
+from conftest import has_cuda_device
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -179,12 +179,16 @@ def test_cuda_run_without_a_gpu(pytester: pytest.Pytester, run_items, copy_into)
     run = copy_into(ROOT / "examples" / "runs" / "cuda_matmul", "run")
     result, props = run_items("-rA")
     outcome = {n.split("::")[1]: p["outcome"] for n, p in props.items()}
-    assert {n for n, o in outcome.items() if o == "failure"} == {"v2[host_ops]", "v3[launch]"}, result.stdout.str()
+    failed = {n for n, o in outcome.items() if o == "failure"}
+    on_gpu = {f"v{i}[{s}]" for i in (2, 3) for s in ("correctness", "benchmark")} if has_cuda_device() else set()
+    assert {"v2[host_ops]", "v3[launch]"} <= failed <= {"v2[host_ops]", "v3[launch]"} | on_gpu, result.stdout.str()
+    if has_cuda_device():  # the correct mappings run and match the model on the cpu target
+        assert outcome["v0[correctness]"] == outcome["v1[correctness]"] == "passed", result.stdout.str()
     result.stdout.fnmatch_lines([
         "*host_ops: 1 loop(s) or copies left in host code (outside gpu.module and kernels): "
         "scf.for at model_linalg.mlir:3:8*",
         "*launch: forward_kernel launches 65536 blocks of 1 thread (grid [[]256, 256, 1], block [[]1, 1, 1])*"])
-    if not has_cuda_driver():
+    if not has_cuda_device():
         assert all(outcome[f"v{i}[{s}]"] == "skipped" for i in range(4) for s in ("correctness", "benchmark"))
         result.stdout.fnmatch_lines(["*no CUDA device*"])
     ptx = (run / "v0" / "kernels.ptx").read_text()
