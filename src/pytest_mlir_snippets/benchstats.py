@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 STATS = ("median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "std_ms", "samples")
 NOISE = ("slowed", "median_all_ms")
+FIGURES = STATS + NOISE  # all a measurement reports
 MIN_SAMPLES = 20
 SLOWED = 1.25
 EXTRA_S = 2.0

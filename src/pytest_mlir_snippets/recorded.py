@@ -25,9 +25,14 @@ class RecordedDataError(ValueError):
     """The recorded data cannot be read (a missing file, a size that does not match)."""
 
 
+def sidecar_name(path: Path, function: str) -> str:
+    """The name of ``function``'s sidecar file beside ``path``."""
+    return f"{path.stem}.{safe_name(function)}.npz"
+
+
 def load_recorded(path: Path, function: str, functions_in_file: int) -> dict[str, Any] | None:
     """Recorded inputs and outputs for ``function``, or None when there are none."""
-    sidecar = path.with_name(f"{path.stem}.{safe_name(function)}.npz")
+    sidecar = path.with_name(sidecar_name(path, function))
     if sidecar.is_file():
         with np.load(sidecar) as data:
             inputs = [data[f"input_{i}"] for i in range(len(data.files)) if f"input_{i}" in data.files]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from .benchstats import NOISE, SLOWED, STATS
+from .benchstats import FIGURES, SLOWED, STATS
 
 REFERENCE = "reference.py"
 _JSON_BLOCK = re.compile(r"```json\n(.*?)\n```", re.DOTALL)
@@ -39,7 +39,7 @@ def write_iteration(folder: Path, target: str, metrics: dict[str, float], **extr
     """``vN/benchmark.md``: this iteration's timing, then (at the end of the session)
     its correctness and speedups."""
     data = {"iteration": folder.name, "target": target, "measured": time.strftime("%Y-%m-%d %H:%M:%S"),
-            **{k: metrics[k] for k in STATS + NOISE if k in metrics}, **extra}
+            **{k: metrics[k] for k in FIGURES if k in metrics}, **extra}
     hypothesis = folder / "hypothesis.txt"
     lines = [f"# {folder.name} benchmark ({target})", ""]
     said = hypothesis.read_text().strip() if hypothesis.is_file() else ""
@@ -106,7 +106,7 @@ def write_run(run: Path, seen: dict[str, dict[str, Any]]) -> None:
         if "correctness" in stages:
             data["correctness"] = stages["correctness"]["kind"]
         if "benchmark" in stages and stages["benchmark"]["kind"] != "pass":
-            data = {k: v for k, v in data.items() if k not in STATS + NOISE}  # stale figures are not this session's
+            data = {k: v for k, v in data.items() if k not in FIGURES}  # stale figures are not this session's
             data["benchmark"] = stages["benchmark"]["kind"]
         data.setdefault("correctness", "not run")
         failed = [f"{stage} {stages[stage]['kind']}" for stage in CHECKS
@@ -126,7 +126,7 @@ def write_run(run: Path, seen: dict[str, dict[str, Any]]) -> None:
             if reference:
                 data[key] = float(reference) / float(median)
         write_iteration(folder, target, data,
-                        **{k: v for k, v in data.items() if k not in STATS + NOISE and k not in ("iteration", "target",
+                        **{k: v for k, v in data.items() if k not in FIGURES and k not in ("iteration", "target",
                                                                                             "measured")})
     best = min(((f, d) for f, d in rows if d.get("correctness") == "pass" and d.get("checks") in ("pass", "not run")
                 and d.get("median_ms")),
