@@ -137,3 +137,21 @@ def test_an_optimization_run_iteration_runs_against_the_driver_interface() -> No
     launches = [e for e in driver.log if e[0] == "launch"]
     assert launches and all(e[3][0] * e[3][1] * e[3][2] > 1 for e in launches)  # v0 maps threads
     assert not driver.live
+
+
+def test_a_failed_benchmark_resets_the_device_too() -> None:
+    from pytest_mlir_snippets.protocol import Options, Request
+    from pytest_mlir_snippets.worker import Worker
+
+    run = ROOT / "examples" / "runs" / "cuda_matmul"
+    backend, driver = _double_backend(fail_launch="CUDA_ERROR_LAUNCH_FAILED")
+    worker = Worker("cuda")
+    worker._backend = backend
+    assert worker.handle(Request("open", options=Options())).ok
+    options = Options(bench_time=0.01, bench_warmup=1)
+    response = worker.handle(Request("iteration-benchmark", (run / "model_linalg.mlir").read_text(), "forward",
+                                     options, attachments={"schedule": (run / "v0" / "transform.mlir").read_text(),
+                                                           "pipeline": (run / "v0" / "pass_pipeline.txt").read_text()}))
+    assert response.kind.value == "execute-error" and "CUDA_ERROR_LAUNCH_FAILED" in response.message
+    assert response.info["stage"] == "iteration-benchmark"
+    assert ("reset",) in driver.log and not worker._compiled and not driver.live

@@ -13,7 +13,8 @@ import sys
 import time
 import traceback
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .backends import Backend, Compiled, SnippetFailure, load_backend
@@ -78,7 +79,9 @@ class Worker:
         if op in ("iteration-execute", "iteration-benchmark"):
             iteration = self._compile_iteration(request)
             if op == "iteration-benchmark":
-                return Response(Kind.PASS, metrics=self.backend.benchmark(iteration, request.options, request.golden))
+                with self._reset_after_failure():
+                    metrics = self.backend.benchmark(iteration, request.options, request.golden)
+                return Response(Kind.PASS, metrics=metrics)
             return self._execute(iteration, request)
         compiled = self._compile(request)
         if op == "compile":
@@ -88,16 +91,24 @@ class Worker:
         raise ValueError(f"unknown request {op!r}")
 
     def _execute(self, compiled: Compiled, request: Request) -> Response:
-        try:
+        with self._reset_after_failure(stage="execute"):
             metrics, info = self.backend.execute(compiled, request.options, request.golden)
+        return Response(Kind.PASS, metrics=metrics, info=dict(_public(compiled.info), **info))
+
+    @contextmanager
+    def _reset_after_failure(self, stage: str | None = None) -> Iterator[None]:
+        """A run on the device that went wrong (not just its numbers) resets the device,
+        so the next item finds it in a known state; ``stage``: the failure's, unless it says."""
+        try:
+            yield
         except SnippetFailure as failure:
-            failure.info.setdefault("stage", "execute")
-            if failure.kind is not Kind.GOLDEN_MISMATCH:  # the run went wrong, not just its numbers:
-                self.backend.reset()  # the next item finds the device in a known state
+            if stage is not None:
+                failure.info.setdefault("stage", stage)
+            if failure.kind is not Kind.GOLDEN_MISMATCH:
+                self.backend.reset()
                 if self.backend.forgets_compiled:
                     self._compiled.clear()
             raise
-        return Response(Kind.PASS, metrics=metrics, info=dict(_public(compiled.info), **info))
 
     def _compile_iteration(self, request: Request) -> Compiled:
         """An optimization-run iteration, compiled once per worker for correctness and benchmark."""
