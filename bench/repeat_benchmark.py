@@ -1,7 +1,7 @@
-"""How repeatable is an optimization-run benchmark? Run one iteration's benchmark
-item several times (each a fresh pytest and sandbox) and print the spread of medians.
+"""How repeatable is an optimization-run benchmark? Run each iteration's benchmark item
+several times (each a fresh pytest and sandbox) and print the spread of its medians.
 
-    python bench/repeat_benchmark.py [--run examples/runs/cpu_mlp] [--iteration v1] [--repeat 5]
+    python bench/repeat_benchmark.py [--run examples/runs/cpu_mlp] [--iteration v0 v1 v2] [--repeat 8]
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,26 +21,37 @@ ROOT = Path(__file__).resolve().parent.parent
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", type=Path, default=ROOT / "examples" / "runs" / "cpu_mlp")
-    parser.add_argument("--iteration", default="v1")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--iteration", nargs="+", default=["v0", "v1", "v2"])
+    parser.add_argument("--repeat", type=int, default=8)
     parser.add_argument("--bench-time", type=float, default=1.0)
+    parser.add_argument("--bench-settle", type=float, default=None, help="default: the plugin's")
     args = parser.parse_args()
-    medians = []
+    summary = []
     with tempfile.TemporaryDirectory() as tmp:
         run = Path(tmp) / args.run.name
         shutil.copytree(args.run, run)
-        for _ in range(args.repeat):
-            subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(run), "-k",
-                            f"{args.iteration} and benchmark", f"--mlir-bench-time={args.bench_time}"],
-                           cwd=tmp, check=True, stdout=subprocess.DEVNULL)
-            text = (run / args.iteration / "benchmark.md").read_text()
-            data = json.loads(text.split("```json\n")[1].split("\n```")[0])
-            medians.append(data["median_ms"])
-            print(f"median {data['median_ms']:.4f} ms (p20 {data['p20_ms']:.4f}, p80 {data['p80_ms']:.4f}, "
-                  f"{int(data['samples'])} samples)")
-    spread = (max(medians) - min(medians)) / min(medians)
-    print(f"{args.run.name}/{args.iteration}: {args.repeat} runs, medians {min(medians):.4f}..{max(medians):.4f} ms, "
-          f"spread {100 * spread:.1f}% of the smallest")
+        for iteration in args.iteration:
+            medians, walls = [], []
+            for _ in range(args.repeat):
+                command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(run), "-k",
+                           f"{iteration} and benchmark", f"--mlir-bench-time={args.bench_time}"]
+                if args.bench_settle is not None:
+                    command.append(f"--mlir-bench-settle={args.bench_settle}")
+                start = time.perf_counter()
+                subprocess.run(command, cwd=tmp, check=True, stdout=subprocess.DEVNULL)
+                walls.append(time.perf_counter() - start)
+                text = (run / iteration / "benchmark.md").read_text()
+                data = json.loads(text.split("```json\n")[1].split("\n```")[0])
+                medians.append(data["median_ms"])
+                print(f"{iteration}: median {data['median_ms']:.4f} ms (p20 {data['p20_ms']:.4f}, p80 "
+                      f"{data['p80_ms']:.4f}, {int(data['samples'])} samples, {int(data['slowed'])} left out, "
+                      f"median of all {data['median_all_ms']:.4f}, settled {int(data['settled'])}) "
+                      f"in {walls[-1]:.1f} s", flush=True)
+            spread = (max(medians) - min(medians)) / min(medians)
+            summary.append(f"{args.run.name}/{iteration}: {args.repeat} runs, medians {min(medians):.4f}.."
+                           f"{max(medians):.4f} ms, spread {100 * spread:.1f}% of the smallest; pytest "
+                           f"{min(walls):.1f}..{max(walls):.1f} s per run")
+    print("\n".join(summary))
 
 
 if __name__ == "__main__":

@@ -4,47 +4,114 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 
 from pytest_mlir_snippets import benchstats
+from pytest_mlir_snippets.protocol import Options
+
+BLOCK = benchstats.BLOCK
 
 
 def test_calls_whose_probes_ran_slowed_are_left_out() -> None:
-    samples = [1.0] * 30 + [2.0] * 50  # the slow calls are the majority
-    probes = [1000] * 30 + [1900] * 50
+    samples = [1.0] * 2 * BLOCK + [2.0] * 3 * BLOCK  # the slow calls are the majority
+    probes = [1000] * 2 * BLOCK + [1900] * 3 * BLOCK
     stats = benchstats.summarize(samples, probes)
-    assert stats["median_ms"] == 1.0 and stats["samples"] == 30
-    assert stats["slowed"] == 50 and stats["median_all_ms"] == 2.0
+    assert stats["median_ms"] == 1.0 and stats["samples"] == 2 * BLOCK
+    assert stats["slowed"] == 3 * BLOCK and stats["median_all_ms"] == 2.0 and stats["settled"] == 1
+
+
+def test_a_fast_probe_inside_a_slowed_block_does_not_count() -> None:
+    """A probe is a moment: within a spell some probes still run fast; their calls do not count."""
+    probes = np.array([1000] * BLOCK + [1900, 1000] * (BLOCK // 2) + [1000] * 7)
+    counted = benchstats.counted(probes, 1000)
+    assert counted[:BLOCK].all() and not counted[BLOCK:2 * BLOCK].any()
+    assert counted[2 * BLOCK:].all()  # the last, short block counts on its own
+
+
+def test_blocks_of_slowed_calls_do_not_count_even_with_fast_probes() -> None:
+    """Some spells slow the calls (1.4x) and not the probe: a block whose median call took
+    over SLOWED times the usual block's does not count; nor, when the same code was
+    measured before, one over SLOWED times that."""
+    samples = np.array([1.0] * 3 * BLOCK + [1.4] * BLOCK + [1.0] * 6 * BLOCK)
+    probes = np.full(len(samples), 1000.0)
+    counted = benchstats.counted(probes, 1000, samples)
+    assert counted.sum() == 9 * BLOCK and not counted[3 * BLOCK:4 * BLOCK].any()
+    assert not benchstats.counted(probes, 1000, samples, expected=0.7).any()
+    assert benchstats.counted(probes, 1000, samples, expected=2.0).sum() == 9 * BLOCK
 
 
 def test_a_run_that_never_ran_at_the_usual_speed_keeps_every_sample() -> None:
     samples = [2.0] * 40
     # this process saw probes of 1000 ns before: all of these (1900) are slowed, too many to drop
-    stats = benchstats.summarize(samples, [1900] * 40, usual=1000)
+    stats = benchstats.summarize(samples, [1900] * 40, usual=1000, settled=False)
     assert stats["samples"] == 40 and stats["slowed"] == 0 and stats["median_ms"] == 2.0
+    assert stats["settled"] == 0
     assert benchstats.summarize([1.0, 3.0], None)["median_ms"] == 2.0
 
 
-def test_timing_goes_on_until_it_has_settled(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A run whose probes all look alike, in a process that has seen no probe yet, is
-    timed past the time asked for (it may be wholly in a slow spell)."""
+def _busy() -> None:
+    sum(range(300))
+
+
+def test_timing_goes_on_while_it_has_seen_one_speed_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run whose probes all look alike, in a process that has seen no probe yet, may be
+    wholly in a slow spell: it is timed up to bench_settle longer, and says it did not settle."""
     monkeypatch.setattr(benchstats, "_fastest", [0])
     monkeypatch.setattr(benchstats, "_probe", lambda: 1000)
-    calls = []
+    options = Options(bench_warmup=0, bench_time=0.05, bench_settle=0.3)
     start = time.perf_counter()
-    stats = benchstats.measure(lambda: calls.append(sum(range(300))), 0, 0.05, max_samples=10**6)
-    took = time.perf_counter() - start
-    assert 0.15 <= took < 1.0  # 0.05 s asked, then at most twice that again
-    assert stats["samples"] == len(calls) and stats["slowed"] == 0
+    stats = benchstats.measure(_busy, options)
+    assert 0.35 <= time.perf_counter() - start < 1.0
+    assert stats["settled"] == 0
     assert benchstats._fastest == [1000]
+    start = time.perf_counter()  # the usual speed is known now: no extra time
+    stats = benchstats.measure(_busy, options)
+    assert time.perf_counter() - start < 0.2 and stats["settled"] == 1
+
+
+def test_timing_waits_for_the_usual_speed_and_keeps_only_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first 0.2 s run slowed (the probe and the call); then the CPU is back to its speed."""
+    monkeypatch.setattr(benchstats, "_fastest", [0])
     start = time.perf_counter()
-    # the usual speed is known now: no extra time
-    benchstats.measure(lambda: calls.append(sum(range(300))), 0, 0.05, max_samples=10**6)
-    assert time.perf_counter() - start < 0.12
+
+    def slowed() -> bool:
+        return time.perf_counter() - start < 0.2
+
+    monkeypatch.setattr(benchstats, "_probe", lambda: 2000 if slowed() else 1000)
+
+    def run() -> None:
+        _spin(0.0004 if slowed() else 0.0002)
+
+    stats = benchstats.measure(run, Options(bench_warmup=0, bench_time=0.1, bench_settle=2.0))
+    took = time.perf_counter() - start
+    assert 0.2 < took < 1.0 and stats["settled"] == 1
+    assert stats["slowed"] > 0 and stats["median_ms"] < 0.35 < stats["median_all_ms"]
+    assert stats["samples"] >= benchstats.SHARE * 0.1 / 0.0004
+
+
+def _spin(seconds: float) -> None:
+    until = time.perf_counter() + seconds
+    while time.perf_counter() < until:
+        pass
+
+
+def test_a_run_much_slower_than_the_last_measurement_keeps_timing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(benchstats, "_fastest", [1000])  # the probe's usual time is known
+    monkeypatch.setattr(benchstats, "_probe", lambda: 1000)
+    options = Options(bench_warmup=0, bench_time=0.05, bench_settle=0.3, bench_previous_ms=0.1)
+    start = time.perf_counter()
+    stats = benchstats.measure(lambda: _spin(0.0002), options)  # twice as slow as last time
+    assert time.perf_counter() - start >= 0.35 and stats["settled"] == 0
+    assert stats["median_ms"] >= 0.2 and stats["samples"] > 100  # reported as measured, not dropped
+    options.bench_previous_ms = 0.19
+    start = time.perf_counter()
+    stats = benchstats.measure(lambda: _spin(0.0002), options)
+    assert time.perf_counter() - start < 0.2 and stats["settled"] == 1
 
 
 def test_real_probes_on_this_machine() -> None:
-    stats = benchstats.measure(lambda: sum(range(1000)), 3, 0.05)
+    stats = benchstats.measure(lambda: sum(range(1000)), Options(bench_warmup=3, bench_time=0.05, bench_settle=0.5))
     assert stats["samples"] >= benchstats.MIN_SAMPLES
     assert stats["min_ms"] <= stats["median_ms"] <= stats["max_ms"]
     assert stats["samples"] + stats["slowed"] >= benchstats.MIN_SAMPLES

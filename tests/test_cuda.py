@@ -148,7 +148,7 @@ def test_a_failed_benchmark_resets_the_device_too() -> None:
     worker = Worker("cuda")
     worker._backend = backend
     assert worker.handle(Request("open", options=Options())).ok
-    options = Options(bench_time=0.01, bench_warmup=1)
+    options = Options(bench_time=0.01, bench_warmup=1, bench_settle=0.1)
     response = worker.handle(Request("iteration-benchmark", (run / "model_linalg.mlir").read_text(), "forward",
                                      options, attachments={"schedule": (run / "v0" / "transform.mlir").read_text(),
                                                            "pipeline": (run / "v0" / "pass_pipeline.txt").read_text()}))

@@ -147,7 +147,7 @@ def test_cpu_run_benchmarks_and_never_picks_an_incorrect_iteration(pytester: pyt
     for name, schedule in (("v0", NAIVE), ("v1", SCHEDULE), ("v2", WRONG)):
         iteration(run, name, schedule=schedule)
         (run / name / "pass_pipeline.txt").write_text(TO_LLVM)
-    result, props = run_items("--mlir-bench-time=0.05", "-rA")
+    result, props = run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-rA")
     stages = {n: p for n, p in props.items() if n.startswith("model_linalg.mlir::")}
     assert [n for n in stages if n.endswith("[benchmark]")] == [f"model_linalg.mlir::v{i}[benchmark]" for i in range(3)]
     assert stages["model_linalg.mlir::v2[correctness]"]["mlir_kind"] == "golden-mismatch", result.stdout.str()[-2000:]
@@ -169,8 +169,38 @@ def test_cpu_run_benchmarks_and_never_picks_an_incorrect_iteration(pytester: pyt
     assert "| left out (CPU slowed) |" in v0 and "| samples | left out | vs v0 |" in table
     assert not list(run.glob("*-run-report.txt"))  # a run is not a snippet file
     # only v2 this time: the others keep their figures, v2 is still not best
-    run_items("--mlir-bench-time=0.05", "-k", "v2")
+    run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-k", "v2")
     assert f"| {best} (best) |" in (run / "benchmark.md").read_text()
+
+
+def _figures(folder: Path) -> dict:
+    return json.loads((folder / "benchmark.md").read_text().split("```json\n")[1].split("\n```")[0])
+
+
+def test_a_benchmark_much_slower_than_the_same_codes_last_one_keeps_timing(pytester: pytest.Pytester,
+                                                                           run_items) -> None:
+    """vN/benchmark.md records what was measured (a digest of model, schedule, pipeline,
+    target, toolchain, host); the next measurement of the same code that runs over 1.25x
+    slower keeps timing (--mlir-bench-settle) and, not seeing that speed, says it did not settle."""
+    run = pytester.mkdir("run")
+    (run / "model_linalg.mlir").write_text(MODEL)
+    iteration(run, "v0", schedule=SCHEDULE)
+    (run / "v0" / "pass_pipeline.txt").write_text(TO_LLVM)
+    run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-k", "benchmark")
+    first = _figures(run / "v0")
+    assert len(first["digest"]) == 16
+    faked = run / "v0" / "benchmark.md"  # as if the code had once run ten times faster
+    faked.write_text(faked.read_text().replace(f'"median_ms": {first["median_ms"]}',
+                                               f'"median_ms": {first["median_ms"] / 10}').replace(
+                                               '"settled": 0.0', '"settled": 1.0'))
+    assert _figures(run / "v0")["median_ms"] == first["median_ms"] / 10
+    run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-k", "benchmark")
+    second = _figures(run / "v0")
+    assert second["settled"] == 0 and second["median_ms"] > first["median_ms"] / 5
+    assert second["digest"] == first["digest"]
+    (run / "v0" / "pass_pipeline.txt").write_text(TO_LLVM + "\n")  # other code: other digest
+    run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-k", "benchmark")
+    assert _figures(run / "v0")["digest"] != first["digest"]
 
 
 def test_cuda_run_without_a_gpu(pytester: pytest.Pytester, run_items, copy_into) -> None:
@@ -203,7 +233,7 @@ def test_cuda_run_without_a_gpu(pytester: pytest.Pytester, run_items, copy_into)
 @pytest.mark.slow
 def test_cpu_example_run_from_pytorch(pytester: pytest.Pytester, run_items, copy_into) -> None:
     run = copy_into(ROOT / "examples" / "runs" / "cpu_mlp", "run")
-    result, props = run_items("--mlir-bench-time=0.2")
+    result, props = run_items("--mlir-bench-time=0.2", "--mlir-bench-settle=0.5")
     assert all(p["outcome"] == "passed" for p in props.values()), result.stdout.str()[-3000:]
     assert props["model_linalg.mlir::v2[correctness]"]["mlir_reference"] == \
         "recorded outputs (model_linalg.forward.npz)"

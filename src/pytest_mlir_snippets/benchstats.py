@@ -1,29 +1,43 @@
 """Timing: warm-up, repeated samples on a monotonic clock, and their statistics.
 
-Shared machines (a VM whose core another tenant also runs on, a host that preempts it)
-run everything slower for tens of milliseconds to a second at a time, so a median over
-all samples depends on how much of the run fell in such spells (medians of the same
-kernel 15-35% apart between runs on a 2-vCPU VM). Each call is bracketed by a fixed
-probe (a few microseconds of interpreter work, best of three so that the caches the
-call took do not count); calls whose probes took more than SLOWED times the usual probe
-time (the fastest this process has seen) are left out of the statistics, and the report
-says how many, with the median over all samples beside it. Timing goes on past the time
-asked for (by at most EXTRA_S, or twice that time) until MIN_SAMPLES calls ran at the
-usual speed and the run has either seen it before or seen two speeds; otherwise every
-sample is kept.
+Shared machines (a VM whose core another tenant also runs on) run everything slower,
+1.2-2x, for spells of milliseconds to tens of seconds, so a median over all samples
+depends on how much of the run fell in such spells (medians of the same kernel up to
+45% apart between runs on a 2-vCPU VM). Each call is bracketed by a fixed probe (a few
+microseconds of interpreter work, best of three so that the caches the call took do not
+count). A call counts when its probes took at most SLOWED times the usual probe time
+(the fastest this process has seen) and it falls in a block of BLOCK calls most of whose
+probes did (a probe is a moment; a spell lasts longer than a block) and whose median
+call took at most SLOWED times the usual block's (some spells slow the calls, 1.4x,
+and not the probe). The others are left out of the statistics; the report says how
+many, with the median over all samples beside it. Timing goes on past the time asked
+for, by at most ``bench_settle`` seconds, until it has settled: the calls that count
+are at least SHARE of those timed in the time asked for, the run has either seen the
+usual probe time before or seen two (a run wholly in a slow spell sees one), and, when
+the same code was measured before on this machine (``bench_previous_ms``), they ran
+within SLOWED times that. The report says whether it settled (``settled``).
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .protocol import Options
 
 STATS = ("median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "std_ms", "samples")
-NOISE = ("slowed", "median_all_ms")
+NOISE = ("slowed", "median_all_ms", "settled")
 FIGURES = STATS + NOISE  # all a measurement reports
 MIN_SAMPLES = 20
 SLOWED = 1.25
-EXTRA_S = 2.0
+BLOCK = 32  # calls; jit.Placements keeps one placement for a block
+STEADY = 0.75  # a block counts when this share of its probes ran at the usual speed
+SHARE = 0.3
 _clock = time.perf_counter_ns
 _fastest = [0]  # the fastest probe this process has seen (0: none yet): the CPU's usual speed
 
@@ -37,32 +51,61 @@ def _probe() -> int:
     return best
 
 
-def _settled(probes: list[int]) -> bool:
-    """Enough calls ran at the usual speed, and the fastest probe is the usual speed: this
-    process saw it before, or this run saw a second, slower one (a run spent wholly in a
-    slow spell sees one speed)."""
-    low = min(probes)
-    if sum(1 for p in probes if p <= SLOWED * low) < MIN_SAMPLES:
+def counted(probes: np.ndarray, usual: float, samples: np.ndarray | None = None, expected: float = 0) -> np.ndarray:
+    """Which calls count: their probes ran at the usual speed, and so did most of their
+    block's; with ``samples``, the block's median call also took at most SLOWED times
+    the usual block's (the 10th percentile of the blocks', or ``expected`` if lower):
+    some slow spells slow the calls but not the probe."""
+    fast = probes <= SLOWED * usual
+    if not len(fast):
+        return fast
+    starts = np.arange(0, len(fast), BLOCK)
+    sizes = np.diff(np.append(starts, len(fast)))
+    steady = np.add.reduceat(fast.astype(np.int64), starts) >= STEADY * sizes
+    if samples is not None and steady.any():
+        grid = np.full(len(starts) * BLOCK, np.nan)
+        grid[:len(fast)] = np.where(fast, samples, np.nan)
+        with warnings.catch_warnings():  # a block without a fast probe has no median: it is not steady anyway
+            warnings.simplefilter("ignore", RuntimeWarning)
+            medians = np.nanmedian(grid.reshape(-1, BLOCK), axis=1)
+        usual_block = float(np.percentile(medians[steady], 10))
+        steady &= medians <= SLOWED * (min(usual_block, expected) if expected else usual_block)
+    return fast & np.repeat(steady, sizes)
+
+
+def _usual(probes: np.ndarray) -> float:
+    return float(min(_fastest[0] or probes.min(), probes.min()))
+
+
+def _settled(samples: np.ndarray, probes: np.ndarray, needed: int, expected: float) -> bool:
+    """Enough calls count (within SLOWED times ``expected`` ns, when known), and the fastest
+    probe is the usual speed: this process saw it before, or this run saw a second, slower one."""
+    if int(counted(probes, _usual(probes), samples, expected).sum()) < max(MIN_SAMPLES, needed):
         return False
-    return low <= SLOWED * _fastest[0] or sum(1 for p in probes if p > 1.5 * low) >= 0.05 * len(probes)
+    low = probes.min()
+    return bool(low <= SLOWED * _fastest[0] or np.count_nonzero(probes > 1.5 * low) >= 0.05 * len(probes))
 
 
-def measure(run: Callable[[], None], warmup: int, seconds: float, max_samples: int = 10_000,
-            after: Callable[[], None] | None = None) -> dict[str, float]:
-    """``warmup`` untimed calls, then timed calls for ``seconds`` and until the timing
-    has settled (at most ``max_samples`` calls); ``after`` runs after each call, untimed
-    (freeing what it returned)."""
+def measure(run: Callable[[], None], options: Options, after: Callable[[], None] | None = None,
+            max_samples: int = 1_000_000) -> dict[str, float]:
+    """``options.bench_warmup`` untimed calls, then timed calls for ``options.bench_time``
+    seconds and until the timing has settled (at most ``options.bench_settle`` more, and
+    ``max_samples`` calls); ``after`` runs after each call, untimed (freeing what it returned)."""
     after = after or (lambda: None)
-    for _ in range(warmup):
+    for _ in range(options.bench_warmup):
         run()
         after()
     samples: list[int] = []
     probes: list[int] = []
-    check = _clock() + int(seconds * 1e9)  # the deadline, then every 50 ms
-    give_up = check + int(min(2 * seconds, EXTRA_S) * 1e9)
+    check = _clock() + int(options.bench_time * 1e9)  # the deadline, then every 50 ms
+    give_up = check + int(options.bench_settle * 1e9)
+    needed = 0  # calls that must count: SHARE of those timed by the deadline
+    settled = False
     while len(samples) < max_samples:
         if len(samples) >= MIN_SAMPLES and (now := _clock()) >= check:
-            if now >= give_up or _settled(probes):
+            needed = needed or int(SHARE * len(samples))
+            settled = _settled(np.asarray(samples), np.asarray(probes), needed, options.bench_previous_ms * 1e6)
+            if settled or now >= give_up:
                 break
             check = now + 50_000_000
         before = _probe()
@@ -71,22 +114,26 @@ def measure(run: Callable[[], None], warmup: int, seconds: float, max_samples: i
         samples.append(_clock() - start)
         probes.append(max(before, _probe()))
         after()
-    _fastest[0] = min(_fastest[0] or probes[0], *probes)
-    return summarize([s / 1e6 for s in samples], probes, _fastest[0])
+    usual = _usual(np.asarray(probes))
+    _fastest[0] = int(usual)
+    expected = options.bench_previous_ms if settled else 0
+    return summarize([s / 1e6 for s in samples], probes, usual, settled, expected)
 
 
-def summarize(samples_ms: list[float], probes: list[int] | None = None, usual: float = 0) -> dict[str, float]:
-    """Statistics of the samples whose probes ran at the usual speed (``usual``, else the
-    fastest probe); all of them without probes, or when fewer than MIN_SAMPLES would be left."""
-    import numpy as np
-
+def summarize(samples_ms: list[float], probes: list[int] | None = None, usual: float = 0,
+              settled: bool = True, expected_ms: float = 0) -> dict[str, float]:
+    """Statistics of the calls that count (``counted``: at the ``usual`` speed, else the
+    fastest probe's); of every call without probes, or when fewer than MIN_SAMPLES would
+    be left. ``settled``: whether the timing saw the usual speed long enough;
+    ``expected_ms``: the median this code had before, if known."""
     everything = np.asarray(samples_ms, dtype=np.float64)
     data = everything
     if probes and len(probes) == len(everything):
         times = np.asarray(probes, dtype=np.float64)
-        kept = everything[times <= SLOWED * (usual or times.min())]
+        kept = everything[counted(times, usual or float(times.min()), everything, expected_ms)]
         data = kept if len(kept) >= MIN_SAMPLES else everything
     return {"median_ms": float(np.median(data)), "p20_ms": float(np.percentile(data, 20)),
             "p80_ms": float(np.percentile(data, 80)), "min_ms": float(data.min()), "max_ms": float(data.max()),
             "std_ms": float(data.std()), "samples": float(len(data)),
-            "slowed": float(len(everything) - len(data)), "median_all_ms": float(np.median(everything))}
+            "slowed": float(len(everything) - len(data)), "median_all_ms": float(np.median(everything)),
+            "settled": float(settled)}

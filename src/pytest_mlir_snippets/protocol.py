@@ -57,6 +57,8 @@ class Options:
     artifact_dir: str | None = None  # this item's artifact folder, with save_artifacts
     bench_warmup: int = 5  # benchmark items: untimed calls first
     bench_time: float = 1.0  # then timed calls for at least this many seconds
+    bench_settle: float = 10.0  # and at most this many more, while the CPU ran slowed (benchstats)
+    bench_previous_ms: float = 0.0  # the same code's last settled median on this machine (0: unknown)
 
 
 EXECUTING = ("execute", "iteration-execute", "iteration-benchmark")  # requests that run code on the device

@@ -9,7 +9,9 @@ measurements. Written on the controller only (the same with and without xdist).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import platform
 import re
 import shutil
 import time
@@ -18,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from .benchstats import FIGURES, SLOWED, STATS
+from .benchstats import BLOCK, FIGURES, SLOWED, STATS
+from .cache import toolchain
 
 REFERENCE = "reference.py"
 _JSON_BLOCK = re.compile(r"```json\n(.*?)\n```", re.DOTALL)
@@ -33,6 +36,14 @@ def read_iteration(folder: Path) -> dict[str, Any]:
         return dict(json.loads(m.group(1))) if m else {}
     except json.JSONDecodeError:
         return {}
+
+
+def code_digest(*texts: str) -> str:
+    """What a measurement was of: the texts given, the toolchain and this machine."""
+    digest = hashlib.sha256()
+    for text in (*texts, toolchain(), platform.node()):
+        digest.update(text.encode() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def write_iteration(folder: Path, target: str, metrics: dict[str, float], **extra: Any) -> None:
@@ -51,14 +62,17 @@ def write_iteration(folder: Path, target: str, metrics: dict[str, float], **extr
     if "slowed" in data:
         lines.append(f"| left out (CPU slowed) | {int(data['slowed'])}, median of all samples "
                      f"{_ms(data['median_all_ms'])} |")
+    if data.get("settled") == 0:
+        lines.append("| settled | no: the CPU did not run at its usual speed for long enough (see "
+                     "--mlir-bench-settle); these figures are not comparable |")
     for key, label in (("correctness", "correctness"), ("speedup_v0", "speedup vs v0"),
                        ("speedup_eager", "speedup vs PyTorch eager"),
                        ("speedup_compile", "speedup vs torch.compile")):
         if key in data:
             lines.append(f"| {label} | {data[key] if isinstance(data[key], str) else f'{data[key]:.2f}x'} |")
     lines += ["", "Times in milliseconds: wall time of the call alone, after warm-up, on a monotonic clock; "
-              "calls during which the CPU ran slowed (a fixed probe before or after them took over "
-              f"{SLOWED}x its usual time) are left out.", "",
+              "calls during which the CPU ran slowed (a fixed probe before or after them, or most of "
+              f"those of their block of {BLOCK} calls, took over {SLOWED}x its usual time) are left out.", "",
               "```json", json.dumps(data, indent=1, sort_keys=True), "```", ""]
     (folder / "benchmark.md").write_text("\n".join(lines))
 
@@ -145,7 +159,8 @@ def render(run: Path, target: str, rows: list[tuple[Path, dict[str, Any]]], best
     lines = [f"# Benchmark of {run.name} ({target})", "",
              f"Written by pytest-mlir-snippets on {time.strftime('%Y-%m-%d %H:%M:%S')}. Times in milliseconds "
              "(median of repeated calls after warm-up, monotonic clock; \"left out\": calls made while the CPU "
-             "ran slowed, see each vN/benchmark.md); speedups are medians' ratios. "
+             "ran slowed, see each vN/benchmark.md; \"unsettled\": the CPU never ran at its usual speed for "
+             "long enough, not comparable); speedups are medians' ratios. "
              "An iteration that is not correct is never best.", ""]
     head = "| iteration | checks | correctness | median | p20 | p80 | min | max | std | samples | left out | vs v0 |"
     sep = "|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -158,6 +173,7 @@ def render(run: Path, target: str, rows: list[tuple[Path, dict[str, Any]]], best
                  str(data.get("correctness"))]
         cells += [_ms(float(data[k])) if k in data else "-" for k in STATS[:-1]]
         cells += [str(int(data[k])) if k in data else "-" for k in ("samples", "slowed")]
+        cells[-1] += " (unsettled)" if data.get("settled") == 0 else ""
         keys = ["speedup_v0"] + (["speedup_eager", "speedup_compile"] if pytorch else [])
         cells += [f"{data[k]:.2f}x" if k in data else "-" for k in keys]
         lines.append("| " + " | ".join(cells) + " |")

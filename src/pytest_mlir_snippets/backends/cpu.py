@@ -127,7 +127,7 @@ class CpuBackend(Backend):
         inputs = self.inputs(compiled, options, golden)
         call = jit.Placements(compiled.handle, compiled.function, args, results, inputs)
         try:
-            return benchstats.measure(call.run, options.bench_warmup, options.bench_time, after=call.release)
+            return benchstats.measure(call.run, options, after=call.release)
         except Exception as error:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"execution failed: {error}") from None
 

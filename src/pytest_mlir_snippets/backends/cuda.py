@@ -223,8 +223,7 @@ class CudaBackend(Backend):
             def run() -> None:
                 call.run()
                 runtime.check()
-            return benchstats.measure(run, options.bench_warmup, options.bench_time,
-                                      after=lambda: call.release(runtime.release))
+            return benchstats.measure(run, options, after=lambda: call.release(runtime.release))
 
     @contextmanager
     def _call(self, compiled: Compiled, inputs: list[np.ndarray]) -> Iterator[jit.Call]:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from mlir.runtime import np_to_memref
 
+from .. import benchstats
 from ..inputs import TypeSpec
 
 _SCALAR_CTYPES: dict[str, Any] = {
@@ -196,7 +197,7 @@ class Placements:
     next; timing several placements averages that out. (The buffers the function itself
     allocates still land where malloc puts them.)"""
 
-    PLACES, BLOCK = 8, 32
+    PLACES, BLOCK = 8, benchstats.BLOCK  # the blocks whose probes benchstats judges together
 
     def __init__(self, engine: Any, name: str, args: list[TypeSpec], results: list[TypeSpec],
                  inputs: list[np.ndarray]) -> None:

@@ -32,12 +32,12 @@ def benchmark_reference(path: str, options: Options) -> Response:
     metrics: dict[str, float] = {}
     info: dict[str, Any] = {"threads": 1}
     with torch.no_grad():
-        eager = benchstats.measure(lambda: model(*inputs), options.bench_warmup, options.bench_time)
+        eager = benchstats.measure(lambda: model(*inputs), options)
         metrics |= {f"eager_{k}": v for k, v in eager.items()}
         try:
             compiled: Any = torch.compile(model)
             compiled(*inputs)  # compiles
-            timed = benchstats.measure(lambda: compiled(*inputs), options.bench_warmup, options.bench_time)
+            timed = benchstats.measure(lambda: compiled(*inputs), options)
             metrics |= {f"compile_{k}": v for k, v in timed.items()}
         except Exception as error:  # no C++ compiler, an unsupported op: eager still counts
             info["compile_error"] = f"torch.compile failed: {type(error).__name__}: {str(error).splitlines()[0]}"
