@@ -31,7 +31,7 @@ def main() -> None:
         run = Path(tmp) / args.run.name
         shutil.copytree(args.run, run)
         for iteration in args.iteration:
-            medians, walls = [], []
+            medians, walls, settled = [], [], []
             for _ in range(args.repeat):
                 command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(run), "-k",
                            f"{iteration} and benchmark", f"--mlir-bench-time={args.bench_time}"]
@@ -43,15 +43,23 @@ def main() -> None:
                 text = (run / iteration / "benchmark.md").read_text()
                 data = json.loads(text.split("```json\n")[1].split("\n```")[0])
                 medians.append(data["median_ms"])
+                if data.get("settled", 1):
+                    settled.append(data["median_ms"])
                 print(f"{iteration}: median {data['median_ms']:.4f} ms (p20 {data['p20_ms']:.4f}, p80 "
                       f"{data['p80_ms']:.4f}, {int(data['samples'])} samples, {int(data['slowed'])} left out, "
                       f"median of all {data['median_all_ms']:.4f}, settled {int(data['settled'])}) "
                       f"in {walls[-1]:.1f} s", flush=True)
-            spread = (max(medians) - min(medians)) / min(medians)
-            summary.append(f"{args.run.name}/{iteration}: {args.repeat} runs, medians {min(medians):.4f}.."
-                           f"{max(medians):.4f} ms, spread {100 * spread:.1f}% of the smallest; pytest "
+            summary.append(f"{args.run.name}/{iteration}: {args.repeat} runs, {_spread(medians)}; "
+                           f"the {len(settled)} settled: {_spread(settled)}; pytest "
                            f"{min(walls):.1f}..{max(walls):.1f} s per run")
     print("\n".join(summary))
+
+
+def _spread(medians: list[float]) -> str:
+    if not medians:
+        return "none"
+    spread = (max(medians) - min(medians)) / min(medians)
+    return f"medians {min(medians):.4f}..{max(medians):.4f} ms, spread {100 * spread:.1f}% of the smallest"
 
 
 if __name__ == "__main__":

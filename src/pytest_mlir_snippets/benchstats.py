@@ -8,14 +8,14 @@ microseconds of interpreter work, best of three so that the caches the call took
 count). A call counts when its probes took at most SLOWED times the usual probe time
 (the fastest this process has seen) and it falls in a block of BLOCK calls most of whose
 probes did (a probe is a moment; a spell lasts longer than a block) and whose median
-call took at most SLOWED times the usual block's (some spells slow the calls, 1.4x,
-and not the probe). The others are left out of the statistics; the report says how
+call took at most BLOCK_SLOWED times the usual block's (some spells slow the calls,
+1.05-1.4x, and not the probe). The others are left out of the statistics; the report says how
 many, with the median over all samples beside it. Timing goes on past the time asked
 for, by at most ``bench_settle`` seconds, until it has settled: the calls that count
 are at least SHARE of those timed in the time asked for, the run has either seen the
 usual probe time before or seen two (a run wholly in a slow spell sees one), and, when
 the same code was measured before on this machine (``bench_previous_ms``), they ran
-within SLOWED times that. The report says whether it settled (``settled``).
+within BLOCK_SLOWED times that. The report says whether it settled (``settled``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ STATS = ("median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "std_ms", "samples
 NOISE = ("slowed", "median_all_ms", "settled")
 FIGURES = STATS + NOISE  # all a measurement reports
 MIN_SAMPLES = 20
-SLOWED = 1.25
+SLOWED = 1.25  # a probe over this many times the usual one: the CPU ran slowed
+BLOCK_SLOWED = 1.1  # a block's median call over this many times the usual block's: slowed
 BLOCK = 32  # calls; jit.Placements keeps one placement for a block
 STEADY = 0.75  # a block counts when this share of its probes ran at the usual speed
 SHARE = 0.3
@@ -53,7 +54,7 @@ def _probe() -> int:
 
 def counted(probes: np.ndarray, usual: float, samples: np.ndarray | None = None, expected: float = 0) -> np.ndarray:
     """Which calls count: their probes ran at the usual speed, and so did most of their
-    block's; with ``samples``, the block's median call also took at most SLOWED times
+    block's; with ``samples``, the block's median call also took at most BLOCK_SLOWED times
     the usual block's (the 10th percentile of the blocks', or ``expected`` if lower):
     some slow spells slow the calls but not the probe."""
     fast = probes <= SLOWED * usual
@@ -69,7 +70,7 @@ def counted(probes: np.ndarray, usual: float, samples: np.ndarray | None = None,
             warnings.simplefilter("ignore", RuntimeWarning)
             medians = np.nanmedian(grid.reshape(-1, BLOCK), axis=1)
         usual_block = float(np.percentile(medians[steady], 10))
-        steady &= medians <= SLOWED * (min(usual_block, expected) if expected else usual_block)
+        steady &= medians <= BLOCK_SLOWED * (min(usual_block, expected) if expected else usual_block)
     return fast & np.repeat(steady, sizes)
 
 
@@ -78,7 +79,7 @@ def _usual(probes: np.ndarray) -> float:
 
 
 def _settled(samples: np.ndarray, probes: np.ndarray, needed: int, expected: float) -> bool:
-    """Enough calls count (within SLOWED times ``expected`` ns, when known), and the fastest
+    """Enough calls count (within BLOCK_SLOWED times ``expected`` ns, when known), and the fastest
     probe is the usual speed: this process saw it before, or this run saw a second, slower one."""
     if int(counted(probes, _usual(probes), samples, expected).sum()) < max(MIN_SAMPLES, needed):
         return False

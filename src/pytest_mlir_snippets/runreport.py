@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from .benchstats import BLOCK, FIGURES, SLOWED, STATS
+from .benchstats import BLOCK, BLOCK_SLOWED, FIGURES, SLOWED, STATS
 from .cache import toolchain
 
 REFERENCE = "reference.py"
@@ -72,7 +72,8 @@ def write_iteration(folder: Path, target: str, metrics: dict[str, float], **extr
             lines.append(f"| {label} | {data[key] if isinstance(data[key], str) else f'{data[key]:.2f}x'} |")
     lines += ["", "Times in milliseconds: wall time of the call alone, after warm-up, on a monotonic clock; "
               "calls during which the CPU ran slowed (a fixed probe before or after them, or most of "
-              f"those of their block of {BLOCK} calls, took over {SLOWED}x its usual time) are left out.", "",
+              f"those of their block of {BLOCK} calls, took over {SLOWED}x its usual time, or the block's "
+              f"median call over {BLOCK_SLOWED}x the usual block's) are left out.", "",
               "```json", json.dumps(data, indent=1, sort_keys=True), "```", ""]
     (folder / "benchmark.md").write_text("\n".join(lines))
 
