@@ -1,13 +1,19 @@
 """How repeatable is an optimization-run benchmark? Run each iteration's benchmark item
-several times (each a fresh pytest and sandbox) and print the spread of its medians.
+several times (each a fresh pytest and sandbox), print the spread of its medians, and
+write them to docs/repeatability.md.
 
     python bench/repeat_benchmark.py [--run examples/runs/cpu_mlp] [--iteration v0 v1 v2] [--repeat 8]
+
+Let nothing else run meanwhile, and do not edit the plugin's sources: a measurement's
+digest includes them, and the runs after the first use the first's median (README,
+"Benchmarks on a shared machine").
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -25,8 +31,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=8)
     parser.add_argument("--bench-time", type=float, default=1.0)
     parser.add_argument("--bench-settle", type=float, default=None, help="default: the plugin's")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "repeatability.md")
     args = parser.parse_args()
-    summary = []
+    summary, rows = [], []
     with tempfile.TemporaryDirectory() as tmp:
         run = Path(tmp) / args.run.name
         shutil.copytree(args.run, run)
@@ -45,14 +52,23 @@ def main() -> None:
                 medians.append(data["median_ms"])
                 if data.get("settled", 1):
                     settled.append(data["median_ms"])
-                print(f"{iteration}: median {data['median_ms']:.4f} ms (p20 {data['p20_ms']:.4f}, p80 "
-                      f"{data['p80_ms']:.4f}, {int(data['samples'])} samples, {int(data['slowed'])} left out, "
-                      f"median of all {data['median_all_ms']:.4f}, settled {int(data['settled'])}) "
-                      f"in {walls[-1]:.1f} s", flush=True)
+                rows.append(f"| {iteration} | {data['median_ms']:.4f} | {data['p20_ms']:.4f} | {data['p80_ms']:.4f} | "
+                            f"{int(data['samples'])} | {int(data['slowed'])} | {data['median_all_ms']:.4f} | "
+                            f"{'yes' if data.get('settled', 1) else 'no'} | {walls[-1]:.1f} |")
+                print(rows[-1], flush=True)
             summary.append(f"{args.run.name}/{iteration}: {args.repeat} runs, {_spread(medians)}; "
                            f"the {len(settled)} settled: {_spread(settled)}; pytest "
                            f"{min(walls):.1f}..{max(walls):.1f} s per run")
     print("\n".join(summary))
+    args.out.write_text("\n".join([
+        "# Benchmark repeatability", "",
+        f"Written by `python bench/repeat_benchmark.py --repeat {args.repeat}` on {time.strftime('%Y-%m-%d %H:%M')}, "
+        f"{os.cpu_count()} cores: each iteration's benchmark item of `{args.run.name}` run {args.repeat} times, each "
+        f"in a fresh pytest (`-k 'vN and benchmark' --mlir-bench-time={args.bench_time}`). Times in ms; "
+        "\"median of all\": over every timed call, the calls left out included; seconds: the whole pytest run.", "",
+        *[f"- {line}" for line in summary], "",
+        "| iteration | median | p20 | p80 | samples | left out | median of all | settled | seconds |",
+        "|---|---|---|---|---|---|---|---|---|", *rows, ""]))
 
 
 def _spread(medians: list[float]) -> str:
