@@ -9,8 +9,8 @@ count). A call counts when its probes took at most SLOWED times the usual probe 
 (the fastest this process has seen) and it falls in a block of BLOCK calls most of whose
 probes did (a probe is a moment; a spell lasts longer than a block) and whose median
 call took at most BLOCK_SLOWED times the usual block's (some spells slow the calls,
-1.05-1.4x, and not the probe). The others are left out of the statistics; the report says how
-many, with the median over all samples beside it. Timing goes on past the time asked
+1.05-1.4x, and not the probe). The others are left out of the statistics; the report
+says how many, with the median over all samples beside it. Timing goes on past the time asked
 for, by at most ``bench_settle`` seconds, until it has settled: the calls that count
 are at least SHARE of those timed in the time asked for, the run has either seen the
 usual probe time before or seen two (a run wholly in a slow spell sees one), and, when
@@ -38,7 +38,7 @@ SLOWED = 1.25  # a probe over this many times the usual one: the CPU ran slowed
 BLOCK_SLOWED = 1.1  # a block's median call over this many times the usual block's: slowed
 BLOCK = 32  # calls; jit.Placements keeps one placement for a block
 STEADY = 0.75  # a block counts when this share of its probes ran at the usual speed
-SHARE = 0.3
+SHARE = 0.3  # settled: the calls that count are at least this share of those timed in the time asked
 _clock = time.perf_counter_ns
 _fastest = [0]  # the fastest probe this process has seen (0: none yet): the CPU's usual speed
 
