@@ -12,7 +12,6 @@ digest includes them, and the runs after the first use the first's median (READM
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -20,6 +19,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from pytest_mlir_snippets.runreport import read_iteration
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,14 +48,14 @@ def main() -> None:
                 start = time.perf_counter()
                 subprocess.run(command, cwd=tmp, check=True, stdout=subprocess.DEVNULL)
                 walls.append(time.perf_counter() - start)
-                text = (run / iteration / "benchmark.md").read_text()
-                data = json.loads(text.split("```json\n")[1].split("\n```")[0])
+                data = read_iteration(run / iteration)
                 medians.append(data["median_ms"])
-                if data.get("settled", 1):
+                done = bool(data.get("settled", 1))
+                if done:
                     settled.append(data["median_ms"])
                 rows.append(f"| {iteration} | {data['median_ms']:.4f} | {data['p20_ms']:.4f} | {data['p80_ms']:.4f} | "
                             f"{int(data['samples'])} | {int(data['slowed'])} | {data['median_all_ms']:.4f} | "
-                            f"{'yes' if data.get('settled', 1) else 'no'} | {walls[-1]:.1f} |")
+                            f"{'yes' if done else 'no'} | {walls[-1]:.1f} |")
                 print(rows[-1], flush=True)
             summary.append(f"{args.run.name}/{iteration}: {args.repeat} runs, {_spread(medians)}; "
                            f"the {len(settled)} settled: {_spread(settled)}; pytest "

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from conftest import has_cuda_device
 
+from pytest_mlir_snippets.runreport import read_iteration
+
 ROOT = Path(__file__).resolve().parent.parent
 
 MODEL = """func.func @forward(%a: tensor<16x16xf32>, %b: tensor<16x16xf32>) -> tensor<16x16xf32> {
@@ -155,8 +157,7 @@ def test_cpu_run_benchmarks_and_never_picks_an_incorrect_iteration(pytester: pyt
         bench = stages[f"model_linalg.mlir::v{i}[benchmark]"]
         assert bench["outcome"] == "passed" and float(bench["mlir_samples"]) >= 20
         assert float(bench["mlir_min_ms"]) <= float(bench["mlir_median_ms"]) <= float(bench["mlir_max_ms"])
-    medians = {f"v{i}": json.loads((run / f"v{i}" / "benchmark.md").read_text().split("```json\n")[1]
-                                   .split("\n```")[0])["median_ms"] for i in range(3)}
+    medians = {f"v{i}": read_iteration(run / f"v{i}")["median_ms"] for i in range(3)}
     best = min(("v0", "v1"), key=lambda v: medians[v])
     table = (run / "benchmark.md").read_text()
     assert f"| {best} (best) | pass | pass |" in table, table
@@ -173,10 +174,6 @@ def test_cpu_run_benchmarks_and_never_picks_an_incorrect_iteration(pytester: pyt
     assert f"| {best} (best) |" in (run / "benchmark.md").read_text()
 
 
-def _figures(folder: Path) -> dict:
-    return json.loads((folder / "benchmark.md").read_text().split("```json\n")[1].split("\n```")[0])
-
-
 def test_a_benchmark_much_slower_than_the_same_codes_last_one_keeps_timing(pytester: pytest.Pytester,
                                                                            run_items) -> None:
     """vN/benchmark.md records what was measured (a digest of model, schedule, pipeline,
@@ -187,20 +184,20 @@ def test_a_benchmark_much_slower_than_the_same_codes_last_one_keeps_timing(pytes
     iteration(run, "v0", schedule=SCHEDULE)
     (run / "v0" / "pass_pipeline.txt").write_text(TO_LLVM)
     run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-k", "benchmark")
-    first = _figures(run / "v0")
+    first = read_iteration(run / "v0")
     assert len(first["digest"]) == 16
     faked = run / "v0" / "benchmark.md"  # as if the code had once run ten times faster
     faked.write_text(faked.read_text().replace(f'"median_ms": {first["median_ms"]}',
                                                f'"median_ms": {first["median_ms"] / 10}').replace(
                                                '"settled": 0.0', '"settled": 1.0'))
-    assert _figures(run / "v0")["median_ms"] == first["median_ms"] / 10
+    assert read_iteration(run / "v0")["median_ms"] == first["median_ms"] / 10
     run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-k", "benchmark")
-    second = _figures(run / "v0")
+    second = read_iteration(run / "v0")
     assert second["settled"] == 0 and second["median_ms"] > first["median_ms"] / 5
     assert second["digest"] == first["digest"]
     (run / "v0" / "pass_pipeline.txt").write_text(TO_LLVM + "\n")  # other code: other digest
     run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-k", "benchmark")
-    assert _figures(run / "v0")["digest"] != first["digest"]
+    assert read_iteration(run / "v0")["digest"] != first["digest"]
 
 
 def test_cuda_run_without_a_gpu(pytester: pytest.Pytester, run_items, copy_into) -> None:

@@ -39,8 +39,7 @@ class DeviceManager:
                        opt_level=s.opt_level, atol=s.atol, rtol=s.rtol, pcc=s.pcc,
                        print_ir=s.print_ir or s.save_artifacts, device_id=self.device_id,
                        bench_warmup=s.bench_warmup, bench_time=s.bench_time, bench_settle=s.bench_settle,
-                       cuda_chip=s.cuda_chip,
-                       sys_desc=s.sys_desc, disable_eth_dispatch=s.disable_eth_dispatch,
+                       cuda_chip=s.cuda_chip, sys_desc=s.sys_desc, disable_eth_dispatch=s.disable_eth_dispatch,
                        save_artifacts=s.save_artifacts)
 
     def call(self, request: Request, timeout: float | None = None) -> Response:
