@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pytest_mlir_snippets import benchstats
+from pytest_mlir_snippets import benchstats, sandbox
 from pytest_mlir_snippets.protocol import Options
 
 BLOCK = benchstats.BLOCK
@@ -115,3 +118,23 @@ def test_real_probes_on_this_machine() -> None:
     assert stats["samples"] >= benchstats.MIN_SAMPLES
     assert stats["min_ms"] <= stats["median_ms"] <= stats["max_ms"]
     assert stats["samples"] + stats["slowed"] >= benchstats.MIN_SAMPLES
+
+
+def _stack(before_exec: object) -> str:
+    maps = subprocess.run(["cat", "/proc/self/maps"], preexec_fn=before_exec, capture_output=True, text=True,
+                          check=True).stdout
+    return next(line.split()[0] for line in maps.splitlines() if line.endswith("[stack]"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/personality").is_file(), reason="Linux: /proc/self/personality")
+def test_workers_get_the_same_memory_layout_every_time() -> None:
+    """Where a process's stack, heap and code sit moves a kernel's time for the process's life;
+    the sandbox starts workers without address-space randomization, and the worker can tell."""
+    fix = sandbox._fixed_layout()
+    told = subprocess.run([sys.executable, "-c", "from pytest_mlir_snippets import benchstats; "
+                           "print(benchstats.fixed_layout())"], preexec_fn=fix, capture_output=True, text=True)
+    if told.stdout.strip() != "True":
+        pytest.skip("this kernel does not let a process turn address-space randomization off")
+    assert _stack(fix) == _stack(fix) == _stack(fix)
+    if Path("/proc/sys/kernel/randomize_va_space").read_text().strip() != "0":
+        assert len({_stack(None) for _ in range(3)}) > 1  # randomized: three stacks, not all at one place

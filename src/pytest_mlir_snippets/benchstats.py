@@ -16,6 +16,11 @@ are at least SHARE of those timed in the time asked for, the run has either seen
 usual probe time before or seen two (a run wholly in a slow spell sees one), and, when
 the same code was measured before on this machine (``bench_previous_ms``), they ran
 within BLOCK_SLOWED times that. The report says whether it settled (``settled``).
+
+Where code, stack and buffers sit in memory also moves a kernel's time, by up to ~10%,
+for a process's whole life; the sandbox starts workers with address-space randomization
+off, so that every run has the same layout, and the report says whether it was
+(``fixed_layout``).
 """
 
 from __future__ import annotations
@@ -31,13 +36,14 @@ if TYPE_CHECKING:
     from .protocol import Options
 
 STATS = ("median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "std_ms", "samples")
-NOISE = ("slowed", "median_all_ms", "settled")
+NOISE = ("slowed", "median_all_ms", "settled", "fixed_layout")
 FIGURES = STATS + NOISE  # all a measurement reports
 MIN_SAMPLES = 20
 SLOWED = 1.25  # a probe over this many times the usual one: the CPU ran slowed
 BLOCK_SLOWED = 1.1  # a block's median call over this many times the usual block's: slowed
 BLOCK = 32  # calls; jit.Placements keeps one placement for a block
 STEADY = 0.75  # a block counts when this share of its probes ran at the usual speed
+ADDR_NO_RANDOMIZE = 0x0040000  # personality(2): the process's memory layout is not randomized
 SHARE = 0.3  # settled: the calls that count are at least this share of those timed in the time asked
 _clock = time.perf_counter_ns
 _fastest = [0]  # the fastest probe this process has seen (0: none yet): the CPU's usual speed
@@ -50,6 +56,15 @@ def _probe() -> int:
         sum(range(200))
         best = min(best, _clock() - start)
     return best
+
+
+def fixed_layout() -> bool:
+    """Whether this process runs without address-space randomization (Linux; False elsewhere)."""
+    try:
+        with open("/proc/self/personality") as flags:
+            return bool(int(flags.read(), 16) & ADDR_NO_RANDOMIZE)
+    except (OSError, ValueError):
+        return False
 
 
 def counted(probes: np.ndarray, usual: float, samples: np.ndarray | None = None, expected: float = 0) -> np.ndarray:
@@ -119,7 +134,8 @@ def measure(run: Callable[[], None], options: Options, after: Callable[[], None]
     usual = _usual(np.asarray(probes))
     _fastest[0] = int(usual)
     expected = options.bench_previous_ms if settled else 0
-    return summarize([s / 1e6 for s in samples], probes, usual, settled, expected)
+    return {**summarize([s / 1e6 for s in samples], probes, usual, settled, expected),
+            "fixed_layout": float(fixed_layout())}
 
 
 def summarize(samples_ms: list[float], probes: list[int] | None = None, usual: float = 0,

@@ -28,7 +28,7 @@ class DeviceManager:
                  on_open: Callable[[int | None, dict[str, Any]], None] | None = None) -> None:
         self.settings = settings
         self.on_open = on_open
-        self.sandbox = Sandbox(settings.target, settings.memory_limit)
+        self.sandbox = Sandbox(settings.target, settings.memory_limit, fixed_layout=settings.bench_layout == "fixed")
         self.device_id = device_id_for_worker(settings.devices, settings.worker)
         self.opened = 0  # how many times a device was opened, for reports and tests
         self._device_worker: int | None = None  # the sandbox start whose device is open

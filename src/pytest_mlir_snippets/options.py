@@ -50,6 +50,9 @@ def add_options(parser: pytest.Parser) -> None:
     option("--mlir-bench-settle", type=float, default=10.0, metavar="SECONDS",
            help="optimization-run benchmarks: while the CPU ran slowed (another tenant on a shared machine), "
                 "time for up to this much longer to see it at its usual speed (default 10; 0: never)")
+    option("--mlir-bench-layout", choices=("fixed", "random"), default="fixed",
+           help="fixed (default): workers run without address-space randomization, so every run times "
+                "the same memory layout; random: each worker gets its own, as programs usually do")
     option("--mlir-seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     option("--mlir-dynamic-dim", type=int, default=4, help="size given to dynamic dimensions (default 4)")
     option("--mlir-atol", "mlir_atol", type=float, default=None,
@@ -117,6 +120,7 @@ class Settings:
     bench_warmup: int = 5
     bench_time: float = 1.0
     bench_settle: float = 10.0
+    bench_layout: str = "fixed"
     cuda_chip: str | None = None
     sys_desc: str | None = None
     disable_eth_dispatch: bool = False
@@ -167,6 +171,7 @@ class Settings:
             disable_eth_dispatch=bool(config.getoption("mlir_disable_eth_dispatch")),
             bench_time=float(config.getoption("mlir_bench_time")),
             bench_settle=float(config.getoption("mlir_bench_settle")),
+            bench_layout=str(config.getoption("mlir_bench_layout")),
             atol=pick("mlir_atol", "mlir_atol", None, float),  # type: ignore[arg-type]
             rtol=pick("mlir_rtol", "mlir_rtol", None, float),  # type: ignore[arg-type]
             pcc=float(pick("mlir_pcc", "mlir_pcc", 0.99, float)),  # type: ignore[arg-type]

@@ -65,6 +65,9 @@ def write_iteration(folder: Path, target: str, metrics: dict[str, float], **extr
     if data.get("settled") == 0:
         lines.append("| settled | no: the CPU did not run at its usual speed for long enough (see "
                      "--mlir-bench-settle); these figures are not comparable |")
+    if data.get("fixed_layout") == 0:
+        lines.append("| memory layout | randomized (--mlir-bench-layout=random, or the kernel refused to turn "
+                     "address-space randomization off): medians may differ by up to ~10% from run to run |")
     for key, label in (("correctness", "correctness"), ("speedup_v0", "speedup vs v0"),
                        ("speedup_eager", "speedup vs PyTorch eager"),
                        ("speedup_compile", "speedup vs torch.compile")):
@@ -73,7 +76,8 @@ def write_iteration(folder: Path, target: str, metrics: dict[str, float], **extr
     lines += ["", "Times in milliseconds: wall time of the call alone, after warm-up, on a monotonic clock; "
               "calls during which the CPU ran slowed (a fixed probe before or after them, or most of "
               f"those of their block of {BLOCK} calls, took over {SLOWED}x its usual time, or the block's "
-              f"median call over {BLOCK_SLOWED}x the usual block's) are left out.", "",
+              f"median call over {BLOCK_SLOWED}x the usual block's) are left out. The worker runs "
+              "without address-space randomization, so the memory layout is the same from run to run.", "",
               "```json", json.dumps(data, indent=1, sort_keys=True), "```", ""]
     (folder / "benchmark.md").write_text("\n".join(lines))
 

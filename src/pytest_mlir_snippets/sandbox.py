@@ -8,6 +8,7 @@ starts a fresh worker.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import select
@@ -16,8 +17,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from typing import IO
 
+from .benchstats import ADDR_NO_RANDOMIZE
 from .protocol import Kind, Request, Response, read_message, write_message
 
 
@@ -30,13 +33,36 @@ def _signal_name(returncode: int) -> str:
     return f"exited with code {returncode}"
 
 
+def _fixed_layout() -> Callable[[], None]:
+    """What turns address-space randomization off for the process it runs in before
+    ``exec`` (``setarch -R``; LLVM's benchmarking tips advise it): where code, stack and
+    buffers sit moves a kernel's time by up to ~10% from one process to the next, and
+    stays for the process's life. Nothing where the C library has no ``personality`` or
+    the kernel refuses it (containers whose seccomp profile forbids it): ``benchstats``
+    then says the layout was not fixed."""
+    try:
+        personality = ctypes.CDLL(None, use_errno=True).personality
+    except (OSError, AttributeError):
+        return lambda: None
+    personality.argtypes, personality.restype = [ctypes.c_ulong], ctypes.c_int
+
+    def fix() -> None:
+        current = personality(0xFFFFFFFF)  # asks, changes nothing
+        if current != -1:
+            personality(current | ADDR_NO_RANDOMIZE)
+
+    return fix
+
+
 class Sandbox:
     """Owns one worker process for one target."""
 
-    def __init__(self, target: str, memory_limit: int | None = None, env: dict[str, str] | None = None) -> None:
+    def __init__(self, target: str, memory_limit: int | None = None, env: dict[str, str] | None = None,
+                 fixed_layout: bool = True) -> None:
         self.target = target
         self.memory_limit = memory_limit
         self.env = env
+        self.fixed_layout = fixed_layout
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         self._log: IO[bytes] | None = None
@@ -48,16 +74,17 @@ class Sandbox:
 
     def _start(self) -> subprocess.Popen[bytes]:
         self._log = tempfile.TemporaryFile(prefix="mlir-worker-")
-        limit = self.memory_limit
+        limit, fix_layout = self.memory_limit, _fixed_layout() if self.fixed_layout else (lambda: None)
 
-        def limit_memory() -> None:
+        def before_exec() -> None:
+            fix_layout()
             if limit:
                 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "pytest_mlir_snippets.worker", self.target],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
-            start_new_session=True, preexec_fn=limit_memory, env=self.env,
+            start_new_session=True, preexec_fn=before_exec, env=self.env,
         )
         self.starts += 1
         return self.proc
