@@ -15,7 +15,9 @@ for, by at most ``bench_settle`` seconds, until it has settled: the calls that c
 are at least SHARE of those timed in the time asked for, the run has either seen the
 usual probe time before or seen two (a run wholly in a slow spell sees one), and, when
 the same code was measured before on this machine (``bench_previous_ms``), they ran
-within BLOCK_SLOWED times that. The report says whether it settled (``settled``).
+within BLOCK_SLOWED times that and their median within AGREES times it (a spell that
+slows a whole run a few percent shows in no probe). The report says whether it settled
+(``settled``).
 
 Where code, stack and buffers sit in memory also moves a kernel's time, by up to ~10%,
 for a process's whole life; the sandbox starts workers with address-space randomization
@@ -44,6 +46,7 @@ BLOCK_SLOWED = 1.1  # a block's median call over this many times the usual block
 BLOCK = 32  # calls; jit.Placements keeps one placement for a block
 STEADY = 0.75  # a block counts when this share of its probes ran at the usual speed
 ADDR_NO_RANDOMIZE = 0x0040000  # personality(2): the process's memory layout is not randomized
+AGREES = 1.03  # settled: the median within this many times the same code's last settled one
 SHARE = 0.3  # settled: the calls that count are at least this share of those timed in the time asked
 _clock = time.perf_counter_ns
 _fastest = [0]  # the fastest probe this process has seen (0: none yet): the CPU's usual speed
@@ -94,9 +97,11 @@ def _usual(probes: np.ndarray) -> float:
 
 
 def _settled(samples: np.ndarray, probes: np.ndarray, needed: int, expected: float) -> bool:
-    """Enough calls count (within BLOCK_SLOWED times ``expected`` ns, when known), and the fastest
-    probe is the usual speed: this process saw it before, or this run saw a second, slower one."""
-    if int(counted(probes, _usual(probes), samples, expected).sum()) < max(MIN_SAMPLES, needed):
+    """Enough calls count (within BLOCK_SLOWED times ``expected`` ns, when known, and their median
+    within AGREES times it), and the fastest probe is the usual speed: this process saw it
+    before, or this run saw a second, slower one."""
+    kept = samples[counted(probes, _usual(probes), samples, expected)]
+    if len(kept) < max(MIN_SAMPLES, needed) or (expected and np.median(kept) > AGREES * expected):
         return False
     low = probes.min()
     return bool(low <= SLOWED * _fastest[0] or np.count_nonzero(probes > 1.5 * low) >= 0.05 * len(probes))
