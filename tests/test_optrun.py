@@ -195,11 +195,14 @@ def test_a_benchmark_much_slower_than_the_same_codes_last_one_keeps_timing(pytes
     run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-k", "benchmark")
     second = read_iteration(run / "v0")
     assert second["settled"] == 0 and second["median_ms"] > first["median_ms"] / 5
-    assert second["digest"] == first["digest"]
+    assert second["digest"] == first["digest"] and second["reference_ms"] == first["median_ms"] / 10
+    run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-k", "benchmark")  # judged by it once more
+    third = read_iteration(run / "v0")
+    assert third["settled"] == 0 and "reference_ms" not in third  # and then no longer
     (run / "v0" / "pass_pipeline.txt").write_text(TO_LLVM + "\n")  # other code: other digest
     run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-k", "benchmark", "--mlir-bench-layout=random")
-    third = read_iteration(run / "v0")
-    assert third["digest"] != first["digest"] and third["fixed_layout"] == 0
+    fourth = read_iteration(run / "v0")
+    assert fourth["digest"] != first["digest"] and fourth["fixed_layout"] == 0
     assert "| memory layout | randomized (--mlir-bench-layout=random" in (run / "v0" / "benchmark.md").read_text()
 
 

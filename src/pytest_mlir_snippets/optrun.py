@@ -199,16 +199,20 @@ class IterationItem(pytest.Item):
 
     def _benchmark(self) -> None:
         """Timed as ``benchstats`` says; when this code was measured before on this machine
-        (same model, schedule, pipeline, target, toolchain, host), a run much slower than
-        then keeps timing to see that speed again (a noisy neighbour, not the code)."""
+        (same model, schedule, pipeline, target, toolchain, host), a run slower than then
+        keeps timing to see that speed again (a noisy neighbour, not the code). A run that
+        does not settle passes that median on to the next one (``reference_ms``), once."""
         request = self._golden(self._request("iteration-benchmark"))
         digest = runreport.code_digest(request.module, *request.attachments.values(), self.target)
         before = runreport.read_iteration(self.folder)
-        if before.get("digest") == digest and before.get("settled") == 1 and before.get("median_ms"):
-            request.options.bench_previous_ms = float(before["median_ms"])
+        if before.get("digest") == digest:
+            request.options.bench_previous_ms = float(before.get("median_ms", 0) if before.get("settled") == 1
+                                                      else before.get("reference_ms", 0))
         response = self._call(request)
         if response.ok:
-            runreport.write_iteration(self.folder, self.target, response.metrics, digest=digest)
+            carried = response.metrics.get("settled") == 0 and before.get("settled") == 1
+            runreport.write_iteration(self.folder, self.target, response.metrics, digest=digest,
+                                      **({"reference_ms": request.options.bench_previous_ms} if carried else {}))
         self._finish(response)
 
     def _pytorch(self) -> None:
