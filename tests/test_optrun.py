@@ -169,6 +169,7 @@ def test_cpu_run_benchmarks_and_never_picks_an_incorrect_iteration(pytester: pyt
     assert "| speedup vs v0 | 1.00x |" in v0 and "| correctness | pass |" in v0
     assert "| left out (CPU slowed) |" in v0 and "| samples | left out | vs v0 |" in table
     assert (read_iteration(run / "v0")["fixed_layout"] == 1) != ("| memory layout | randomized" in v0)
+    assert (read_iteration(run / "v0")["fixed_layout"] == 1) == ("without address-space randomization" in v0)
     assert not list(run.glob("*-run-report.txt"))  # a run is not a snippet file
     # only v2 this time: the others keep their figures, v2 is still not best
     run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-k", "v2")
@@ -203,7 +204,9 @@ def test_a_benchmark_much_slower_than_the_same_codes_last_one_keeps_timing(pytes
     run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-k", "benchmark", "--mlir-bench-layout=random")
     fourth = read_iteration(run / "v0")
     assert fourth["digest"] != first["digest"] and fourth["fixed_layout"] == 0
-    assert "| memory layout | randomized (--mlir-bench-layout=random" in (run / "v0" / "benchmark.md").read_text()
+    text = (run / "v0" / "benchmark.md").read_text()
+    assert "| memory layout | randomized (--mlir-bench-layout=random" in text
+    assert "without address-space randomization" not in text
 
 
 def test_cuda_run_without_a_gpu(pytester: pytest.Pytester, run_items, copy_into) -> None:

@@ -210,7 +210,8 @@ class IterationItem(pytest.Item):
                                                       else before.get("reference_ms", 0))
         response = self._call(request)
         if response.ok:
-            carried = response.metrics.get("settled") == 0 and before.get("settled") == 1
+            carried = response.metrics.get("settled") == 0 and before.get("settled") == 1 and \
+                request.options.bench_previous_ms
             runreport.write_iteration(self.folder, self.target, response.metrics, digest=digest,
                                       **({"reference_ms": request.options.bench_previous_ms} if carried else {}))
         self._finish(response)

@@ -76,8 +76,9 @@ def write_iteration(folder: Path, target: str, metrics: dict[str, float], **extr
     lines += ["", "Times in milliseconds: wall time of the call alone, after warm-up, on a monotonic clock; "
               "calls during which the CPU ran slowed (a fixed probe before or after them, or most of "
               f"those of their block of {BLOCK} calls, took over {SLOWED}x its usual time, or the block's "
-              f"median call over {BLOCK_SLOWED}x the usual block's) are left out. The worker runs "
-              "without address-space randomization, so the memory layout is the same from run to run.", "",
+              f"median call over {BLOCK_SLOWED}x the usual block's) are left out."
+              + (" The worker ran without address-space randomization, so the memory layout is the same "
+                 "from run to run." if data.get("fixed_layout") == 1 else ""), "",
               "```json", json.dumps(data, indent=1, sort_keys=True), "```", ""]
     (folder / "benchmark.md").write_text("\n".join(lines))
 
