@@ -32,9 +32,9 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy where it is used: the pytest process reads only this module's constants
+    import numpy as np
 
-if TYPE_CHECKING:
     from .protocol import Options
 
 STATS = ("median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "std_ms", "samples")
@@ -75,6 +75,8 @@ def counted(probes: np.ndarray, usual: float, samples: np.ndarray | None = None,
     block's; with ``samples``, the block's median call also took at most BLOCK_SLOWED times
     the usual block's (the 10th percentile of the blocks', or ``expected`` if lower):
     some slow spells slow the calls but not the probe."""
+    import numpy as np
+
     fast = probes <= SLOWED * usual
     if not len(fast):
         return fast
@@ -100,6 +102,8 @@ def _settled(samples: np.ndarray, probes: np.ndarray, needed: int, expected: flo
     """Enough calls count (within BLOCK_SLOWED times ``expected`` ns, when known, and their median
     within AGREES times it), and the fastest probe is the usual speed: this process saw it
     before, or this run saw a second, slower one."""
+    import numpy as np
+
     kept = samples[counted(probes, _usual(probes), samples, expected)]
     if len(kept) < max(MIN_SAMPLES, needed) or (expected and np.median(kept) > AGREES * expected):
         return False
@@ -112,6 +116,8 @@ def measure(run: Callable[[], None], options: Options, after: Callable[[], None]
     """``options.bench_warmup`` untimed calls, then timed calls for ``options.bench_time``
     seconds and until the timing has settled (at most ``options.bench_settle`` more, and
     ``max_samples`` calls); ``after`` runs after each call, untimed (freeing what it returned)."""
+    import numpy as np
+
     after = after or (lambda: None)
     for _ in range(options.bench_warmup):
         run()
@@ -149,6 +155,8 @@ def summarize(samples_ms: list[float], probes: list[int] | None = None, usual: f
     fastest probe's); of every call without probes, or when fewer than MIN_SAMPLES would
     be left. ``settled``: whether the timing saw the usual speed long enough;
     ``expected_ms``: the median this code had before, if known."""
+    import numpy as np
+
     everything = np.asarray(samples_ms, dtype=np.float64)
     data = everything
     if probes and len(probes) == len(everything):

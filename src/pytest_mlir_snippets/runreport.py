@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 
 from .benchstats import BLOCK, BLOCK_SLOWED, FIGURES, SLOWED, STATS
-from .cache import toolchain
 
 REFERENCE = "reference.py"
 _JSON_BLOCK = re.compile(r"```json\n(.*?)\n```", re.DOTALL)
@@ -40,6 +39,8 @@ def read_iteration(folder: Path) -> dict[str, Any]:
 
 def code_digest(*texts: str) -> str:
     """What a measurement was of: the texts given, the toolchain and this machine."""
+    from .cache import toolchain  # not at import: the cache module brings numpy
+
     digest = hashlib.sha256()
     for text in (*texts, toolchain(), platform.node()):
         digest.update(text.encode() + b"\0")
