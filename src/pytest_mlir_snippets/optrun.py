@@ -205,13 +205,13 @@ class IterationItem(pytest.Item):
         request = self._golden(self._request("iteration-benchmark"))
         digest = runreport.code_digest(request.module, *request.attachments.values(), self.target)
         before = runreport.read_iteration(self.folder)
+        last_settled = before.get("settled") == 1
         if before.get("digest") == digest:
-            request.options.bench_previous_ms = float(before.get("median_ms", 0) if before.get("settled") == 1
-                                                      else before.get("reference_ms", 0))
+            key = "median_ms" if last_settled else "reference_ms"
+            request.options.bench_previous_ms = float(before.get(key, 0))
         response = self._call(request)
         if response.ok:
-            carried = response.metrics.get("settled") == 0 and before.get("settled") == 1 and \
-                request.options.bench_previous_ms
+            carried = last_settled and response.metrics.get("settled") == 0 and request.options.bench_previous_ms
             runreport.write_iteration(self.folder, self.target, response.metrics, digest=digest,
                                       **({"reference_ms": request.options.bench_previous_ms} if carried else {}))
         self._finish(response)
