@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -34,8 +35,8 @@ def test_a_fast_probe_inside_a_slowed_block_does_not_count() -> None:
 
 def test_blocks_of_slowed_calls_do_not_count_even_with_fast_probes() -> None:
     """Some spells slow the calls (1.4x) and not the probe: a block whose median call took
-    over SLOWED times the usual block's does not count; nor, when the same code was
-    measured before, one over SLOWED times that."""
+    over BLOCK_SLOWED times the usual block's does not count; nor, when the same code was
+    measured before, one over BLOCK_SLOWED times that."""
     samples = np.array([1.0] * 3 * BLOCK + [1.4] * BLOCK + [1.0] * 6 * BLOCK)
     probes = np.full(len(samples), 1000.0)
     counted = benchstats.counted(probes, 1000, samples)
@@ -124,7 +125,7 @@ def test_real_probes_on_this_machine() -> None:
     assert stats["samples"] + stats["slowed"] >= benchstats.MIN_SAMPLES
 
 
-def _stack(before_exec: object) -> str:
+def _stack(before_exec: Callable[[], None] | None) -> str:
     maps = subprocess.run(["cat", "/proc/self/maps"], preexec_fn=before_exec, capture_output=True, text=True,
                           check=True).stdout
     return next(line.split()[0] for line in maps.splitlines() if line.endswith("[stack]"))
