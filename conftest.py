@@ -77,6 +77,6 @@ def run_items(pytester: pytest.Pytester):
 
 def has_cuda_device() -> bool:
     """Whether the CUDA driver reports a device (the cuda target's GPU tests need one)."""
-    from pytest_mlir_snippets.backends.cuda import cuda_devices
+    from pytest_mlir_snippets.worker.targets.cuda import cuda_devices
 
     return cuda_devices()[0] > 0

@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 
 from pytest_mlir_snippets.protocol import Kind, Options, Request
-from pytest_mlir_snippets.sandbox import Sandbox
-from pytest_mlir_snippets.worker import Worker
+from pytest_mlir_snippets.sandbox.process import Sandbox
+from pytest_mlir_snippets.worker.loop import Worker
 
 SNIPPET = """func.func @add_{n}(%a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<64xf32> {{
   %0 = arith.addf %a, %b : tensor<64xf32>

@@ -72,9 +72,9 @@ def pytest_collect_file(file_path, parent):
 
 
 LOOP = """import sys, time
-from pytest_mlir_snippets.backends.cpu import CpuBackend
+from pytest_mlir_snippets.worker.targets.cpu import CpuBackend
 from pytest_mlir_snippets.protocol import Options
-from pytest_mlir_snippets.splitter import SnippetSource
+from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
 
 start = time.perf_counter()
 source = SnippetSource(open(sys.argv[1]).read())
@@ -114,8 +114,8 @@ def mlir_opt() -> str | None:
 
 
 def opt_per_function(folder: Path, source_text: str, count: int, tool: str) -> float:
-    from pytest_mlir_snippets.backends.cpu import default_pipeline
-    from pytest_mlir_snippets.splitter import SnippetSource
+    from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
+    from pytest_mlir_snippets.worker.targets.cpu import default_pipeline
 
     first, second = default_pipeline()
     pipeline = first[:-1] + ", " + second[len("builtin.module("):]

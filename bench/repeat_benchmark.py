@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_mlir_snippets.runreport import read_iteration
+from pytest_mlir_snippets.reporting.benchmark import read_iteration
 
 ROOT = Path(__file__).resolve().parent.parent
 

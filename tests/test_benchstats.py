@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_mlir_snippets import benchstats, sandbox
 from pytest_mlir_snippets.protocol import Options
+from pytest_mlir_snippets.sandbox import process as sandbox
+from pytest_mlir_snippets.worker import benchstats
 
 BLOCK = benchstats.BLOCK
 
@@ -136,7 +137,7 @@ def test_workers_get_the_same_memory_layout_every_time() -> None:
     """Where a process's stack, heap and code sit moves a kernel's time for the process's life;
     the sandbox starts workers without address-space randomization, and the worker can tell."""
     fix = sandbox._fixed_layout()
-    told = subprocess.run([sys.executable, "-c", "from pytest_mlir_snippets import benchstats; "
+    told = subprocess.run([sys.executable, "-c", "from pytest_mlir_snippets.worker import benchstats; "
                            "print(benchstats.fixed_layout())"], preexec_fn=fix, capture_output=True, text=True)
     if told.stdout.strip() != "True":
         pytest.skip("this kernel does not let a process turn address-space randomization off")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mlir_snippets.splitter import SnippetSource
+from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
 
 ADD = """func.func @add_0(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %a, %b : tensor<4xf32>

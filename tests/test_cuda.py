@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from conftest import has_cuda_device
 
-from pytest_mlir_snippets.backends.base import SnippetFailure
-from pytest_mlir_snippets.backends.cuda import ptx_features
+from pytest_mlir_snippets.worker.targets.base import SnippetFailure
+from pytest_mlir_snippets.worker.targets.cuda import ptx_features
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,7 +57,7 @@ def _double_backend(**kwargs: str) -> tuple[Any, Any]:
         from driver import RecordingDriver
     finally:
         sys.path.pop(0)
-    from pytest_mlir_snippets.backends.cuda import CudaBackend
+    from pytest_mlir_snippets.worker.targets.cuda import CudaBackend
 
     driver = RecordingDriver(**kwargs)
     return CudaBackend(driver=driver), driver
@@ -94,7 +94,7 @@ def test_a_driver_error_is_an_execute_error_and_resets_the_device() -> None:
     """A kernel fault leaves a CUDA context unusable: the worker resets the device and
     forgets what it compiled (its modules were loaded in the old context)."""
     from pytest_mlir_snippets.protocol import Options, Request
-    from pytest_mlir_snippets.worker import Worker
+    from pytest_mlir_snippets.worker.loop import Worker
 
     backend, driver = _double_backend(fail_launch="CUDA_ERROR_ILLEGAL_ADDRESS")
     worker = Worker("cuda")
@@ -141,7 +141,7 @@ def test_an_optimization_run_iteration_runs_against_the_driver_interface() -> No
 
 def test_a_failed_benchmark_resets_the_device_too() -> None:
     from pytest_mlir_snippets.protocol import Options, Request
-    from pytest_mlir_snippets.worker import Worker
+    from pytest_mlir_snippets.worker.loop import Worker
 
     run = ROOT / "examples" / "runs" / "cuda_matmul"
     backend, driver = _double_backend(fail_launch="CUDA_ERROR_LAUNCH_FAILED")

@@ -6,8 +6,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from pytest_mlir_snippets.golden import compare, compare_all, pcc
-from pytest_mlir_snippets.inputs import DTYPES, TypeSpec, UnsupportedType, make_inputs
+from pytest_mlir_snippets.golden.compare import compare, compare_all, pcc
+from pytest_mlir_snippets.golden.inputs import DTYPES, TypeSpec, UnsupportedType, make_inputs
 
 FEEDABLE = ["f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "i1", "index"]
 

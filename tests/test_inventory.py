@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mlir_snippets.inventory import REPORT_FILE, run, take_inventory
+from pytest_mlir_snippets.tools.inventory import REPORT_FILE, run, take_inventory
 
 CLI = str(Path(sys.executable).with_name("mlir-snippets"))
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import has_cuda_device
 
-from pytest_mlir_snippets.runreport import read_iteration
+from pytest_mlir_snippets.reporting.benchmark import read_iteration
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -248,7 +248,7 @@ def test_cpu_example_run_from_pytorch(pytester: pytest.Pytester, run_items, copy
 
 
 def test_the_fastest_iteration_is_best_only_when_correct(tmp_path: Path) -> None:
-    from pytest_mlir_snippets import runreport
+    from pytest_mlir_snippets.reporting import benchmark as runreport
 
     run = tmp_path / "run"
     for name, median in (("v0", 4.0), ("v1", 2.0), ("v2", 1.0)):

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_mlir_snippets.recorded import RecordedDataError, load_recorded, parse_iree_flags
+from pytest_mlir_snippets.golden.recorded import RecordedDataError, load_recorded, parse_iree_flags
 
 ROOT = Path(__file__).resolve().parent.parent
 

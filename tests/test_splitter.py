@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mlir_snippets.splitter import SnippetSource, SplitError
+from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
 
 ir = pytest.importorskip("torch_mlir.ir")
 stablehlo = pytest.importorskip("torch_mlir._mlir_libs._stablehlo")

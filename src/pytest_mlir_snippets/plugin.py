@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from . import options
-from .collect import FileErrorItem, SnippetFile, SnippetItem, is_snippet_file, properties
-from .expectations import Expectations, ExpectationsError, judge
-from .optrun import OptimizationRun, is_run_model
-from .recorder import Recorder
-from .runreport import RunReports
-from .state import STATE, RunState, run_state
+from pytest_mlir_snippets import settings as options
+from pytest_mlir_snippets.items.expectations import Expectations, ExpectationsError, judge
+from pytest_mlir_snippets.items.iteration import OptimizationRun, is_run_model
+from pytest_mlir_snippets.items.snippet import FileErrorItem, SnippetFile, SnippetItem, is_snippet_file, properties
+from pytest_mlir_snippets.reporting.benchmark import RunReports
+from pytest_mlir_snippets.reporting.recorder import Recorder
+from pytest_mlir_snippets.session import STATE, RunState, run_state
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -22,7 +22,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from . import hooks
+    from pytest_mlir_snippets import hooks
 
     pluginmanager.add_hookspecs(hooks)
 
@@ -41,7 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(Recorder(state, config), "mlir-snippets-recorder")
     config.pluginmanager.register(RunReports(config), "mlir-snippets-run-reports")
     if config.pluginmanager.hasplugin("html"):
-        from .htmlreport import HtmlColumns
+        from pytest_mlir_snippets.reporting.html import HtmlColumns
 
         config.pluginmanager.register(HtmlColumns(), "mlir-snippets-html")
 
@@ -94,7 +94,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if kind and expected:
         judge(report, kind, expected)
     if isinstance(item, SnippetItem) and call.when == "call" and item.config.pluginmanager.hasplugin("html"):
-        from .htmlreport import add_extras
+        from pytest_mlir_snippets.reporting.html import add_extras
 
         add_extras(report, item.split.text)
     return report

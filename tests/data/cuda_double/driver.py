@@ -6,7 +6,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from pytest_mlir_snippets.backends.cuda_runtime import DriverError
+from pytest_mlir_snippets.worker.targets.cuda_runtime import DriverError
 
 _LIBC = ctypes.CDLL(None)
 _LIBC.calloc.restype = ctypes.c_void_p

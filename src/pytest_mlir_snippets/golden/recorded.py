@@ -1,0 +1,104 @@
+"""Recorded golden data beside a snippet file (SPEC 4).
+
+- a sidecar ``<stem>.<function>.npz`` holding ``input_0``.. and ``output_0``..;
+- IREE's test layout: ``model.mlir`` beside ``run_module_io_flags.txt`` with
+  ``--input=SHAPExTYPE=@file.bin`` and ``--expected_output=...`` lines (raw
+  little-endian data, i1 one byte per element; values may also be inline).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pytest_mlir_snippets.golden.inputs import DTYPES
+from pytest_mlir_snippets.paths import safe_name
+
+IREE_FLAGS = "run_module_io_flags.txt"
+_FLAG = re.compile(r"^--(input|expected_output)=(.+)$")
+
+
+class RecordedDataError(ValueError):
+    """The recorded data cannot be read (a missing file, a size that does not match)."""
+
+
+def sidecar_name(path: Path, function: str) -> str:
+    """The name of ``function``'s sidecar file beside ``path``."""
+    return f"{path.stem}.{safe_name(function)}.npz"
+
+
+def load_recorded(path: Path, function: str, functions_in_file: int) -> dict[str, Any] | None:
+    """Recorded inputs and outputs for ``function``, or None when there are none."""
+    sidecar = path.with_name(sidecar_name(path, function))
+    if sidecar.is_file():
+        with np.load(sidecar) as data:
+            inputs = [data[f"input_{i}"] for i in range(len(data.files)) if f"input_{i}" in data.files]
+            outputs = [data[f"output_{i}"] for i in range(len(data.files)) if f"output_{i}" in data.files]
+        return {"inputs": inputs, "outputs": outputs or None, "source": f"recorded outputs ({sidecar.name})"}
+    flags = path.with_name(IREE_FLAGS)
+    if flags.is_file() and functions_in_file == 1:
+        inputs, outputs = parse_iree_flags(flags)
+        return {"inputs": inputs, "outputs": outputs or None, "source": f"recorded outputs ({IREE_FLAGS})"}
+    return None
+
+
+def parse_iree_flags(flags: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    inputs: list[np.ndarray] = []
+    outputs: list[np.ndarray] = []
+    for number, line in enumerate(flags.read_text().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = _FLAG.match(line)
+        if not m:
+            continue  # other iree-run-module flags (--device, --function) say nothing about data
+        try:
+            value = buffer(m.group(2), flags.parent)
+        except RecordedDataError as error:
+            raise RecordedDataError(f"{flags}:{number}: {error}") from None
+        (inputs if m.group(1) == "input" else outputs).append(value)
+    return inputs, outputs
+
+
+def buffer(spec: str, folder: Path) -> np.ndarray:
+    """``3x4xf32=@input_0.bin``, ``f32=1.5`` or ``2xi32=1 2`` as an array."""
+    type_part, _, value = spec.partition("=")
+    *dims, element = type_part.split("x")
+    if element not in DTYPES:
+        raise RecordedDataError(f"element type {element!r} is not supported")
+    dtype = DTYPES[element]
+    try:
+        shape = tuple(int(d) for d in dims)
+    except ValueError:
+        raise RecordedDataError(f"cannot read the shape of {type_part!r}") from None
+    count = int(np.prod(shape)) if shape else 1
+    if value.startswith("@"):
+        file = folder / value[1:]
+        try:
+            raw = file.read_bytes()
+        except OSError as error:
+            raise RecordedDataError(f"cannot read {file.name}: {error.strerror}") from None
+        if len(raw) != count * dtype.itemsize:
+            raise RecordedDataError(f"{file.name} has {len(raw)} bytes, {type_part} needs {count * dtype.itemsize}")
+        data = np.frombuffer(raw, dtype=np.uint8 if element == "i1" else dtype.newbyteorder("<"))
+    else:
+        numbers = [float(v) for v in re.split(r"[\s,\[\]]+", value) if v]
+        if len(numbers) == 1 and count > 1:
+            numbers *= count  # a splat
+        if len(numbers) != count:
+            raise RecordedDataError(f"{len(numbers)} inline value(s) for {type_part}")
+        data = np.array(numbers)
+    return np.array(data.astype(dtype).reshape(shape), order="C")
+
+
+SPECIALIZABLE_ELEMENTS = 64
+
+
+def specializable(inputs: list[np.ndarray]) -> dict[int, np.ndarray]:
+    """Recorded inputs a backend may bake into the function when it does not compile
+    as written: small integer or boolean tensors (axes, shapes, pads, indices)."""
+    return {i: np.asarray(v) for i, v in enumerate(inputs)
+            if np.asarray(v).dtype.kind in "iub" and np.asarray(v).size <= SPECIALIZABLE_ELEMENTS}

@@ -1,0 +1,116 @@
+"""Expected outcomes: an expectations file (``--mlir-expectations``) and lit-style
+``// XFAIL: cpu`` / ``// UNSUPPORTED: ttnn`` lines above a function.
+
+An expected failure of the expected kind is an xfail; a pass, or a failure of
+another kind, fails (strict). Items expected to crash are not run unless
+``--mlir-run-crashers``. ``--mlir-update-expectations`` rewrites the file from
+the run, so that CI adopts a new baseline with one command.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pytest_mlir_snippets.reporting.record import ItemRecord
+from pytest_mlir_snippets.reporting.runreport import write_atomic
+
+STATUSES = ("pass", "compile-error", "execute-error", "golden-mismatch", "crash", "timeout", "skip")
+ANY_FAILURE = "any failure"  # what a lit XFAIL line expects
+_LIT = re.compile(r"^\s*//\s*(XFAIL|UNSUPPORTED)\s*:\s*(.*)$")
+HEADER = """# Expected outcome per item: "<file>::<function>[<stage>] <status>", the file relative
+# to this file's folder. Items not listed are expected to pass. Statuses: {statuses}.
+# Rewrite from a run with: pytest ... --mlir-expectations {name} --mlir-update-expectations
+"""
+
+
+class ExpectationsError(ValueError):
+    pass
+
+
+@dataclass
+class Expectations:
+    path: Path
+    entries: dict[str, str]
+
+    @classmethod
+    def load(cls, path: Path) -> Expectations:
+        entries: dict[str, str] = {}
+        if not path.exists():
+            return cls(path, entries)
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            key, _, status = line.rpartition(" ")
+            if not key or status not in STATUSES:
+                raise ExpectationsError(f"{path}:{number}: expected '<node> <status>' with a status among "
+                                        f"{', '.join(STATUSES)}, got {line!r}")
+            entries[key.strip()] = status
+        return cls(path, entries)
+
+    def key(self, file: Path, name: str) -> str:
+        return f"{Path(os.path.relpath(file, self.path.parent)).as_posix()}::{name}"
+
+    def status_of(self, file: Path, name: str) -> str | None:
+        return self.entries.get(self.key(file, name))
+
+    def update(self, records: list[ItemRecord], rootpath: Path) -> None:
+        """Adopt this run's outcomes; items it did not run keep their entries."""
+        for record in records:
+            key = self.key(rootpath / record.file, record.nodeid.split("::", 1)[1])
+            status = baseline_status(record.kind)
+            if status == "pass":
+                self.entries.pop(key, None)
+            else:
+                self.entries[key] = status
+        lines = [f"{key} {status}" for key, status in sorted(self.entries.items())]
+        text = HEADER.format(statuses=", ".join(STATUSES), name=self.path.name) + "\n".join(lines) + "\n"
+        write_atomic(self.path, text)
+
+
+def baseline_status(kind: str) -> str:
+    """The expectation that a record's outcome kind becomes."""
+    if kind in ("unsupported", "skip", "xfail"):
+        return "skip"
+    return kind if kind in STATUSES else "pass"
+
+
+def lit_lines(comments: list[str], target: str) -> tuple[bool, bool]:
+    """(XFAIL applies, UNSUPPORTED applies) to ``target`` from the comment lines above a function."""
+    xfail = unsupported = False
+    for comment in comments:
+        m = _LIT.match(comment)
+        if not m:
+            continue
+        targets = {t.strip() for t in m.group(2).split(",") if t.strip()}
+        applies = not targets or "*" in targets or target in targets
+        if m.group(1) == "XFAIL":
+            xfail = xfail or applies
+        else:
+            unsupported = unsupported or applies
+    return xfail, unsupported
+
+
+def judge(report: pytest.TestReport, actual: str, expected: str) -> None:
+    """Turn ``report`` into an xfail, or a strict failure, against ``expected``."""
+    if expected == "pass" or report.when != "call":
+        return
+    matches = actual == expected or (expected == ANY_FAILURE and actual not in ("pass", "skip", "unsupported"))
+    if expected == "skip" and actual in ("pass", "skip", "unsupported"):
+        return  # an expected skip guards nothing: running and passing is fine
+    if expected == ANY_FAILURE and actual in ("skip", "unsupported"):
+        return  # an XFAIL function whose compile failed: its execute item skips
+    if matches:
+        report.outcome = "skipped"
+        report.wasxfail = f"expected {expected}"
+        return
+    report.outcome = "failed"
+    previous = report.longreprtext.strip()
+    verdict = (f"[XPASS(strict)] expected {expected}, but it passed" if actual == "pass"
+               else f"expected {expected}, got {actual}")
+    report.longrepr = verdict + (f"\n{previous}" if previous else "")

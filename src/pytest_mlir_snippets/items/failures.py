@@ -1,0 +1,113 @@
+"""How a failed item reads: MLIR's diagnostics at file lines, metrics, worker output."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import NoReturn, Protocol
+
+import pytest
+from _pytest._code.code import TerminalRepr
+from _pytest._io import TerminalWriter
+
+from pytest_mlir_snippets.protocol import Diagnostic, Kind, Response
+
+
+def skip(reason: str) -> NoReturn:
+    """Skip, reported at the item's own location (its file line) rather than here."""
+    raise pytest.skip.Exception(reason, _use_item_location=True)
+
+
+STDERR_MARKER = "--- captured stderr of the sandbox worker ---"
+
+
+class ItemFailure(Exception):
+    """Raised by an item to fail with an outcome kind and MLIR's words."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__(response.message)
+        self.response = response
+
+
+class MlirFailureRepr(TerminalRepr):
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def toterminal(self, tw: TerminalWriter) -> None:
+        for line in self.text.splitlines():
+            red = ": error:" in line or line.startswith(tuple(k.value for k in Kind))
+            tw.line(line, red=red, bold=red)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Located(Protocol):
+    """What formatting needs of an item: where it is, and how split lines map back."""
+
+    path: Path
+    stage: str
+
+    @property
+    def function_name(self) -> str: ...
+
+    @property
+    def function_line(self) -> int: ...
+
+    def original_line(self, line: int) -> int | None: ...
+
+
+# Lines of a worker's output that say what went wrong, for reports and signatures.
+_NOTEWORTHY = re.compile(
+    r"(error:|LLVM ERROR|Assertion .* failed|JIT session error|Symbols not found|terminate called"
+    r"|required .*memory usage .*exceeds|[Oo]ut of memory|MemoryError|bad_alloc|Segmentation fault"
+    r"|Traceback|Error: |can't find feasible allocation|required L1 memory|usable space is|No parser found)"
+)
+
+
+def extract_diagnostics(text: str, limit: int = 20) -> list[str]:
+    """The noteworthy lines of captured output (errors, aborts, allocator messages)."""
+    found: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and _NOTEWORTHY.search(line) and line not in found:
+            found.append(line)
+            if len(found) == limit:
+                break
+    return found
+
+
+def first_error(response: Response) -> str:
+    errors = [d for d in response.diagnostics if d.severity == "error"]
+    return errors[0].message if errors else response.message.splitlines()[0] if response.message else ""
+
+
+def format_diagnostic(d: Diagnostic, item: Located, indent: str = "") -> list[str]:
+    where = str(item.path)
+    if d.line is not None:
+        line = item.original_line(d.line)
+        where += f":{line}:{d.column}" if line is not None else f" (split module line {d.line}:{d.column})"
+    lines = [f"{indent}{where}: {d.severity}: {d.message}"]
+    for note in d.notes:
+        lines += format_diagnostic(note, item, indent + "  ")
+    return lines
+
+
+def diagnostic_lines(response: Response, item: Located) -> list[str]:
+    """Structured diagnostics at file lines, then what the worker's output adds."""
+    lines: list[str] = []
+    for d in response.diagnostics:
+        lines += format_diagnostic(d, item)
+    return lines + [line for line in extract_diagnostics(response.stderr) if line not in lines]
+
+
+def format_failure(response: Response, item: Located) -> str:
+    head = f"{response.kind.value}: @{item.function_name} ({item.path.name}:{item.function_line}) [{item.stage}]"
+    lines = [head, response.message]
+    for d in response.diagnostics:
+        lines += format_diagnostic(d, item)
+    if response.metrics:
+        lines.append("metrics: " + ", ".join(f"{k}={v:.6g}" for k, v in response.metrics.items()))
+    if response.stderr.strip():
+        lines += [STDERR_MARKER, response.stderr.rstrip()]
+    return "\n".join(lines)

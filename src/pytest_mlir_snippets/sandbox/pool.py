@@ -1,0 +1,78 @@
+"""The device fixture: one sandbox worker and its device per pytest process.
+
+Plugin-owned (kept in ``config.stash``), opened lazily by the first execute
+item, never by compile items, reused by every item after it, and reopened
+(then probed) after a crash or a timeout replaced the worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pytest_mlir_snippets.protocol import EXECUTING, Kind, Options, Request, Response
+from pytest_mlir_snippets.sandbox.process import Sandbox
+from pytest_mlir_snippets.settings import Settings
+
+
+def device_id_for_worker(devices: list[int], worker: str | None) -> int | None:
+    """``--mlir-devices 0,1``: xdist worker gwN gets devices[N % len(devices)]."""
+    if not devices:
+        return None
+    index = int(worker[2:]) if worker and worker.startswith("gw") and worker[2:].isdigit() else 0
+    return devices[index % len(devices)]
+
+
+class DeviceManager:
+    def __init__(self, settings: Settings,
+                 on_open: Callable[[int | None, dict[str, Any]], None] | None = None) -> None:
+        self.settings = settings
+        self.on_open = on_open
+        self.sandbox = Sandbox(settings.target, settings.memory_limit, fixed_layout=settings.bench_layout == "fixed")
+        self.device_id = device_id_for_worker(settings.devices, settings.worker)
+        self.opened = 0  # how many times a device was opened, for reports and tests
+        self._device_worker: int | None = None  # the sandbox start whose device is open
+
+    def options(self) -> Options:
+        s = self.settings
+        return Options(target=s.target, pipeline=s.pipeline, seed=s.seed, dynamic_dim=s.dynamic_dim,
+                       opt_level=s.opt_level, atol=s.atol, rtol=s.rtol, pcc=s.pcc,
+                       print_ir=s.print_ir or s.save_artifacts, device_id=self.device_id,
+                       bench_warmup=s.bench_warmup, bench_time=s.bench_time, bench_settle=s.bench_settle,
+                       cuda_chip=s.cuda_chip, sys_desc=s.sys_desc, disable_eth_dispatch=s.disable_eth_dispatch,
+                       save_artifacts=s.save_artifacts)
+
+    def call(self, request: Request, timeout: float | None = None) -> Response:
+        """Send ``request`` (opening the device first, if the worker has none open)."""
+        timeout = self.settings.timeout if timeout is None else timeout
+        if request.op in EXECUTING and not self._device_is_open():
+            opened = self._open(timeout)
+            if not opened.ok:
+                opened.message = f"the device could not be opened: {opened.message}"
+                if opened.kind is Kind.PASS:
+                    opened.kind = Kind.EXECUTE_ERROR
+                return opened
+        return self.sandbox.call(request, timeout)
+
+    def submit(self, request: Request) -> bool:
+        """Send a compile request ahead (see ``Sandbox.submit``); ``call`` takes its answer."""
+        return request.op not in EXECUTING and self.sandbox.submit(request)
+
+    def _device_is_open(self) -> bool:
+        """Open on the current worker (a replaced worker has lost its device)."""
+        return self.sandbox.alive and self._device_worker == self.sandbox.starts
+
+    def _open(self, timeout: float | None) -> Response:
+        response = self.sandbox.call(Request("open", options=self.options()), timeout)
+        if response.ok:
+            self.opened += 1
+            self._device_worker = self.sandbox.starts
+            if self.on_open is not None:
+                self.on_open(self.device_id, response.info)
+        return response
+
+    def close(self) -> None:
+        if self._device_is_open():
+            self.sandbox.call(Request("close", options=self.options()), self.settings.timeout)
+        self._device_worker = None
+        self.sandbox.close()

@@ -1,0 +1,63 @@
+"""Per-process state of a run, kept in ``config.stash``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_mlir_snippets.items.expectations import Expectations
+from pytest_mlir_snippets.protocol import Request, Response
+from pytest_mlir_snippets.sandbox.pool import DeviceManager
+from pytest_mlir_snippets.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_mlir_snippets.sandbox.cache import CompileCache
+
+
+@dataclass
+class RunState:
+    settings: Settings
+    config: pytest.Config
+    expectations: Expectations | None = None
+    compiled: dict[str, Response] = field(default_factory=dict)  # snippet id -> compile response
+    managers: dict[str, DeviceManager] = field(default_factory=dict)
+    compile_cache: CompileCache | None = None  # made at first use: config.cache comes after our configure
+
+    def compile(self, request: Request, timeout: float | None) -> Response:
+        """A compile request: from the compile cache, else from the sandbox (then kept)."""
+        if self.compile_cache is None:
+            from pytest_mlir_snippets.sandbox.cache import CompileCache
+
+            self.compile_cache = CompileCache(self.config, self.settings.no_cache)
+        cached = self.compile_cache.get(request)
+        if cached is not None:
+            return cached
+        response = self.device_manager().call(request, timeout)
+        self.compile_cache.put(request, response)
+        return response
+
+    def device_manager(self, target: str | None = None) -> DeviceManager:
+        """The sandbox and device of ``target`` (default: --mlir-target); an optimization
+        run may name its own target, so a session can hold one per target."""
+        target = target or self.settings.target
+        if target not in self.managers:
+            hook = self.config.hook
+
+            def opened(device_id: int | None, info: dict[str, Any]) -> None:
+                hook.pytest_mlir_device_opened(config=self.config, target=target, device_id=device_id, info=info)
+
+            self.managers[target] = DeviceManager(replace(self.settings, target=target), opened)
+        return self.managers[target]
+
+    def close(self) -> None:
+        for manager in self.managers.values():
+            manager.close()
+
+
+STATE = pytest.StashKey[RunState]()
+
+
+def run_state(config: pytest.Config) -> RunState:
+    return config.stash[STATE]

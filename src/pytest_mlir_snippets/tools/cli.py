@@ -1,0 +1,164 @@
+"""``mlir-snippets``: commands around the plugin.
+
+    mlir-snippets report a.json b.json [--out DIR] [--json merged.json]
+    mlir-snippets import-torch MODULE:FACTORY OUTDIR
+    mlir-snippets sysdesc
+    mlir-snippets inventory MODEL.mlir... [--out DIR] | --from-torch MODULE:FACTORY --out DIR
+
+``report`` rebuilds the run reports of one or several runs (CI shards, xdist
+across hosts) from the files ``--mlir-json`` wrote; ``import-torch`` writes a
+PyTorch model as ``model_linalg.mlir`` with its reference (``torch_import.py``);
+``sysdesc`` writes tt-mlir's system descriptor with ``ttrt query --save-artifacts``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_mlir_snippets.reporting.record import ItemRecord
+from pytest_mlir_snippets.reporting.recorder import records_json, summary_lines
+from pytest_mlir_snippets.reporting.runreport import RunInfo, write_atomic, write_reports
+
+
+def merge(documents: list[dict[str, Any]]) -> tuple[list[ItemRecord], dict[str, list[tuple[str, int]]], RunInfo,
+                                                     Path]:
+    """Items of all runs (a later file wins for the same node id), and their input files."""
+    records: dict[str, ItemRecord] = {}
+    functions: dict[str, list[tuple[str, int]]] = {}
+    for doc in documents:
+        for item in doc["items"]:
+            record = ItemRecord.from_json(item)
+            records[record.nodeid] = record
+        for file, fns in doc["files"].items():
+            if fns or file not in functions:
+                functions[file] = [(uid, int(line)) for uid, line in fns]
+    first = documents[0]
+    modes = {doc["mode"] for doc in documents}
+    run = RunInfo(", ".join(sorted({doc["target"] for doc in documents})),
+                  first["mode"] if len(modes) == 1 else "mixed: " + ", ".join(sorted(modes)))
+    return list(records.values()), functions, run, Path(first["rootdir"])
+
+
+def report(args: argparse.Namespace) -> int:
+    documents = []
+    for path in args.json_files:
+        try:
+            documents.append(json.loads(Path(path).read_text()))
+        except (OSError, ValueError) as error:
+            print(f"mlir-snippets report: cannot read {path}: {error}", file=sys.stderr)
+            return 2
+    records, functions, run, rootdir = merge(documents)
+    root = Path(args.out) if args.out else rootdir
+    if args.out:
+        root.mkdir(parents=True, exist_ok=True)
+    elif not root.is_dir():
+        print(f"mlir-snippets report: {root} does not exist here; give --out DIR", file=sys.stderr)
+        return 2
+    if args.out:
+        for file in functions:
+            (root / file).parent.mkdir(parents=True, exist_ok=True)
+    problems = write_reports(records, functions, root, run)
+    if args.json:
+        merged = records_json(records, functions, run, rootdir)
+        write_atomic(Path(args.json), json.dumps(merged, indent=1) + "\n")
+    for line, _ in summary_lines(records):
+        print(line)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if any(r.failed for r in records) else 0
+
+
+def import_torch_command(args: argparse.Namespace) -> int:
+    from pytest_mlir_snippets.tools.torch_import import import_torch
+
+    try:
+        path = import_torch(args.target, args.outdir, args.func_name)
+    except (ValueError, ImportError, AttributeError) as error:
+        print(f"mlir-snippets import-torch: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {path} (and reference.py, reference_state.pt, {path.stem}.{args.func_name}.npz)")
+    return 0
+
+
+def sysdesc(args: argparse.Namespace) -> int:
+    """The system descriptor the ttmetal/ttnn targets need, from the machine's devices."""
+    import shutil
+    import subprocess
+
+    from pytest_mlir_snippets.worker.targets.tt import DEFAULT_SYS_DESC, HOW_TO_GET
+
+    ttrt = shutil.which("ttrt")
+    if ttrt is None:
+        print(f"mlir-snippets sysdesc: `ttrt` is not on PATH: {HOW_TO_GET}", file=sys.stderr)
+        return 2
+    done = subprocess.run([ttrt, "query", "--save-artifacts"], check=False)
+    if done.returncode != 0 or not Path(DEFAULT_SYS_DESC).is_file():
+        print(f"mlir-snippets sysdesc: `ttrt query --save-artifacts` failed (exit {done.returncode})",
+              file=sys.stderr)
+        return 1
+    path = Path(DEFAULT_SYS_DESC).resolve()
+    print(f"wrote {path}\nuse it: export SYSTEM_DESC_PATH={path}  (or --mlir-sys-desc {path})")
+    return 0
+
+
+def inventory_command(args: argparse.Namespace) -> int:
+    from pytest_mlir_snippets.tools import inventory
+
+    if args.from_torch:
+        if not args.out:
+            print("mlir-snippets inventory: --from-torch needs --out DIR", file=sys.stderr)
+            return 2
+        from pytest_mlir_snippets.tools.torch_import import export, load_factory
+
+        try:
+            factory, source, _ = load_factory(args.from_torch)
+            module = export(factory)[0]
+        except (ValueError, ImportError, AttributeError) as error:
+            print(f"mlir-snippets inventory: {error}", file=sys.stderr)
+            return 2
+        taken = inventory.take_inventory(str(module), f"{source} (torch-mlir, linalg-on-tensors)")
+        written, problems = [inventory.write_inventory(taken, Path(args.out))], list[str]()
+    else:
+        if not args.models:
+            print("mlir-snippets inventory: give MODEL.mlir files or --from-torch", file=sys.stderr)
+            return 2
+        written, problems = inventory.run([Path(m) for m in args.models], Path(args.out) if args.out else None)
+    for path in written:
+        print(f"wrote {path} and {path.with_name(inventory.REPORT_FILE).name}")
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if problems else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mlir-snippets", description="tools around pytest-mlir-snippets")
+    commands = parser.add_subparsers(dest="command", required=True)
+    rebuild = commands.add_parser("report", help="rebuild run reports from --mlir-json files")
+    rebuild.add_argument("json_files", nargs="+", metavar="JSON")
+    rebuild.add_argument("--out", metavar="DIR", help="write the reports under DIR instead of beside the inputs")
+    rebuild.add_argument("--json", metavar="PATH", help="also write the merged records")
+    rebuild.set_defaults(run=report)
+    importer = commands.add_parser("import-torch", help="a PyTorch model as model_linalg.mlir, with its reference")
+    importer.add_argument("target", metavar="MODULE:FACTORY",
+                          help="FACTORY() returns (torch.nn.Module, example inputs); MODULE may be a .py path")
+    importer.add_argument("outdir", type=Path, metavar="OUTDIR")
+    importer.add_argument("--func-name", default="forward")
+    importer.set_defaults(run=import_torch_command)
+    query = commands.add_parser("sysdesc", help="write tt-mlir's system descriptor (runs ttrt query --save-artifacts)")
+    query.set_defaults(run=sysdesc)
+    ops = commands.add_parser("inventory", help="one function per unique op configuration of a model: ops.mlir")
+    ops.add_argument("models", nargs="*", metavar="MODEL.mlir")
+    ops.add_argument("--out", metavar="DIR", help="write <DIR>/<model stem>/ (default: beside each model)")
+    ops.add_argument("--from-torch", metavar="MODULE:FACTORY", help="a PyTorch model, through torch-mlir")
+    ops.set_defaults(run=inventory_command)
+    args = parser.parse_args(argv)
+    result: int = args.run(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

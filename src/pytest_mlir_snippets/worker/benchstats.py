@@ -1,0 +1,170 @@
+"""Timing: warm-up, repeated samples on a monotonic clock, and their statistics.
+
+Shared machines (a VM whose core another tenant also runs on) run everything slower,
+1.2-2x, for spells of milliseconds to tens of seconds, so a median over all samples
+depends on how much of the run fell in such spells (medians of the same kernel up to
+45% apart between runs on a 2-vCPU VM). Each call is bracketed by a fixed probe (a few
+microseconds of interpreter work, best of three so that the caches the call took do not
+count). A call counts when its probes took at most SLOWED times the usual probe time
+(the fastest this process has seen) and it falls in a block of BLOCK calls most of whose
+probes did (a probe is a moment; a spell lasts longer than a block) and whose median
+call took at most BLOCK_SLOWED times the usual block's (some spells slow the calls,
+1.05-1.4x, and not the probe). The others are left out of the statistics; the report
+says how many, with the median over all samples beside it. Timing goes on past the time asked
+for, by at most ``bench_settle`` seconds, until it has settled: the calls that count
+are at least SHARE of those timed in the time asked for, the run has either seen the
+usual probe time before or seen two (a run wholly in a slow spell sees one), and, when
+the same code was measured before on this machine (``bench_previous_ms``), they ran
+within BLOCK_SLOWED times that and their median within AGREES times it (a spell that
+slows a whole run a few percent shows in no probe). The report says whether it settled
+(``settled``).
+
+Where code, stack and buffers sit in memory also moves a kernel's time, by up to ~10%,
+for a process's whole life; the sandbox starts workers with address-space randomization
+off, so that every run has the same layout, and the report says whether it was
+(``fixed_layout``).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy where it is used: the pytest process reads only this module's constants
+    import numpy as np
+
+    from pytest_mlir_snippets.protocol import Options
+
+STATS = ("median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "std_ms", "samples")
+NOISE = ("slowed", "median_all_ms", "settled", "fixed_layout")
+FIGURES = STATS + NOISE  # all a measurement reports
+MIN_SAMPLES = 20
+SLOWED = 1.25  # a probe over this many times the usual one: the CPU ran slowed
+BLOCK_SLOWED = 1.1  # a block's median call over this many times the usual block's: slowed
+BLOCK = 32  # calls; jit.Placements keeps one placement for a block
+STEADY = 0.75  # a block counts when this share of its probes ran at the usual speed
+ADDR_NO_RANDOMIZE = 0x0040000  # personality(2): the process's memory layout is not randomized
+AGREES = 1.03  # settled: the median within this many times the same code's last settled one
+SHARE = 0.3  # settled: the calls that count are at least this share of those timed in the time asked
+_clock = time.perf_counter_ns
+_fastest = [0]  # the fastest probe this process has seen (0: none yet): the CPU's usual speed
+
+
+def _probe() -> int:
+    best = 1 << 62
+    for _ in range(3):
+        start = _clock()
+        sum(range(200))
+        best = min(best, _clock() - start)
+    return best
+
+
+def fixed_layout() -> bool:
+    """Whether this process runs without address-space randomization (Linux; False elsewhere)."""
+    try:
+        with open("/proc/self/personality") as flags:
+            return bool(int(flags.read(), 16) & ADDR_NO_RANDOMIZE)
+    except (OSError, ValueError):
+        return False
+
+
+def counted(probes: np.ndarray, usual: float, samples: np.ndarray | None = None, expected: float = 0) -> np.ndarray:
+    """Which calls count: their probes ran at the usual speed, and so did most of their
+    block's; with ``samples``, the block's median call also took at most BLOCK_SLOWED times
+    the usual block's (the 10th percentile of the blocks', or ``expected`` if lower):
+    some slow spells slow the calls but not the probe."""
+    import numpy as np
+
+    fast = probes <= SLOWED * usual
+    if not len(fast):
+        return fast
+    starts = np.arange(0, len(fast), BLOCK)
+    sizes = np.diff(np.append(starts, len(fast)))
+    steady = np.add.reduceat(fast.astype(np.int64), starts) >= STEADY * sizes
+    if samples is not None and steady.any():
+        grid = np.full(len(starts) * BLOCK, np.nan)
+        grid[:len(fast)] = np.where(fast, samples, np.nan)
+        with warnings.catch_warnings():  # a block without a fast probe has no median: it is not steady anyway
+            warnings.simplefilter("ignore", RuntimeWarning)
+            medians = np.nanmedian(grid.reshape(-1, BLOCK), axis=1)
+        usual_block = float(np.percentile(medians[steady], 10))
+        steady &= medians <= BLOCK_SLOWED * (min(usual_block, expected) if expected else usual_block)
+    return fast & np.repeat(steady, sizes)
+
+
+def _usual(probes: np.ndarray) -> float:
+    return float(min(_fastest[0] or probes.min(), probes.min()))
+
+
+def _settled(samples: np.ndarray, probes: np.ndarray, needed: int, expected: float) -> bool:
+    """Enough calls count (within BLOCK_SLOWED times ``expected`` ns, when known, and their median
+    within AGREES times it), and the fastest probe is the usual speed: this process saw it
+    before, or this run saw a second, slower one."""
+    import numpy as np
+
+    kept = samples[counted(probes, _usual(probes), samples, expected)]
+    if len(kept) < max(MIN_SAMPLES, needed) or (expected and np.median(kept) > AGREES * expected):
+        return False
+    low = probes.min()
+    return bool(low <= SLOWED * _fastest[0] or np.count_nonzero(probes > 1.5 * low) >= 0.05 * len(probes))
+
+
+def measure(run: Callable[[], None], options: Options, after: Callable[[], None] | None = None,
+            max_samples: int = 1_000_000) -> dict[str, float]:
+    """``options.bench_warmup`` untimed calls, then timed calls for ``options.bench_time``
+    seconds and until the timing has settled (at most ``options.bench_settle`` more, and
+    ``max_samples`` calls); ``after`` runs after each call, untimed (freeing what it returned)."""
+    import numpy as np
+
+    after = after or (lambda: None)
+    for _ in range(options.bench_warmup):
+        run()
+        after()
+    samples: list[int] = []
+    probes: list[int] = []
+    check = _clock() + int(options.bench_time * 1e9)  # the deadline, then every 50 ms or more
+    give_up = check + int(options.bench_settle * 1e9)
+    needed = 0  # calls that must count: SHARE of those timed by the deadline
+    settled = False
+    while len(samples) < max_samples:
+        if len(samples) >= MIN_SAMPLES and (now := _clock()) >= check:
+            needed = needed or int(SHARE * len(samples))
+            settled = _settled(np.asarray(samples), np.asarray(probes), needed, options.bench_previous_ms * 1e6)
+            if settled or now >= give_up:
+                break
+            done = _clock()  # a check reads every sample so far: at most 5% of the time goes to checks
+            check = done + max(50_000_000, 20 * (done - now))
+        before = _probe()
+        start = _clock()
+        run()
+        samples.append(_clock() - start)
+        probes.append(max(before, _probe()))
+        after()
+    usual = _usual(np.asarray(probes))
+    _fastest[0] = int(usual)
+    expected = options.bench_previous_ms if settled else 0
+    return {**summarize([s / 1e6 for s in samples], probes, usual, settled, expected),
+            "fixed_layout": float(fixed_layout())}
+
+
+def summarize(samples_ms: list[float], probes: list[int] | None = None, usual: float = 0,
+              settled: bool = True, expected_ms: float = 0) -> dict[str, float]:
+    """Statistics of the calls that count (``counted``: at the ``usual`` speed, else the
+    fastest probe's); of every call without probes, or when fewer than MIN_SAMPLES would
+    be left. ``settled``: whether the timing saw the usual speed long enough;
+    ``expected_ms``: the median this code had before, if known."""
+    import numpy as np
+
+    everything = np.asarray(samples_ms, dtype=np.float64)
+    data = everything
+    if probes and len(probes) == len(everything):
+        times = np.asarray(probes, dtype=np.float64)
+        kept = everything[counted(times, usual or float(times.min()), everything, expected_ms)]
+        data = kept if len(kept) >= MIN_SAMPLES else everything
+    return {"median_ms": float(np.median(data)), "p20_ms": float(np.percentile(data, 20)),
+            "p80_ms": float(np.percentile(data, 80)), "min_ms": float(data.min()), "max_ms": float(data.max()),
+            "std_ms": float(data.std()), "samples": float(len(data)),
+            "slowed": float(len(everything) - len(data)), "median_all_ms": float(np.median(everything)),
+            "settled": float(settled)}

@@ -1,0 +1,169 @@
+"""The sandbox worker: a subprocess that compiles and executes snippets.
+
+Started by ``sandbox.process.Sandbox`` as ``python -m pytest_mlir_snippets.worker TARGET``.
+Requests arrive on stdin, responses leave on a private copy of stdout; the real
+file descriptors 1 and 2 both go to the sandbox's capture file, so whatever MLIR,
+LLVM or a device runtime prints ends up in the item's report.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pytest_mlir_snippets.golden.recorded import specializable
+from pytest_mlir_snippets.protocol import Kind, Request, Response, read_message, write_message
+from pytest_mlir_snippets.worker.optrun.iteration import compile_iteration
+from pytest_mlir_snippets.worker.optrun.schedule import check_schedule
+from pytest_mlir_snippets.worker.targets import Backend, Compiled, SnippetFailure, load_backend
+
+CACHE_SIZE = 64
+
+
+class Worker:
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self._backend: Backend | None = None
+        self._compiled: OrderedDict[tuple[Any, ...], Compiled | SnippetFailure] = OrderedDict()
+
+    @property
+    def backend(self) -> Backend:
+        if self._backend is None:
+            self._backend = load_backend(self.target)
+            reason = self._backend.missing()
+            if reason:
+                raise SnippetFailure(Kind.UNSUPPORTED, reason)
+        return self._backend
+
+    def handle(self, request: Request) -> Response:
+        try:
+            return self._dispatch(request)
+        except SnippetFailure as failure:
+            return Response(failure.kind, failure.message, failure.diagnostics, failure.metrics,
+                            dict(failure.info, stage=failure.info.get("stage", request.op)))
+        except Exception:
+            kind = Kind.COMPILE_ERROR if request.op == "compile" else Kind.EXECUTE_ERROR
+            return Response(kind, f"internal error in the {self.target} backend:\n{traceback.format_exc()}",
+                            info={"stage": request.op, "internal": True})
+
+    def _dispatch(self, request: Request) -> Response:
+        op = request.op
+        if op == "ping":
+            return Response(Kind.PASS, info={"pid": os.getpid()})
+        if op == "open":
+            self.backend.configure(request.options)
+            info = self.backend.open_device(request.options.device_id)
+            self.backend.probe()
+            return Response(Kind.PASS, info=info)
+        if op == "probe":
+            self.backend.probe()
+            return Response(Kind.PASS)
+        if op == "close":
+            self.backend.close_device()
+            return Response(Kind.PASS)
+        if op == "schedule":
+            return check_schedule(request.module)
+        if op == "iteration":
+            attached = request.attachments
+            return compile_iteration(request.module, attached["schedule"], attached["pipeline"], self.target)
+        if op == "pytorch-benchmark":
+            from pytest_mlir_snippets.worker.optrun.pytorch_ref import benchmark_reference
+
+            return benchmark_reference(request.attachments["reference"], request.options)
+        if op in ("iteration-execute", "iteration-benchmark"):
+            iteration = self._compile_iteration(request)
+            if op == "iteration-benchmark":
+                with self._reset_after_failure():
+                    metrics = self.backend.benchmark(iteration, request.options, request.golden)
+                return Response(Kind.PASS, metrics=metrics)
+            return self._execute(iteration, request)
+        compiled = self._compile(request)
+        if op == "compile":
+            return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir or None)
+        if op == "execute":
+            return self._execute(compiled, request)
+        raise ValueError(f"unknown request {op!r}")
+
+    def _execute(self, compiled: Compiled, request: Request) -> Response:
+        with self._reset_after_failure(stage="execute"):
+            metrics, info = self.backend.execute(compiled, request.options, request.golden)
+        return Response(Kind.PASS, metrics=metrics, info=dict(_public(compiled.info), **info))
+
+    @contextmanager
+    def _reset_after_failure(self, stage: str | None = None) -> Iterator[None]:
+        """A run on the device that went wrong (not just its numbers) resets the device,
+        so the next item finds it in a known state; ``stage``: the failure's, unless it says."""
+        try:
+            yield
+        except SnippetFailure as failure:
+            if stage is not None:
+                failure.info.setdefault("stage", stage)
+            if failure.kind is not Kind.GOLDEN_MISMATCH:
+                self.backend.reset()
+                if self.backend.forgets_compiled:
+                    self._compiled.clear()
+            raise
+
+    def _compile_iteration(self, request: Request) -> Compiled:
+        """An optimization-run iteration, compiled once per worker for correctness and benchmark."""
+        attached = request.attachments
+        key = ("iteration", request.module, attached["schedule"], attached["pipeline"], request.function)
+        compile_with = getattr(self.backend, "compile_iteration", None)
+        if compile_with is None:
+            raise SnippetFailure(Kind.UNSUPPORTED, f"optimization runs are not run on target {self.target} yet")
+        return self._cached(key, lambda: compile_with(request.module, attached["schedule"], attached["pipeline"],
+                                                      request.function))
+
+    def _compile(self, request: Request) -> Compiled:
+        opts = request.options
+        constants = specializable(request.golden["inputs"]) if request.golden else {}
+        key = (request.module, request.function, opts.target, opts.pipeline, opts.print_ir, opts.opt_level,
+               tuple((i, v.dtype.str, v.shape, v.tobytes()) for i, v in constants.items()))
+        return self._cached(key, lambda: self.backend.compile(request.module, request.function, opts, constants))
+
+    def _cached(self, key: tuple[Any, ...], compile_: Callable[[], Compiled]) -> Compiled:
+        cached = self._compiled.get(key)
+        if cached is None:
+            try:
+                cached = compile_()
+            except SnippetFailure as failure:
+                failure.info["stage"] = "compile"
+                cached = failure
+            self._compiled[key] = cached
+            while len(self._compiled) > CACHE_SIZE:
+                self._compiled.popitem(last=False)
+        else:
+            self._compiled.move_to_end(key)
+        if isinstance(cached, SnippetFailure):
+            raise cached
+        return cached
+
+
+def _public(info: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in info.items() if k not in ("source", "constants", "linked")}
+
+
+def main() -> int:
+    target = sys.argv[1]
+    requests = os.fdopen(0, "rb", buffering=0)
+    responses = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # stray prints from native code go to the capture file
+    sys.stdout = sys.stderr
+    worker = Worker(target)
+    while True:
+        request = read_message(requests)
+        if request is None:  # end of input: the device was closed by a request before it
+            sys.stderr.flush()
+            os._exit(0)  # no interpreter teardown of MLIR and torch: a third of a second saved
+        start = time.perf_counter()
+        response = worker.handle(request)
+        response.seconds = time.perf_counter() - start
+        sys.stderr.flush()
+        write_message(responses, response)
+

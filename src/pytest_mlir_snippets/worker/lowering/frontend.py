@@ -1,0 +1,205 @@
+"""Front-end legalization: StableHLO and torch/ONNX into upstream dialects.
+
+Those dialects live only in torch-mlir's bundled MLIR, so the snippet is parsed
+and legalized there, then printed (with locations) for the upstream bindings.
+TOSA, linalg, tensor, arith and math need nothing here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from pytest_mlir_snippets.golden.inputs import UnsupportedType
+from pytest_mlir_snippets.protocol import Diagnostic, Kind
+from pytest_mlir_snippets.worker.lowering import mlirtools, torch_rewrites
+from pytest_mlir_snippets.worker.targets.base import SnippetFailure
+
+STABLEHLO_PIPELINE = (
+    "builtin.module(func.func(chlo-legalize-to-stablehlo, stablehlo-legalize-deprecated-ops),"
+    " func.func(stablehlo-legalize-to-linalg), stablehlo-convert-to-signless, func.func(canonicalize))"
+)
+# torch-mlir's torch-backend-to-linalg-on-tensors-backend-pipeline without its final
+# contract check, which rejects ops the upstream lowering handles (math.absi);
+# ``_leftovers`` reports what is really left, at its location.
+TORCH_TO_LINALG = (
+    "func.func(torch-restructure-non-constant-axes, torch-fuse-quantized-ops, convert-torch-to-tmtensor,"
+    " canonicalize, convert-torch-to-linalg, canonicalize, convert-torch-to-scf, convert-torch-to-arith,"
+    " convert-torch-to-tensor), convert-torch-conversion-to-mlprogram,"
+    " func.func(memref-expand, canonicalize, resolve-shaped-type-result-dims, cse),"
+    " torch-func-backend-type-conversion, func.func(canonicalize, torch-finalizing-backend-type-conversion)"
+)
+ONNX_TO_TORCH = "builtin.module(func.func(convert-torch-onnx-to-torch))"
+# After ONNX_TO_TORCH and ``torch_rewrites``, tried in order: the direct route (an
+# ONNX import already has value semantics and static types, ~15 ms) and, when it
+# fails, the full backend contract (~150 ms).
+TORCH_PIPELINES = (
+    f"builtin.module(func.func(torch-decompose-complex-ops), {TORCH_TO_LINALG})",
+    f"builtin.module(torch-lower-to-backend-contract, func.func(cse, canonicalize), {TORCH_TO_LINALG})",
+)
+TM_TENSOR_TO_LOOPS = "builtin.module(func.func(tm-tensor-bufferize, tm-tensor-to-loops))"
+_USES = {
+    "stablehlo": re.compile(r"\b(?:stablehlo|chlo)\."),
+    "torch": re.compile(r"!torch\.|\btorch\.(?:operator|aten|prim|constant|vtensor)|\"onnx\."),
+}
+_torch_mlir: dict[str, Any] = {}
+
+
+def front_end(module_text: str) -> str | None:
+    """Which front end a module needs: 'stablehlo', 'torch' or None."""
+    for name, pattern in _USES.items():
+        if pattern.search(module_text):
+            return name
+    return None
+
+
+def _torch_mlir_context() -> Any:
+    try:
+        import torch_mlir._mlir_libs._stablehlo as stablehlo
+        import torch_mlir.ir as tir
+        import torch_mlir.passmanager as tpm
+        from torch_mlir.dialects import torch as torch_dialect
+    except ImportError as error:
+        raise SnippetFailure(Kind.UNSUPPORTED, f"torch-mlir is not installed ({error}); "
+                             "install pytest-mlir-snippets[frontends]") from None
+    if not _torch_mlir:
+        stablehlo.register_stablehlo_passes()
+        _torch_mlir.update(ir=tir, pm=tpm)
+    ctx = tir.Context()
+    torch_dialect.register_dialect(ctx)
+    stablehlo.register_dialect(ctx)
+    return ctx
+
+
+def legalize(module_text: str, kind: str, target: str, function: str,
+             constants: Mapping[int, np.ndarray] | None = None) -> tuple[str, Any, str]:
+    """Parse with torch-mlir, lower ``kind`` to linalg on tensors.
+
+    Returns the text, for StableHLO the entry's signature in its own types
+    (unsigned integers stay unsigned there, and signless after legalization), and
+    what was baked in: a torch function that does not lower as written (axes,
+    shapes or pads given as inputs) is lowered again with ``constants``, the
+    recorded values of its small integer inputs, as literals; the inputs stay
+    in the signature, unused.
+    """
+    pipelines = (STABLEHLO_PIPELINE,) if kind == "stablehlo" else TORCH_PIPELINES
+    try:
+        text, signature = _first_that_lowers(module_text, kind, target, function, pipelines)
+        return text, signature, ""
+    except SnippetFailure as failure:
+        if kind != "torch" or not constants or failure.kind is not Kind.COMPILE_ERROR:
+            raise
+        as_written = failure
+    try:
+        specialized, baked = _bake_inputs(module_text, function, constants)
+    except Exception:
+        raise as_written from None
+    if not baked:
+        raise as_written
+    try:
+        text, signature = _first_that_lowers(specialized, kind, target, function, pipelines)
+    except SnippetFailure:
+        raise as_written from None  # the snippet's own failure says more than the retry's
+    return text, signature, baked
+
+
+def _first_that_lowers(module_text: str, kind: str, target: str, function: str,
+                       pipelines: tuple[str, ...]) -> tuple[str, Any]:
+    for attempt, pipeline in enumerate(pipelines, 1):
+        try:
+            return _legalize_with(module_text, kind, target, function, pipeline)
+        except SnippetFailure as failure:
+            if attempt == len(pipelines) or failure.kind is not Kind.COMPILE_ERROR:
+                raise
+    raise AssertionError("unreachable")
+
+
+_VTENSOR = re.compile(r"^!torch\.vtensor<\[([\d,]*)\],((?:s|u)?i\d+)>$")
+
+
+def _bake_inputs(module_text: str, function: str, constants: Mapping[int, np.ndarray]) -> tuple[str, str]:
+    """The module with each statically shaped integer argument in ``constants``
+    replaced by a ``torch.vtensor.literal`` of its value, and a line saying which."""
+    ctx = _torch_mlir_context()
+    tir = _torch_mlir["ir"]
+    baked = []
+    with ctx, tir.Location.unknown():
+        module = tir.Module.parse(module_text)
+        block = mlirtools.find_function(module, function).regions[0].blocks[0]
+        for index, value in sorted(constants.items()):
+            if index >= len(block.arguments):
+                continue
+            arg = block.arguments[index]
+            m = _VTENSOR.match(str(arg.type))
+            shape = tuple(int(d) for d in m.group(1).split(",") if d) if m else None
+            if m is None or shape != value.shape:
+                continue
+            element = m.group(2)
+            data = json.dumps(value.astype(bool if element == "i1" else np.int64).tolist())
+            dims = "".join(f"{d}x" for d in shape)
+            attr = tir.Attribute.parse(f"dense<{data}> : tensor<{dims}{element}>")
+            with tir.InsertionPoint.at_block_begin(block):
+                literal = tir.Operation.create("torch.vtensor.literal", results=[arg.type], attributes={"value": attr})
+            arg.replace_all_uses_with(literal.results[0])
+            baked.append(f"input #{index} = {data}")
+        return module.operation.get_asm(enable_debug_info=True), "; ".join(baked)
+
+
+def _legalize_with(module_text: str, kind: str, target: str, function: str, pipeline: str) -> tuple[str, Any]:
+    ctx = _torch_mlir_context()
+    tir, tpm = _torch_mlir["ir"], _torch_mlir["pm"]
+    with ctx, tir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
+        try:
+            module = tir.Module.parse(module_text)
+        except Exception as error:
+            raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error) from None
+        signature = None
+        if kind == "stablehlo":
+            try:
+                signature = mlirtools.signature(mlirtools.find_function(module, function), tir.ShapedType)
+            except UnsupportedType as error:
+                raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
+        if kind == "torch":
+            mlirtools.run_passes(module, ONNX_TO_TORCH, tpm.PassManager.parse, diags, "ONNX import")
+            torch_rewrites.flatten_losses(module, tir)
+        mlirtools.run_passes(module, pipeline, tpm.PassManager.parse, diags, f"{kind} legalization")
+        if "tm_tensor." in str(module):  # sort, scatter, top-k: TMTensor ops, which only torch-mlir lowers
+            mlirtools.run_passes(module, TM_TENSOR_TO_LOOPS, tpm.PassManager.parse, diags, "TMTensor lowering")
+            _mark_fresh_buffers(module, tir)
+        left = _leftovers(module, tir)
+        if left:
+            raise SnippetFailure(Kind.COMPILE_ERROR, f"{kind} legalization left {len(left)} op(s) without a lowering"
+                                 f" to linalg", left)
+        text: str = module.operation.get_asm(enable_debug_info=True)
+        return text, signature
+
+
+
+def _mark_fresh_buffers(module: Any, tir: Any) -> None:
+    """``tm-tensor-bufferize`` wraps buffers it just allocated in ``bufferization.to_tensor``:
+    say so (``restrict``, ``writable``), which One-Shot Bufferize then requires."""
+    for op in mlirtools.ops_where(module, tir, lambda op: op.name == "bufferization.to_tensor"):
+        op.attributes["restrict"] = tir.UnitAttr.get()
+        op.attributes["writable"] = tir.UnitAttr.get()
+
+
+_FRONT_END_DIALECTS = ("stablehlo.", "chlo.", "torch.", "onnx.", "tm_tensor.")
+
+
+def _leftovers(module: Any, tir: Any) -> list[Diagnostic]:
+    """An error per front-end op the legalization did not convert, at its location."""
+    found: list[Diagnostic] = []
+
+    def visit(op: Any) -> Any:
+        if op.name.startswith(_FRONT_END_DIALECTS):
+            where = mlirtools.location_of(str(op.location))
+            found.append(Diagnostic("error", f"failed to legalize operation '{op.name}'", *where))
+            return tir.WalkResult.SKIP  # its region's terminators are not news
+        return tir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, tir.WalkOrder.PRE_ORDER)
+    return found

@@ -1,0 +1,106 @@
+"""The StableHLO reference interpreter (``eval_module`` in torch-mlir's stablehlo module).
+
+It is independent of every lowering: the golden reference for StableHLO snippets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pytest_mlir_snippets.golden.inputs import DTYPES
+from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
+
+
+class InterpreterUnavailable(Exception):
+    """The interpreter cannot evaluate this snippet; the caller falls back."""
+
+
+def _to_attr(ir: Any, value: np.ndarray, mlir_type: Any) -> Any:
+    shaped = ir.RankedTensorType(mlir_type)
+    element = shaped.element_type
+    if not value.shape:  # 0-d: a splat of one scalar attribute
+        scalar = value.item()
+        if isinstance(scalar, float):
+            return ir.DenseElementsAttr.get_splat(shaped, ir.FloatAttr.get(element, scalar))
+        return ir.DenseElementsAttr.get_splat(shaped, ir.IntegerAttr.get(element, int(scalar)))
+    data = np.ascontiguousarray(value)
+    if str(element) in ("bf16", "f16"):
+        data = data.view(np.uint16)
+    elif str(element).startswith("ui"):
+        data = data.view(DTYPES[str(element)])
+    return ir.DenseElementsAttr.get(data, type=element, shape=list(value.shape))
+
+
+def _to_numpy(ir: Any, attr: Any) -> np.ndarray:
+    shaped = ir.ShapedType(attr.type)
+    element = str(shaped.element_type)
+    shape = tuple(shaped.shape)
+    dtype = DTYPES.get(element)
+    if dtype is None:
+        raise InterpreterUnavailable(f"result element type {element}")
+    array = np.array(attr)
+    if array.size == 1 and int(np.prod(shape) if shape else 1) != 1:
+        array = np.full(shape, array.reshape(()).item())  # a splat
+    return array.reshape(shape).astype(dtype)
+
+
+_WIDEN = {"bf16": "f32", "f16": "f32"}
+
+
+def _with_entry(ir: Any, module: Any, function: str) -> Any:
+    """The module plus ``@main`` calling ``function``, bf16/f16 results widened to f32
+    (the bindings cannot read those attributes back)."""
+    entry = mlirtools.find_function(module, function)
+    callee = function
+    if function == "main":
+        callee = "__snippet_entry"
+        entry.attributes["sym_name"] = ir.StringAttr.get(callee)
+    elif any(op.operation.name == "func.func" and op.attributes["sym_name"].value == "main"
+             for op in module.body.operations):
+        raise InterpreterUnavailable("another function is already named main")
+    inputs = [str(t) for t in entry.type.inputs]
+    results = [ir.RankedTensorType(t) for t in entry.type.results]
+    if any(not t.startswith("tensor<") for t in inputs):
+        raise InterpreterUnavailable("non-tensor arguments")
+    args = ", ".join(f"%a{i}: {t}" for i, t in enumerate(inputs))
+    lines, returned, types = [], [], []
+    call = f"%r:{len(results)}" if len(results) > 1 else "%r"
+    for i, t in enumerate(results):
+        value = f"%r#{i}" if len(results) > 1 else "%r"
+        wide = _WIDEN.get(str(t.element_type))
+        if wide:
+            new_type = str(t).rsplit("x", 1)[0] + "x" + wide + ">" if t.rank else f"tensor<{wide}>"
+            lines.append(f"  %w{i} = stablehlo.convert {value} : ({t}) -> {new_type}")
+            value, t_text = f"%w{i}", new_type
+        else:
+            t_text = str(t)
+        returned.append(value)
+        types.append(t_text)
+    body = "\n".join(lines)
+    result_types = ", ".join(str(t) for t in results)
+    wrapper = (f"func.func @main({args}) -> ({', '.join(types)}) {{\n"
+               f"  {call} = func.call @{callee}({', '.join(f'%a{i}' for i in range(len(inputs)))}) : "
+               f"({', '.join(inputs)}) -> ({result_types})\n{body}\n"
+               f"  return {', '.join(returned)} : {', '.join(types)}\n}}\n")
+    text = str(module).rstrip()
+    return ir.Module.parse(text[:-1] + wrapper + "}")
+
+
+def interpret(module_text: str, function: str, inputs: list[np.ndarray], target: str) -> list[np.ndarray]:
+    """Evaluate ``function`` of a StableHLO module on ``inputs``."""
+    import torch_mlir._mlir_libs._stablehlo as stablehlo
+
+    ctx = frontend._torch_mlir_context()
+    ir = frontend._torch_mlir["ir"]
+    with ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
+        module = _with_entry(ir, ir.Module.parse(module_text), function)
+        main = mlirtools.find_function(module, "main")
+        args = [_to_attr(ir, value, t) for value, t in zip(inputs, main.type.inputs)]
+        try:
+            results = stablehlo.eval_module(module, args)
+        except Exception as error:
+            detail = "; ".join(d.message for d in diags.diagnostics) or str(error)
+            raise InterpreterUnavailable(detail) from None
+        return [_to_numpy(ir, r) for r in results]  # widened results compare as floats

@@ -1,0 +1,163 @@
+"""Helpers shared by backends that use MLIR Python bindings (upstream or torch-mlir)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pytest_mlir_snippets.golden.inputs import TypeSpec, UnsupportedType
+from pytest_mlir_snippets.protocol import Diagnostic, Kind
+from pytest_mlir_snippets.worker.targets.base import SnippetFailure
+
+_LOC = re.compile(r'"-":(\d+):(\d+)')
+_UNKNOWN_DIALECT = re.compile(r"Dialect `([\w.]+)' not found for custom op")
+_SEVERITY = {"DiagnosticSeverity.ERROR": "error", "DiagnosticSeverity.WARNING": "warning",
+             "DiagnosticSeverity.NOTE": "note", "DiagnosticSeverity.REMARK": "remark"}
+
+
+def location_of(location: str) -> tuple[int | None, int | None]:
+    """Line and column in the parsed text, from a printed MLIR location."""
+    m = _LOC.search(location)
+    return (int(m.group(1)), int(m.group(2))) if m else (None, None)
+
+
+def to_diagnostic(d: Any) -> Diagnostic:
+    """An MLIR ``Diagnostic``/``DiagnosticInfo`` as our picklable record."""
+    severity = _SEVERITY.get(str(d.severity), str(d.severity).split(".")[-1].lower())
+    return Diagnostic(severity, d.message, *location_of(str(d.location)), [to_diagnostic(n) for n in d.notes])
+
+
+class Collector:
+    """Collects every diagnostic the context emits while attached."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.diagnostics: list[Diagnostic] = []
+
+    def __call__(self, d: Any) -> bool:
+        self.diagnostics.append(to_diagnostic(d))
+        return True
+
+    def failure(self, kind: Kind, message: str, error: Exception | None = None) -> SnippetFailure:
+        diags = list(self.diagnostics)
+        for d in getattr(error, "error_diagnostics", None) or []:
+            diag = to_diagnostic(d)
+            if diag not in diags:
+                diags.append(diag)
+        if not diags and error is not None:
+            diags.append(Diagnostic("error", str(error)))
+        unknown = next((m.group(1) for d in diags if (m := _UNKNOWN_DIALECT.search(d.message))), None)
+        if unknown is not None:
+            return SnippetFailure(Kind.UNSUPPORTED, f"dialect '{unknown}' is not available for target {self.target}",
+                                  diags)
+        return SnippetFailure(kind, message, diags)
+
+
+@contextmanager
+def collecting(context: Any, target: str) -> Iterator[Collector]:
+    collector = Collector(target)
+    handler = context.attach_diagnostic_handler(collector)
+    try:
+        yield collector
+    finally:
+        handler.detach()
+
+
+SHARED_USES = 500  # compiles per shared context; interned types and attributes are freed with it
+SHARED_MAX_TEXT = 1 << 20  # a bigger snippet (large constants) gets a context of its own
+_shared: dict[str, Any] = {"context": None, "uses": 0}
+
+
+def context_for(ir: Any, text: str) -> Any:
+    """A context for compiling ``text``: one shared by many compiles (creating one
+    registers every dialect, about 7 ms), replaced now and then; a fresh one for big
+    inputs, whose constants would otherwise stay interned."""
+    if len(text) > SHARED_MAX_TEXT:
+        ctx = ir.Context()
+        ctx.allow_unregistered_dialects = True
+        return ctx
+    if _shared["context"] is None or _shared["uses"] >= SHARED_USES:
+        _shared.update(context=ir.Context(), uses=0)
+        _shared["context"].allow_unregistered_dialects = True
+    _shared["uses"] += 1
+    return _shared["context"]
+
+
+def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], collector: Collector,
+               stage: str) -> None:
+    """Run ``pipeline`` on ``module``; failures become a compile-error with diagnostics."""
+    try:
+        pm = pass_manager(pipeline)
+    except Exception as error:  # a bad pipeline string
+        raise collector.failure(Kind.COMPILE_ERROR, f"invalid {stage} pipeline: {pipeline}", error) from None
+    try:
+        pm.run(module.operation)
+    except Exception as error:
+        raise collector.failure(Kind.COMPILE_ERROR, f"{stage} failed", error) from None
+
+
+def find_function(module: Any, name: str) -> Any:
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and op.attributes["sym_name"].value == name:
+            return op
+    raise SnippetFailure(Kind.COMPILE_ERROR, f"function @{name} not found in the compiled module")
+
+
+def type_spec(t: Any) -> TypeSpec:
+    """An MLIR type as a ``TypeSpec``; raises UnsupportedType for anything else."""
+    text = str(t)
+    if text.startswith(("tensor<", "memref<")):
+        kind = text.split("<", 1)[0]
+        if text.startswith("tensor<*") or text.startswith("memref<*"):
+            raise UnsupportedType(f"unranked type {text} cannot be fed on this target")
+        if kind == "memref" and "," in text:
+            raise UnsupportedType(f"memref with a layout or memory space ({text}) cannot be fed")
+        shaped: Any = t
+        element = str(shaped.element_type)
+        shape = tuple(None if shaped.is_dynamic_dim(i) else shaped.get_dim_size(i) for i in range(shaped.rank))
+        spec = TypeSpec(kind, element, shape)
+    else:
+        spec = TypeSpec("scalar", text)
+    spec.dtype  # noqa: B018 - raises UnsupportedType for element types we cannot feed
+    return spec
+
+
+def signature(func_op: Any, shaped_type: Callable[[Any], Any]) -> tuple[list[TypeSpec], list[TypeSpec]]:
+    """Argument and result specs of a ``func.func`` op."""
+    ftype = func_op.type
+
+    def spec(t: Any) -> TypeSpec:
+        text = str(t)
+        return type_spec(shaped_type(t) if text.startswith(("tensor<", "memref<")) else t)
+
+    return [spec(t) for t in ftype.inputs], [spec(t) for t in ftype.results]
+
+
+def ops_where(module: Any, ir: Any, predicate: Callable[[Any], bool]) -> list[Any]:
+    """The ops of ``module`` for which ``predicate`` holds (collected first, so the
+    caller may rewrite them); ``ir`` is the bindings' module (upstream or torch-mlir)."""
+    found: list[Any] = []
+
+    def visit(op: Any) -> Any:
+        if predicate(op):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
+def ops_by_name(module: Any, ir: Any, names: frozenset[str]) -> dict[str, list[Any]]:
+    """The ops of ``module`` whose name is in ``names``, by name, in one walk."""
+    found: dict[str, list[Any]] = {}
+
+    def visit(op: Any) -> Any:
+        name = op.name
+        if name in names:
+            found.setdefault(name, []).append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found

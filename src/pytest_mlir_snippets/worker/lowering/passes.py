@@ -1,0 +1,166 @@
+"""From a snippet to lowered upstream MLIR, shared by the targets that use the
+upstream bindings (cpu, cuda): front-end legalization, parsing, the signature,
+then the pipeline's parts with ``prepare_for_llvm`` between them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pytest_mlir_snippets.golden.inputs import UnsupportedType
+from pytest_mlir_snippets.protocol import Kind
+from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
+from pytest_mlir_snippets.worker.targets.base import SnippetFailure
+
+
+@dataclass
+class Lowered:
+    module: Any  # the upstream ``ir.Module``, valid inside ``lowered``
+    signature: tuple[Any, Any]  # (argument specs, result specs)
+    diagnostics: mlirtools.Collector
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@contextmanager
+def lowered(module: str, function: str, pipeline: list[str], target: str,
+            constants: Mapping[int, np.ndarray] | None = None,
+            between: Callable[[Any], None] | None = None) -> Iterator[Lowered]:
+    """``module`` lowered by ``pipeline`` (parts run in order, ``between`` between
+    them: ``prepare_for_llvm`` by default), inside its context; failures raise
+    SnippetFailure."""
+    from mlir import ir, passmanager
+
+    kind = frontend.front_end(module)
+    text, own_signature, baked = (frontend.legalize(module, kind, target, function, constants) if kind
+                                  else (module, None, ""))
+    with mlirtools.context_for(ir, text) as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
+        try:
+            parsed = ir.Module.parse(text)
+        except Exception as error:
+            raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error) from None
+        _reject_unregistered(parsed, ctx, target)
+        func = mlirtools.find_function(parsed, function)
+        try:
+            args, results = own_signature or mlirtools.signature(func, _shaped)
+        except UnsupportedType as error:
+            raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
+        func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        for i, part in enumerate(pipeline):
+            if i:
+                (between or prepare_for_llvm)(parsed)
+            # a PassManager per run: reusing one across modules crashed an ONNX test (test_mvn_expanded_ver18)
+            mlirtools.run_passes(parsed, part, passmanager.PassManager.parse, diags, "lowering")
+        info: dict[str, Any] = {"source": module, "front_end": kind or "upstream", "inputs": [str(s) for s in args],
+                                "outputs": [str(s) for s in results]}
+        if baked:
+            info.update(baked=baked, constants=dict(constants or {}))
+        yield Lowered(parsed, (args, results), diags, info)
+
+
+def prepare_for_llvm(module: Any) -> None:
+    """Between the pipeline's parts: drop a spent transform schedule, and rewrite what
+    this build's LLVM lowering cannot do."""
+    from mlir import ir
+
+    from pytest_mlir_snippets.worker.optrun.iteration import drop_schedule
+
+    found = mlirtools.ops_by_name(module, ir, _REWRITTEN)  # one walk for every rewrite
+    if "transform.named_sequence" in found or "transform.with_named_sequence" in module.operation.attributes:
+        drop_schedule(module, ir)
+    widen_i1_accesses(module, found.get("memref.load", []) + found.get("memref.store", []))
+    truncate_through_f32(module, found.get("arith.truncf", []))
+    expand_absi(module, found.get("math.absi", []))
+
+
+_REWRITTEN = frozenset({"transform.named_sequence", "memref.load", "memref.store", "arith.truncf", "math.absi"})
+
+
+def expand_absi(module: Any, candidates: list[Any] | None = None) -> None:
+    """``math.absi`` as ``x < 0 ? 0 - x : x``: ``convert-math-to-libm`` rejects it."""
+    from mlir import ir
+    from mlir.dialects import arith
+
+    if candidates is None:
+        candidates = mlirtools.ops_where(module, ir, lambda op: op.name == "math.absi")
+    for op in candidates:
+        with ir.InsertionPoint(op), op.location:
+            value = op.operands[0]
+            kind = value.type
+            zero_attr = (ir.DenseElementsAttr.get_splat(kind, ir.IntegerAttr.get(ir.VectorType(kind).element_type, 0))
+                         if str(kind).startswith("vector<") else ir.IntegerAttr.get(kind, 0))
+            zero = arith.constant(kind, zero_attr)
+            negative = arith.cmpi(arith.CmpIPredicate.slt, value, zero)
+            op.results[0].replace_all_uses_with(arith.select(negative, arith.subi(zero, value), value))
+        op.erase()
+
+
+def truncate_through_f32(module: Any, candidates: list[Any] | None = None) -> None:
+    """``arith.truncf`` from f64 to f16/bf16 goes through f32: the direct one needs a
+    compiler-rt routine (``__truncdfhf2``) the JIT cannot find."""
+    from mlir import ir
+    from mlir.dialects import arith
+
+    if candidates is None:
+        candidates = mlirtools.ops_where(module, ir, lambda op: op.name == "arith.truncf")
+    for op in candidates:
+        if "f64" not in str(op.operands[0].type) or "16" not in str(op.results[0].type):
+            continue
+        with ir.InsertionPoint(op), op.location:
+            source = op.operands[0]
+            source_type = str(source.type)
+            middle = ir.F32Type.get() if source_type == "f64" else ir.Type.parse(source_type.replace("f64", "f32"))
+            narrowed = arith.truncf(op.results[0].type, arith.truncf(middle, source))
+            op.results[0].replace_all_uses_with(narrowed)
+        op.erase()
+
+
+def widen_i1_accesses(module: Any, candidates: list[Any] | None = None) -> None:
+    """Turn ``memref.load``/``store`` of i1 into one-element vector accesses.
+
+    The LLVM 22 build of the ``mlir`` wheel asserts (and aborts the process) when
+    lowering a scalar i1 memref access to LLVM; a ``vector<1xi1>`` access lowers
+    to the same byte-per-element load and store.
+    """
+    from mlir import ir
+    from mlir.dialects import vector
+
+    def i1_access(op: Any) -> bool:
+        return (op.name == "memref.load" and str(op.results[0].type) == "i1") or (
+            op.name == "memref.store" and str(op.operands[0].type) == "i1")
+
+    if candidates is None:
+        candidates = mlirtools.ops_where(module, ir, lambda op: op.name in ("memref.load", "memref.store"))
+    for op in [op for op in candidates if i1_access(op)]:
+        with ir.InsertionPoint(op), op.location:
+            one = ir.VectorType.get([1], ir.IntegerType.get_signless(1))
+            if op.name == "memref.load":
+                loaded = vector.load(one, op.operands[0], list(op.operands[1:]))
+                value = vector.extract(loaded, [], [0])
+                op.results[0].replace_all_uses_with(value)
+            else:
+                wide = vector.broadcast(one, op.operands[0])
+                vector.store(wide, op.operands[1], list(op.operands[2:]))
+        op.erase()
+
+
+def _shaped(t: Any) -> Any:
+    from mlir import ir
+
+    return ir.ShapedType(t)
+
+
+def _reject_unregistered(module: Any, ctx: Any, target: str) -> None:
+    """Ops of dialects this build of MLIR does not have: unsupported, by name."""
+    from mlir import ir
+
+    unknown = mlirtools.ops_where(module, ir, lambda op: not ctx.is_registered_operation(op.name))
+    missing = {op.name.split(".")[0] for op in unknown}
+    if missing:
+        names = ", ".join(f"'{d}'" for d in sorted(missing))
+        raise SnippetFailure(Kind.UNSUPPORTED, f"dialect {names} is not available for target {target}")
+
+

@@ -1,0 +1,30 @@
+"""Targets. Each module defines one ``Backend``; ``TARGETS`` names them.
+
+Backends are imported only inside the sandbox worker, so the pytest process
+never loads MLIR, torch-mlir or a device runtime.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
+
+# target name -> "module:Class" relative to this package
+TARGETS: dict[str, str] = {
+    "cpu": "cpu:CpuBackend",
+    "cuda": "cuda:CudaBackend",
+    "ttmetal": "tt:TTMetalBackend",
+    "ttnn": "tt:TTNNBackend",
+}
+
+
+def load_backend(target: str) -> Backend:
+    """Instantiate the backend of ``target`` (in the worker)."""
+    module_name, class_name = TARGETS[target].split(":")
+    module = importlib.import_module(f"{__name__}.{module_name}")
+    backend: Backend = getattr(module, class_name)()
+    return backend
+
+
+__all__ = ["TARGETS", "Backend", "Compiled", "SnippetFailure", "load_backend"]

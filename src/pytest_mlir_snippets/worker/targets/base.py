@@ -1,0 +1,89 @@
+"""The interface every target implements. It runs inside the sandbox worker.
+
+A backend compiles one standalone module, opens its device, and executes a
+compiled module with inputs. It reports problems by raising ``SnippetFailure``;
+anything else that escapes is a bug in the backend and is shown as one.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pytest_mlir_snippets.protocol import Diagnostic, Kind, Options
+
+
+class SnippetFailure(Exception):
+    """A snippet-level outcome other than pass, with MLIR's own words."""
+
+    def __init__(self, kind: Kind, message: str, diagnostics: list[Diagnostic] | None = None,
+                 metrics: dict[str, float] | None = None, info: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.diagnostics = diagnostics or []
+        self.metrics = metrics or {}
+        self.info = info or {}
+
+
+@dataclass
+class Compiled:
+    """A compiled snippet: what execute needs, plus what reports show."""
+
+    ir: str  # the final IR (LLVM dialect on cpu), as text
+    function: str
+    signature: Any  # backend-specific description of arguments and results
+    handle: Any = None  # backend-specific object (e.g. an ExecutionEngine)
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class Backend(abc.ABC):
+    """One target. Subclasses live in one module each under ``worker/targets/``."""
+
+    name: str = ""
+
+    def missing(self) -> str | None:
+        """Why this target cannot work here (missing packages), or None."""
+        return None
+
+    @abc.abstractmethod
+    def compile(self, module: str, function: str, options: Options,
+                constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
+        """Compile the split module; raise SnippetFailure(COMPILE_ERROR or UNSUPPORTED).
+
+        ``constants``: the recorded values of small integer inputs, when the snippet
+        has recorded data. A backend may bake them in when the function does not
+        compile as written (then ``info["baked"]`` says which), never otherwise.
+        """
+
+    @abc.abstractmethod
+    def execute(self, compiled: Compiled, options: Options,
+                golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
+        """Run and check against the reference; return (metrics, info) or raise."""
+
+    def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
+        """Time ``compiled`` (``benchstats.measure``); return its statistics."""
+        raise SnippetFailure(Kind.UNSUPPORTED, f"benchmarks are not run on target {self.name}")
+
+    # Device lifecycle: the defaults suit a target whose device is the host.
+    def configure(self, options: Options) -> None:  # noqa: B027 - optional, empty by default
+        """Take the run's device options (before ``open_device``)."""
+
+    def open_device(self, device_id: int | None) -> dict[str, Any]:
+        """Open the device; return a description of it."""
+        return {"device": "host", "id": device_id}
+
+    def probe(self) -> None:  # noqa: B027 - optional, empty by default
+        """Check that the open device still works; raise if not."""
+
+    forgets_compiled = False  # whether reset() makes what was compiled before unusable
+
+    def reset(self) -> None:  # noqa: B027 - optional, empty by default
+        """Bring the device back to a known state after a failed item."""
+
+    def close_device(self) -> None:  # noqa: B027 - optional, empty by default
+        """Release the device."""

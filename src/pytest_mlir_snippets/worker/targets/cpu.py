@@ -1,0 +1,203 @@
+"""The ``cpu`` target: upstream MLIR bindings down to LLVM, run by the ExecutionEngine.
+
+Reference for the golden check: recorded outputs when the snippet has them,
+else the same snippet through the plain lowering (no fusion, no tiling, no
+vectorization), run on the same inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from pytest_mlir_snippets.golden import compare as goldens
+from pytest_mlir_snippets.golden.inputs import TypeSpec, make_inputs
+from pytest_mlir_snippets.protocol import Kind, Options
+from pytest_mlir_snippets.worker import benchstats
+from pytest_mlir_snippets.worker.lowering import jit
+from pytest_mlir_snippets.worker.lowering import passes as lowering
+from pytest_mlir_snippets.worker.lowering.interpreter import InterpreterUnavailable, interpret
+from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
+
+FRONT = "func.func(tosa-to-linalg-named, tosa-to-linalg, tosa-to-arith, tosa-to-tensor)"
+OPTIMIZE = "func.func(convert-elementwise-to-linalg, linalg-fuse-elementwise-ops), canonicalize, cse"
+PLAIN = "func.func(convert-elementwise-to-linalg)"
+BUFFERIZE = (
+    "one-shot-bufferize{allow-return-allocs-from-loops bufferize-function-boundaries"
+    " function-boundary-type-conversion=identity-layout-map},"
+    " canonicalize, buffer-deallocation-pipeline, convert-bufferization-to-memref"
+)
+TO_LOOPS = "func.func(convert-linalg-to-loops)"
+TO_LLVM = (
+    "convert-vector-to-scf, convert-scf-to-cf, expand-strided-metadata, lower-affine,"
+    " convert-vector-to-llvm, finalize-memref-to-llvm,"
+    " convert-complex-to-standard, func.func(math-expand-ops{ops=rsqrt}), convert-math-to-funcs,"
+    " convert-math-to-libm, convert-math-to-llvm,"
+    " func.func(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}, arith-expand{include-bf16=true}),"
+    " convert-arith-to-llvm, convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm,"
+    " convert-complex-to-llvm, convert-ub-to-llvm, reconcile-unrealized-casts"
+)
+
+
+def default_pipeline(plain: bool = False) -> list[str]:
+    """The cpu target's pipeline from upstream dialects on tensors to the LLVM dialect,
+    in two parts, with ``prepare_for_llvm`` between them."""
+    return [f"builtin.module({FRONT}, {PLAIN if plain else OPTIMIZE}, {BUFFERIZE}, {TO_LOOPS})",
+            f"builtin.module({TO_LLVM})"]
+
+
+class CpuBackend(Backend):
+    name = "cpu"
+
+    def __init__(self) -> None:
+        from mlir.execution_engine import ExecutionEngine
+
+        self.engine_type = ExecutionEngine
+        self._reference: dict[tuple[str, str], Compiled] = {}
+
+    # ------------------------------------------------------------------ compile
+    def compile(self, module: str, function: str, options: Options,
+                constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
+        pipeline = [options.pipeline] if options.pipeline else default_pipeline()
+        return self._compile(module, function, pipeline, options.print_ir, constants, options.opt_level)
+
+    def compile_iteration(self, model: str, schedule: str, pipeline: str, function: str) -> Compiled:
+        """An optimization-run iteration, ready to run: schedule, then ``pass_pipeline.txt``
+        (which must reach the LLVM dialect); its reference is the model itself."""
+        from pytest_mlir_snippets.worker.optrun.iteration import INTERPRETER, full_pipeline, iteration_source
+
+        compiled = self._compile(iteration_source(model, schedule), function, [INTERPRETER, full_pipeline(pipeline)],
+                                 False)
+        compiled.info["source"] = model
+        return compiled
+
+    def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True,
+                 constants: Mapping[int, np.ndarray] | None = None, opt_level: int = 3) -> Compiled:
+        with lowering.lowered(module, function, pipeline, self.name, constants) as low:
+            try:  # translation to LLVM IR; machine code is generated at the first call (link)
+                engine = self.engine_type(low.module, opt_level=opt_level)
+                jit.link_runtime(engine)
+            except Exception as error:
+                raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error) from None
+            final = str(low.module) if keep_ir else ""
+        return Compiled(final, function, low.signature, engine, low.info)
+
+    @staticmethod
+    def link(compiled: Compiled) -> None:
+        """Generate machine code and resolve symbols (the JIT does it lazily): a function
+        that needs a missing external symbol fails here, as a compile-error."""
+        if compiled.info.get("linked"):
+            return
+        if not compiled.handle.raw_lookup("_mlir_ciface_" + compiled.function):
+            raise SnippetFailure(Kind.COMPILE_ERROR, f"@{compiled.function} does not link: an external symbol it "
+                                 "needs is missing (see the JIT session error below)")
+        compiled.info["linked"] = True
+
+    # ------------------------------------------------------------------ execute
+    def execute(self, compiled: Compiled, options: Options,
+                golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
+        inputs = self.inputs(compiled, options, golden)
+        return self.judge(compiled, options, golden, inputs, self._run(compiled, inputs))
+
+    def judge(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None, inputs: list[np.ndarray],
+              actual: list[np.ndarray]) -> tuple[dict[str, float], dict[str, Any]]:
+        """Compare what a run of ``compiled`` produced with the recorded outputs, else with
+        the reference (the plain lowering on cpu: other targets are judged against it too)."""
+        args, results = compiled.signature
+        if golden and golden.get("outputs") is not None:
+            produced = results or [spec for spec in args if spec.kind == "memref"]  # written in place
+            expected = recorded(golden["outputs"], produced, "output")
+            reference = golden.get("source", "recorded outputs")
+        else:
+            expected, reference = self._reference_outputs(compiled, options, inputs)
+        comparison, failures = goldens.compare_all(actual, expected, options.atol, options.rtol, options.pcc)
+        info = {"reference": reference, "inputs": compiled.info["inputs"], "outputs": compiled.info["outputs"]}
+        if not comparison.passed:
+            raise SnippetFailure(Kind.GOLDEN_MISMATCH, f"results differ from the {reference}: " + "; ".join(failures),
+                                 metrics=comparison.metrics(), info=info)
+        return comparison.metrics(), info
+
+    def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
+        """Wall time of the call alone (arguments built once, inputs at several placements:
+        ``jit.Placements``), on a monotonic clock; the buffers each call returns are freed
+        between calls, untimed."""
+        self.link(compiled)
+        args, results = compiled.signature
+        inputs = self.inputs(compiled, options, golden)
+        call = jit.Placements(compiled.handle, compiled.function, args, results, inputs)
+        try:
+            return benchstats.measure(call.run, options, after=call.release)
+        except Exception as error:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"execution failed: {error}") from None
+
+    def inputs(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> list[np.ndarray]:
+        args = compiled.signature[0]
+        if golden:
+            return recorded(golden["inputs"], args, "input")
+        return make_inputs(args, options.seed, options.dynamic_dim)
+
+    def _run(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        self.link(compiled)
+        args, results = compiled.signature
+        copies = [np.array(v, copy=True) for v in inputs]
+        try:
+            return jit.invoke(compiled.handle, compiled.function, args, results, copies)
+        except Exception as error:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"execution failed: {error}") from None
+
+    def _reference_outputs(self, compiled: Compiled, options: Options,
+                           inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:
+        """StableHLO: the reference interpreter; everything else: the plain lowering."""
+        fallback = ""
+        if compiled.info.get("front_end") == "stablehlo":
+            try:
+                return interpret(compiled.info["source"], compiled.function, inputs, self.name), \
+                    "StableHLO reference interpreter"
+            except InterpreterUnavailable as why:
+                fallback = f" (the StableHLO interpreter could not run it: {why})"
+        return self._run_reference(compiled, inputs), "plain lowering (cpu)" + fallback
+
+    def _run_reference(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        source = compiled.info.get("source", "")
+        key = (source, compiled.function)
+        if key not in self._reference:
+            try:
+                self._reference[key] = self._compile(source, compiled.function, default_pipeline(plain=True),
+                                                     False, compiled.info.get("constants"), opt_level=0)
+            except SnippetFailure as failure:
+                raise SnippetFailure(Kind.EXECUTE_ERROR, "the reference (plain lowering) does not compile: "
+                                     + failure.message, failure.diagnostics) from None
+        return self._run(self._reference[key], inputs)
+
+
+def recorded(values: list[np.ndarray], specs: list[TypeSpec], what: str) -> list[np.ndarray]:
+    """Recorded inputs or outputs, checked against the signature and viewed in its
+    element types (bf16 and unsigned data are often stored as raw integers)."""
+    if len(values) != len(specs):
+        raise SnippetFailure(Kind.EXECUTE_ERROR, f"{len(values)} recorded {what}(s), the function has {len(specs)}")
+    checked = []
+    for i, (value, spec) in enumerate(zip(values, specs)):
+        value = np.asarray(value)
+        same_bits = value.dtype.itemsize == spec.dtype.itemsize and {value.dtype.kind, spec.dtype.kind} <= {
+            "i", "u", "V"}  # signless vs unsigned, or raw bits (bf16)
+        if value.dtype != spec.dtype and not same_bits:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"recorded {what} #{i} is {value.dtype}, "
+                                 f"the function's is {spec}")
+        shape_ok = len(spec.shape) == value.ndim and all(d in (None, n) for d, n in zip(spec.shape, value.shape))
+        if not shape_ok and None not in spec.shape and _squeezed(spec.shape) == _squeezed(value.shape):
+            # 1x2 recorded for tensor<2>: they differ in unit dims only
+            value, shape_ok = value.reshape([d or 1 for d in spec.shape]), True
+        if not shape_ok:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"recorded {what} #{i} has shape {value.shape}, "
+                                 f"the function's is {spec}")
+        checked.append(np.array(value.view(spec.dtype), order="C"))
+    return checked
+
+
+def _squeezed(shape: tuple[int | None, ...]) -> tuple[int | None, ...]:
+    return tuple(d for d in shape if d != 1)
+
+
+__all__ = ["CpuBackend", "TypeSpec", "default_pipeline"]
