@@ -1,24 +1,26 @@
-"""pytest hooks: thin wrappers around collection, items and state."""
+"""pytest hooks: thin wrappers around collection, items, records and state."""
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from pytest_mlir_snippets import settings as options
-from pytest_mlir_snippets.items.expectations import Expectations, ExpectationsError, judge
-from pytest_mlir_snippets.items.iteration import OptimizationRun, is_run_model
-from pytest_mlir_snippets.items.snippet import FileErrorItem, SnippetFile, SnippetItem, is_snippet_file, properties
-from pytest_mlir_snippets.reporting.benchmark import RunReports
+from pytest_mlir_snippets import settings
+from pytest_mlir_snippets.items.base import MlirItem
+from pytest_mlir_snippets.items.expectations import Expectations, ExpectationsError
+from pytest_mlir_snippets.items.iteration import OptimizationRun
+from pytest_mlir_snippets.items.layout import is_run_model
+from pytest_mlir_snippets.items.snippet import SnippetFile, SnippetItem, is_snippet_file
 from pytest_mlir_snippets.reporting.recorder import Recorder
 from pytest_mlir_snippets.session import STATE, RunState, run_state
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    options.add_options(parser)
+    settings.add_options(parser)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -29,7 +31,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    state = RunState(options.Settings.from_config(config), config)
+    state = RunState(settings.Settings.from_config(config), config)
     if state.settings.expectations is not None:
         try:
             state.expectations = Expectations.load(state.settings.expectations)
@@ -39,11 +41,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--mlir-update-expectations needs --mlir-expectations FILE")
     config.stash[STATE] = state
     config.pluginmanager.register(Recorder(state, config), "mlir-snippets-recorder")
-    config.pluginmanager.register(RunReports(config), "mlir-snippets-run-reports")
     if config.pluginmanager.hasplugin("html"):
         from pytest_mlir_snippets.reporting.html import HtmlColumns
 
         config.pluginmanager.register(HtmlColumns(), "mlir-snippets-html")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(XdistNodes(), "mlir-snippets-xdist")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -79,22 +82,40 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         item.next_item = nextitem
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[
         None, pytest.TestReport, pytest.TestReport]:
-    """Record kind, stage and metrics on the item, so every report (and junit) carries them."""
-    kind = ""
-    if isinstance(item, SnippetItem | FileErrorItem) and call.when == "call":
-        props = properties(item, skipped=call.excinfo is not None and
-                           call.excinfo.errisinstance(pytest.skip.Exception))
-        item.user_properties.extend(props)
-        kind = str(props[0][1])
+    """The item's record on its report, once pytest (xfail included) has decided the outcome."""
     report: pytest.TestReport = yield
-    expected = getattr(item, "expected", None)
-    if kind and expected:
-        judge(report, kind, expected)
-    if isinstance(item, SnippetItem) and call.when == "call" and item.config.pluginmanager.hasplugin("html"):
-        from pytest_mlir_snippets.reporting.html import add_extras
+    if isinstance(item, MlirItem):
+        item.record_report(report)
+        if report.when == "call" and item.config.pluginmanager.hasplugin("html"):
+            from pytest_mlir_snippets.reporting.html import add_extras
 
-        add_extras(report, item.split.text)
+            add_extras(report, *item.source_text())
     return report
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> bool | None:
+    """pytest-timeout's time for one of our items (its CLI, ``PYTEST_TIMEOUT``, ini or
+    marker, resolved by pytest-timeout) bounds the item's sandbox calls: a hang is a
+    ``timeout`` outcome, and pytest-timeout sets no timer of its own for it."""
+    if not isinstance(item, MlirItem):
+        return None
+    item.timeout_budget = float(settings.timeout) if settings.timeout else None
+    return True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_timeout_cancel_timer(item: pytest.Item) -> bool | None:
+    return True if isinstance(item, MlirItem) else None
+
+
+class XdistNodes:
+    """Hooks that exist only with pytest-xdist (registered when it is active)."""
+
+    def pytest_configure_node(self, node: Any) -> None:
+        """Each xdist worker gets its device from ``--mlir-devices`` (gwN: the Nth, cyclically)."""
+        devices = run_state(node.config).settings.devices
+        node.workerinput[settings.DEVICE_KEY] = settings.device_for_worker(devices, str(node.gateway.id))

@@ -23,17 +23,19 @@ class Kind(enum.StrEnum):
     CRASH = "crash"
     TIMEOUT = "timeout"
     UNSUPPORTED = "unsupported"
+    CONTRACT_ERROR = "contract-error"  # an optimization-run iteration breaks its file contract
 
 
 @dataclass
 class Diagnostic:
-    """One MLIR diagnostic, location still in the split module's coordinates."""
+    """One MLIR diagnostic, location still in the coordinates of the text that was sent."""
 
     severity: str  # error, warning, note, remark
     message: str
     line: int | None = None
     column: int | None = None
     notes: list[Diagnostic] = field(default_factory=list)
+    file: str = ""  # the named text the location is in (an optimization run's schedule); "": the module sent
 
 
 @dataclass

@@ -2,9 +2,10 @@
 ``// XFAIL: cpu`` / ``// UNSUPPORTED: ttnn`` lines above a function.
 
 An expected failure of the expected kind is an xfail; a pass, or a failure of
-another kind, fails (strict). Items expected to crash are not run unless
-``--mlir-run-crashers``. ``--mlir-update-expectations`` rewrites the file from
-the run, so that CI adopts a new baseline with one command.
+another kind, fails (pytest's strict xfail with ``raises=``, see ``items.base``).
+Items expected to crash are not run unless ``--mlir-run-crashers``.
+``--mlir-update-expectations`` rewrites the file from the run, so that CI adopts a
+new baseline with one command.
 """
 
 from __future__ import annotations
@@ -14,12 +15,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
+from pytest_mlir_snippets.reporting.files import write_atomic
 from pytest_mlir_snippets.reporting.record import ItemRecord
-from pytest_mlir_snippets.reporting.runreport import write_atomic
 
-STATUSES = ("pass", "compile-error", "execute-error", "golden-mismatch", "crash", "timeout", "skip")
+STATUSES = ("pass", "compile-error", "execute-error", "golden-mismatch", "crash", "timeout", "contract-error", "skip")
 ANY_FAILURE = "any failure"  # what a lit XFAIL line expects
 _LIT = re.compile(r"^\s*//\s*(XFAIL|UNSUPPORTED)\s*:\s*(.*)$")
 HEADER = """# Expected outcome per item: "<file>::<function>[<stage>] <status>", the file relative
@@ -62,7 +61,9 @@ class Expectations:
     def update(self, records: list[ItemRecord], rootpath: Path) -> None:
         """Adopt this run's outcomes; items it did not run keep their entries."""
         for record in records:
-            key = self.key(rootpath / record.file, record.nodeid.split("::", 1)[1])
+            if record.kind == "not-run":
+                continue  # expected to crash and not run: its line stays
+            key = self.key(rootpath / record.file, record.name)
             status = baseline_status(record.kind)
             if status == "pass":
                 self.entries.pop(key, None)
@@ -94,23 +95,3 @@ def lit_lines(comments: list[str], target: str) -> tuple[bool, bool]:
         else:
             unsupported = unsupported or applies
     return xfail, unsupported
-
-
-def judge(report: pytest.TestReport, actual: str, expected: str) -> None:
-    """Turn ``report`` into an xfail, or a strict failure, against ``expected``."""
-    if expected == "pass" or report.when != "call":
-        return
-    matches = actual == expected or (expected == ANY_FAILURE and actual not in ("pass", "skip", "unsupported"))
-    if expected == "skip" and actual in ("pass", "skip", "unsupported"):
-        return  # an expected skip guards nothing: running and passing is fine
-    if expected == ANY_FAILURE and actual in ("skip", "unsupported"):
-        return  # an XFAIL function whose compile failed: its execute item skips
-    if matches:
-        report.outcome = "skipped"
-        report.wasxfail = f"expected {expected}"
-        return
-    report.outcome = "failed"
-    previous = report.longreprtext.strip()
-    verdict = (f"[XPASS(strict)] expected {expected}, but it passed" if actual == "pass"
-               else f"expected {expected}, got {actual}")
-    report.longrepr = verdict + (f"\n{previous}" if previous else "")

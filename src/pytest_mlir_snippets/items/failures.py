@@ -4,29 +4,28 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import NoReturn, Protocol
+from typing import Protocol
 
-import pytest
 from _pytest._code.code import TerminalRepr
 from _pytest._io import TerminalWriter
 
 from pytest_mlir_snippets.protocol import Diagnostic, Kind, Response
 
-
-def skip(reason: str) -> NoReturn:
-    """Skip, reported at the item's own location (its file line) rather than here."""
-    raise pytest.skip.Exception(reason, _use_item_location=True)
-
-
 STDERR_MARKER = "--- captured stderr of the sandbox worker ---"
 
 
 class ItemFailure(Exception):
-    """Raised by an item to fail with an outcome kind and MLIR's words."""
+    """Raised by an item to fail with an outcome kind and MLIR's words; each kind has its
+    subclass (``FAILURES``), so that ``pytest.mark.xfail(raises=...)`` expects one kind."""
 
     def __init__(self, response: Response) -> None:
         super().__init__(response.message)
         self.response = response
+
+
+FAILURES: dict[str, type[ItemFailure]] = {
+    kind.value: type(f"{kind.name.title().replace('_', '')}Failure", (ItemFailure,), {"__module__": __name__})
+    for kind in Kind}
 
 
 class MlirFailureRepr(TerminalRepr):
@@ -101,9 +100,16 @@ def diagnostic_lines(response: Response, item: Located) -> list[str]:
     return lines + [line for line in extract_diagnostics(response.stderr) if line not in lines]
 
 
-def format_failure(response: Response, item: Located) -> str:
+def expectation_line(kind: Kind, expected: str | None) -> list[str]:
+    """A failure of another kind than the expected one says so first."""
+    if not expected or expected == "any failure" or expected == kind.value:
+        return []
+    return [f"expected {expected}, got {kind.value}"]
+
+
+def format_failure(response: Response, item: Located, expected: str | None = None) -> str:
     head = f"{response.kind.value}: @{item.function_name} ({item.path.name}:{item.function_line}) [{item.stage}]"
-    lines = [head, response.message]
+    lines = [*expectation_line(response.kind, expected), head, response.message]
     for d in response.diagnostics:
         lines += format_diagnostic(d, item)
     if response.metrics:

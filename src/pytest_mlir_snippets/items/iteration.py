@@ -4,108 +4,92 @@ Each iteration is a set of items on the run's ``model_linalg.mlir`` node, so tha
 ``-k v3`` selects one iteration: ``run/model_linalg.mlir::v3[contract]``, ``[compile]``,
 (cuda: ``[host_ops]``, ``[launch]``), ``[correctness]``, ``[benchmark]``; a run with a
 ``reference.py`` also gets ``pytorch[benchmark]`` (PyTorch eager and ``torch.compile``).
-The run's target is ``--mlir-target`` when given, else a ``target: NAME`` line in its
-``env_check.md``, else cpu. ``runreport`` writes the tables when the session ends.
+The run's target is ``--mlir-target`` (or ini ``mlir_target``) when given, else a
+``target: NAME`` line in its ``env_check.md``, else cpu. Every item ends with a record;
+``reporting.benchmark`` writes the tables from the records when the session ends.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_mlir_snippets.items.failures import STDERR_MARKER, ItemFailure, MlirFailureRepr, skip
+from pytest_mlir_snippets.items.base import MlirItem, item_kwargs, relative
+from pytest_mlir_snippets.items.failures import STDERR_MARKER, ItemFailure, MlirFailureRepr, expectation_line
+from pytest_mlir_snippets.items.layout import (
+    MODEL,
+    REFERENCE,
+    STAGES,
+    declared_target,
+    is_iteration,
+    iterations,
+    missing_files,
+)
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
-from pytest_mlir_snippets.protocol import Kind, Request, Response
-from pytest_mlir_snippets.reporting import benchmark as runreport
+from pytest_mlir_snippets.protocol import Diagnostic, Kind, Request, Response
+from pytest_mlir_snippets.reporting import history
+from pytest_mlir_snippets.reporting.files import write_atomic
+from pytest_mlir_snippets.reporting.record import ItemRecord
 from pytest_mlir_snippets.session import run_state
 
-MODEL = "model_linalg.mlir"
-WRITTEN_BY_THE_ENGINEER = ("transform.mlir", "pass_pipeline.txt", "hypothesis.txt")
-_ITERATION = re.compile(r"^v(\d+)$")
-_TARGET_LINE = re.compile(r"^\s*[-*]?\s*target\s*:\s*`?(\w+)`?", re.IGNORECASE | re.MULTILINE)
-STAGES = {"cpu": ("contract", "compile", "correctness", "benchmark"),
-          "cuda": ("contract", "compile", "host_ops", "launch", "correctness", "benchmark")}
 LARGE_GRID = 1024  # blocks: with one thread each, a launch this big wastes the GPU
 MMA = ("mma.sync", "wgmma")
 
 
-def is_run_model(path: Path) -> bool:
-    return path.name == MODEL and (path.parent / "v0").is_dir()
-
-
-def iterations(run: Path) -> list[Path]:
-    found = [p for p in run.iterdir() if p.is_dir() and _ITERATION.match(p.name)]
-    return sorted(found, key=lambda p: int(p.name[1:]))
-
-
-def run_target(run: Path, config: pytest.Config) -> str:
-    if config.getoption("mlir_target"):
-        return str(config.getoption("mlir_target"))
-    env = run / "env_check.md"
-    m = _TARGET_LINE.search(env.read_text(errors="replace")) if env.is_file() else None
-    return m.group(1).lower() if m else "cpu"
-
-
 class OptimizationRun(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        target = run_target(self.path.parent, self.config)
+        settings = run_state(self.config).settings
+        run = self.path.parent
+        target = settings.target if settings.target_given else declared_target(run)
         if target not in STAGES:
-            yield IterationItem.from_parent(self, name="run[contract]", folder=self.path.parent, stage="contract",
-                                            target=target)
+            yield IterationItem.from_parent(self, folder=run, stage="contract", target=target,
+                                            **item_kwargs(self, "run", "contract"))
             return
-        if (self.path.parent / runreport.REFERENCE).is_file():
-            yield IterationItem.from_parent(self, name="pytorch[benchmark]", folder=self.path.parent,
-                                            stage="pytorch", target=target)
-        for folder in iterations(self.path.parent):
+        if (run / REFERENCE).is_file():
+            yield IterationItem.from_parent(self, folder=run, stage="pytorch", target=target,
+                                            **item_kwargs(self, "pytorch", "benchmark"))
+        for folder in iterations(run):
             for stage in STAGES[target]:
-                yield IterationItem.from_parent(self, name=f"{folder.name}[{stage}]", folder=folder, stage=stage,
-                                                target=target)
+                yield IterationItem.from_parent(self, folder=folder, stage=stage, target=target,
+                                                **item_kwargs(self, folder.name, stage))
 
 
-class IterationItem(pytest.Item):
+class IterationItem(MlirItem):
     def __init__(self, *, folder: Path, stage: str, target: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.folder = folder
         self.stage = stage
         self.target = target
-        self.kind: Kind | None = None
-        self.run_dir = folder.parent if _ITERATION.match(folder.name) else folder
-        # not a snippet: run reports leave it out; runreport gathers it
-        self.user_properties += [("mlir_run_stage", stage), ("mlir_run", str(self.run_dir)),
-                                 ("mlir_iteration", folder.name if folder != self.run_dir else ""),
-                                 ("mlir_target", target)]
+        self.run_dir = folder.parent if is_iteration(folder.name) else folder
+        self.subject = folder.name if folder != self.run_dir else ("pytorch" if stage == "pytorch" else "run")
+        expectations = run_state(self.config).expectations
+        self.expect(expectations.status_of(self.path, self.name) if expectations else None)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.folder, 0, self.name
+        schedule = self.folder / "transform.mlir"
+        return (schedule if schedule.is_file() else self.path), 0, self.name
 
-    def runtest(self) -> None:
+    def run_stage(self) -> None:
         if self.target not in STAGES:
-            raise ItemFailure(Response(Kind.UNSUPPORTED, f"optimization runs are not run on target {self.target} "
-                                       f"(known: {', '.join(STAGES)})"))
+            self.fail(Response(Kind.UNSUPPORTED, f"optimization runs are not run on target {self.target} "
+                               f"(known: {', '.join(STAGES)})"))
         getattr(self, f"_{self.stage}")()
 
-    def _finish(self, response: Response) -> None:
+    def _end(self, response: Response) -> None:
+        self.response = response
         self.kind = response.kind
-        self.user_properties.append(("mlir_kind", response.kind.value))
-        self.user_properties += [(f"mlir_{k}", v) for k, v in response.metrics.items()]
-        if response.kind is Kind.UNSUPPORTED:
-            skip(response.message)
         if not response.ok:
-            raise ItemFailure(response)
+            self.fail(response)
 
     # ------------------------------------------------------------------ requests
-    def _missing(self) -> list[str]:
-        return [name for name in WRITTEN_BY_THE_ENGINEER if not (self.folder / name).is_file()]
-
     def _request(self, op: str) -> Request:
-        missing = self._missing()
+        missing = missing_files(self.folder)
         if missing:
-            skip(f"contract not met: {', '.join(missing)} missing")
+            self.skip(f"contract not met: {', '.join(missing)} missing")
         manager = run_state(self.config).device_manager(self.target)
         model = self.path.read_text()
         functions = SnippetSource(model).functions
@@ -114,62 +98,65 @@ class IterationItem(pytest.Item):
             "pipeline": (self.folder / "pass_pipeline.txt").read_text()})
 
     def _call(self, request: Request) -> Response:
-        return run_state(self.config).device_manager(self.target).call(request)
+        return run_state(self.config).device_manager(self.target).call(request, self.timeout())
 
     def _compiled(self) -> Response:
         """The iteration's compile (schedule + pipeline), once per process."""
         cache: dict[str, Response] = run_state(self.config).compiled
-        key = f"iteration::{self.folder}"
+        key = f"iteration::{self.folder}::{self.target}"
         if key not in cache:
             cache[key] = self._call(self._request("iteration"))
         return cache[key]
 
+    def _prior_compile(self) -> Response:
+        """The compile this stage builds on; the stage skips when it failed."""
+        response = self._compiled()
+        if not response.ok:
+            self.response = response
+            self.skip(f"compile failed ({response.kind.value}): {response.message}")
+        return response
+
     # ------------------------------------------------------------------ stages
     def _contract(self) -> None:
-        problems = [f"{self.folder.name}/{name} is missing" for name in self._missing()]
+        problems = [f"{self.folder.name}/{name} is missing" for name in missing_files(self.folder)]
         hypothesis = self.folder / "hypothesis.txt"
         if hypothesis.is_file() and not hypothesis.read_text().strip():
             problems.append(f"{self.folder.name}/hypothesis.txt is empty")
-        response = Response(Kind.PASS)
+        checked = Response(Kind.PASS)
         schedule = self.folder / "transform.mlir"
         if schedule.is_file():
             manager = run_state(self.config).device_manager(self.target)
-            response = manager.call(Request("schedule", schedule.read_text(), "", manager.options()))
-            if not response.ok:
-                problems.append(f"{self.folder.name}/transform.mlir: {response.message}")
-        kind = Kind.PASS if not problems else (response.kind if not response.ok else Kind.COMPILE_ERROR)
-        self._finish(Response(kind, "contract: " + "; ".join(problems), response.diagnostics,
-                              stderr=response.stderr) if problems else Response(Kind.PASS))
+            checked = self._call(Request("schedule", schedule.read_text(), "", manager.options()))
+            if not checked.ok:
+                problems.append(f"{self.folder.name}/transform.mlir: {checked.message}")
+                for d in checked.diagnostics:
+                    d.file = d.file or "transform.mlir"
+        kind = Kind.PASS if not problems else (
+            checked.kind if checked.kind in (Kind.CRASH, Kind.TIMEOUT) else Kind.CONTRACT_ERROR)
+        self._end(Response(kind, "contract: " + "; ".join(problems), checked.diagnostics, stderr=checked.stderr)
+                     if problems else Response(Kind.PASS))
 
     def _compile(self) -> None:
         """Model + schedule (transform interpreter) + pass_pipeline.txt give vN/gpu.mlir,
         vN/kernels.ptx (when the pipeline makes a GPU binary) and vN/config.json."""
         response = self._compiled()
         if response.ir is not None:
-            (self.folder / "gpu.mlir").write_text(response.ir)
+            write_atomic(self.folder / "gpu.mlir", response.ir)
         ptx = response.info.get("ptx", "")
         if ptx:
-            (self.folder / "kernels.ptx").write_text(ptx)
+            write_atomic(self.folder / "kernels.ptx", ptx)
         config = {"target": self.target, "status": response.kind.value,
                   "host_ops": response.info.get("host_ops", []), "kernels": response.info.get("kernels", [])}
         if ptx:
             config["ptx"] = {name: name in ptx for name in MMA} | {"matmul_like": _matmul_like(self.path)}
-        (self.folder / "config.json").write_text(json.dumps(config, indent=1) + "\n")
-        if ptx:
-            self.user_properties.append(("mlir_mma", ", ".join(n for n in MMA if n in ptx) or "none"))
-        self._finish(response)
-
-    def _prior_compile(self) -> Response:
-        response = self._compiled()
-        if not response.ok:
-            self.kind = None
-            skip(f"compile failed ({response.kind.value})")
-        return response
+            response.info["mma"] = ", ".join(n for n in MMA if n in ptx) or "none"
+        write_atomic(self.folder / "config.json", json.dumps(config, indent=1) + "\n")
+        self._end(response)
 
     def _host_ops(self) -> None:
         found = self._prior_compile().info.get("host_ops", [])
-        where = "; ".join(f"{op['op']} at {self.path.name}:{op['line']}:{op['column']}" for op in found)
-        self._finish(Response(Kind.COMPILE_ERROR, f"host_ops: {len(found)} loop(s) or copies left in host code "
+        where = "; ".join(f"{op['op']} at {_at(self.path, op.get('line'), op.get('column'))}" for op in found)
+        self._end(Response(Kind.COMPILE_ERROR, f"host_ops: {len(found)} loop(s) or copies left in host code "
                               f"(outside gpu.module and kernels): {where}") if found else Response(Kind.PASS))
 
     def _launch(self) -> None:
@@ -178,12 +165,12 @@ class IterationItem(pytest.Item):
         problems = ["no gpu.launch or gpu.launch_func: nothing runs on the GPU"] if not kernels else [
             f"{k['kernel']} launches {_product(k['grid'])} blocks of 1 thread (grid {k['grid']}, block {k['block']})"
             for k in bad]
-        self._finish(Response(Kind.COMPILE_ERROR, "launch: " + "; ".join(problems)) if problems
+        self._end(Response(Kind.COMPILE_ERROR, "launch: " + "; ".join(problems)) if problems
                      else Response(Kind.PASS))
 
     def _golden(self, request: Request) -> Request:
         if not request.function:
-            raise ItemFailure(Response(Kind.COMPILE_ERROR, f"{MODEL} has no public function"))
+            self.fail(Response(Kind.COMPILE_ERROR, f"{MODEL} has no public function"))
         from pytest_mlir_snippets.golden.recorded import load_recorded
 
         request.golden = load_recorded(self.path, request.function, 1)
@@ -192,50 +179,72 @@ class IterationItem(pytest.Item):
     def _correctness(self) -> None:
         """Against recorded outputs (PyTorch's, from ``mlir-snippets import-torch``) when
         the run has them, else the model on the cpu target."""
-        response = self._call(self._golden(self._request("iteration-execute")))
-        if response.ok:
-            self.user_properties.append(("mlir_reference", response.info.get("reference", "")))
-        self._finish(response)
+        self._prior_compile()
+        self._end(self._call(self._golden(self._request("iteration-execute"))))
 
     def _benchmark(self) -> None:
         """Timed as ``benchstats`` says; when this code was measured before on this machine
         (same model, schedule, pipeline, target, toolchain, host), a run slower than then
-        keeps timing to see that speed again (a noisy neighbour, not the code). A run that
-        does not settle passes that median on to the next one (``reference_ms``), once."""
+        keeps timing to see that speed again (a noisy neighbour, not the code)."""
+        self._prior_compile()
         request = self._golden(self._request("iteration-benchmark"))
-        digest = runreport.code_digest(request.module, *request.attachments.values(), self.target)
-        before = runreport.read_iteration(self.folder)
-        last_settled = before.get("settled") == 1
-        if before.get("digest") == digest:
-            key = "median_ms" if last_settled else "reference_ms"
-            request.options.bench_previous_ms = float(before.get(key, 0))
+        digest = history.code_digest(request.module, *request.attachments.values(), self.target)
+        request.options.bench_previous_ms = history.reference_ms(self.run_dir, self.target, self.folder.name,
+                                                                   digest)
         response = self._call(request)
-        if response.ok:
-            carried = last_settled and response.metrics.get("settled") == 0 and request.options.bench_previous_ms
-            runreport.write_iteration(self.folder, self.target, response.metrics, digest=digest,
-                                      **({"reference_ms": request.options.bench_previous_ms} if carried else {}))
-        self._finish(response)
+        response.info.update(digest=digest, reference_ms=request.options.bench_previous_ms)
+        self._end(response)
 
     def _pytorch(self) -> None:
         manager = run_state(self.config).device_manager(self.target)
         request = Request("pytorch-benchmark", "", "", manager.options(),
-                          attachments={"reference": str(self.folder / runreport.REFERENCE)})
-        response = manager.call(request)
-        if "compile_error" in response.info:
-            self.user_properties.append(("mlir_compile_error", response.info["compile_error"]))
-        self._finish(response)
+                          attachments={"reference": str(self.folder / REFERENCE)})
+        self._end(self._call(request))
+
+    # ------------------------------------------------------------------ records
+    def source_text(self) -> tuple[str, str]:
+        schedule = self.folder / "transform.mlir"
+        return (schedule.read_text(errors="replace"), "transform.mlir") if schedule.is_file() else ("", "")
+
+    def skeleton(self) -> ItemRecord:
+        record = super().skeleton()
+        record.target = self.target
+        record.run = relative(self.config, self.run_dir)
+        return record
+
+    def describe(self, record: ItemRecord, response: Response) -> None:
+        super().describe(record, response)
+        record.diagnostics = [line for d in response.diagnostics for line in self._located(d)]
+        if response.kind is not Kind.PASS:
+            record.failure_stage = "compile" if self.skip_reason.startswith("compile failed") else self.stage
+        if self.stage in ("benchmark", "pytorch") and response.ok:
+            record.benchmark, record.metrics = record.metrics, {}
+        record.reference = str(response.info.get("reference", ""))
+        record.info.update({k: response.info[k] for k in ("mma", "digest", "reference_ms", "compile_error",
+                                                           "host_ops", "kernels") if k in response.info})
+
+    def _located(self, d: Diagnostic, indent: str = "") -> list[str]:
+        source = self.folder / "transform.mlir" if d.file == "transform.mlir" else self.path
+        lines = [f"{indent}{_at(source, d.line, d.column)}: {d.severity}: {d.message}"]
+        for note in d.notes:
+            lines += self._located(note, indent + "  ")
+        return lines
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ItemFailure):
             response = excinfo.value.response
-            lines = [f"{response.kind.value}: {self.folder} [{self.stage}]", response.message]
-            source = self.folder / "transform.mlir" if self.stage == "contract" else self.path
-            lines += [f"{source}{f':{d.line}:{d.column}' if d.line else ''}: {d.severity}: {d.message}"
-                      for d in response.diagnostics]
+            lines = [*expectation_line(response.kind, self.expected),
+                     f"{response.kind.value}: {self.folder} [{self.stage}]", response.message]
+            lines += [line for d in response.diagnostics for line in self._located(d)]
             if response.stderr.strip():
                 lines += [STDERR_MARKER, response.stderr.rstrip()]
             return MlirFailureRepr("\n".join(lines))
         return super().repr_failure(excinfo)
+
+
+def _at(path: Path, line: int | None, column: int | None) -> str:
+    """``path:line:column``, or the path alone where MLIR gave no location."""
+    return f"{path}:{line}:{column}" if line else str(path)
 
 
 def _product(sizes: list[int | None]) -> int:

@@ -12,21 +12,21 @@ from typing import Any
 
 import pytest
 
-from pytest_mlir_snippets.items.expectations import ANY_FAILURE, lit_lines
+from pytest_mlir_snippets.items.base import MlirItem, item_kwargs
+from pytest_mlir_snippets.items.expectations import lit_lines
 from pytest_mlir_snippets.items.failures import (
     ItemFailure,
     MlirFailureRepr,
     diagnostic_lines,
     first_error,
     format_failure,
-    skip,
 )
+from pytest_mlir_snippets.items.layout import in_optimization_run
 from pytest_mlir_snippets.mlirtext.splitter import Function, SnippetSource, Split, SplitError
 from pytest_mlir_snippets.paths import artifact_dir
 from pytest_mlir_snippets.protocol import Kind, Options, Request, Response
-from pytest_mlir_snippets.reporting.record import shape_and_dtype
+from pytest_mlir_snippets.reporting.record import ItemRecord
 from pytest_mlir_snippets.session import run_state
-from pytest_mlir_snippets.settings import item_timeout
 
 STAGES = ("compile", "execute")
 
@@ -40,15 +40,6 @@ def is_snippet_file(file_path: Path, parent: pytest.Collector) -> bool:
     if file_path.name in settings.ignore_files or in_optimization_run(file_path):
         return False
     return any(fnmatch.fnmatch(file_path.name, pattern) for pattern in settings.snippet_files)
-
-
-def in_optimization_run(file_path: Path) -> bool:
-    """Inside an optimization run directory (``model_linalg.mlir`` beside ``v0/``):
-    its files belong to the run's own items, not to snippet collection."""
-    for folder in (file_path.parent, file_path.parent.parent):
-        if (folder / "model_linalg.mlir").is_file() and (folder / "v0").is_dir():
-            return True
-    return False
 
 
 class SnippetFile(pytest.File):
@@ -86,16 +77,10 @@ class SnippetFile(pytest.File):
             yield FileErrorItem.from_parent(self, name="<file>", message=problem)
             return
         stages = ("compile",) if run_state(self.config).settings.skip_exec else STAGES
-        parent_id: Any = getattr(self, "id", None)
-        structured = parent_id is not None and hasattr(parent_id, "with_params")  # pytest 9
         for fn in source.functions:
-            function_id = parent_id.child(fn.uid) if structured else None
             for stage in stages:
-                # pytest 9 keeps node ids structured (path, names, params): the stage is the
-                # params part, as for a parametrized test, so that --lf matches
-                extra = {"nodeid": function_id.with_params(stage)} if function_id is not None else {}
-                yield SnippetItem.from_parent(self, name=f"{fn.uid}[{stage}]", source=source, function=fn,
-                                              stage=stage, **extra)
+                yield SnippetItem.from_parent(self, source=source, function=fn, stage=stage,
+                                              **item_kwargs(self, fn.uid, stage))
 
     def _read(self) -> tuple[str, SnippetSource | None]:
         data = self.path.read_bytes()
@@ -117,10 +102,7 @@ class SnippetFile(pytest.File):
         return "", source
 
 
-class SnippetItem(pytest.Item):
-    # set as the item runs (class defaults: 10,000s of items are made at collection)
-    kind: Kind | None = None
-    response: Response | None = None
+class SnippetItem(MlirItem):
     _split: Split | None = None
     next_item: pytest.Item | None = None  # what this process runs next (pytest_runtest_protocol)
     prefetched: Request | None = None  # this item's compile, sent ahead by the item before
@@ -131,27 +113,24 @@ class SnippetItem(pytest.Item):
         self.source = source
         self.function = function
         self.stage = stage
+        self.subject = function.uid
         self._memo: dict[str, Any] = {}  # options and recorded data, read once, dropped after the run
         self.extra_keyword_matches.update((stage, function.uid))
-        self.expected = self._expectation()
+        self._expectation()
 
-    def _expectation(self) -> str | None:
+    def _expectation(self) -> None:
         """What this item is expected to do: the expectations file, else lit lines."""
         state = run_state(self.config)
         if not self.function.comments and state.expectations is None:
-            return None  # the common case, cheaply: no lit lines, no expectations file
+            return  # the common case, cheaply: no lit lines, no expectations file
         target = state.settings.target
         xfail, unsupported = lit_lines(self.function.comments, target)
         if unsupported:
-            self.user_properties.append(("mlir_kind", Kind.UNSUPPORTED.value))
+            self.kind = Kind.UNSUPPORTED
             self.add_marker(pytest.mark.skip(reason=f"UNSUPPORTED: {target} (a line above the function)"))
         listed = state.expectations.status_of(self.path, self.name) if state.expectations else None
-        expected = listed or (ANY_FAILURE if xfail else None)
-        if expected:
-            self.user_properties.append(("mlir_expected", expected))
-        if expected == Kind.CRASH.value and not state.settings.run_crashers:
-            self.add_marker(pytest.mark.xfail(run=False, reason="expected to crash: not run (--mlir-run-crashers)"))
-        return expected
+        last = self.stage == (STAGES[0] if state.settings.skip_exec else STAGES[-1])
+        self.expect(listed, any_failure=xfail and listed is None, last_stage=last)
 
     @property
     def split(self) -> Split:
@@ -175,9 +154,12 @@ class SnippetItem(pytest.Item):
         return f"{self.path}::{self.function.uid}"
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.function.line - 1, f"{self.function.uid}[{self.stage}]"
+        # pytest -v turns dots before the "[" of the domain into "::" (Class.method); a
+        # domain that does not end the node id keeps the node id as it is, pasteable
+        domain = self.name if "." not in self.function.uid else f"{self.function.uid} [{self.stage}]"
+        return self.path, self.function.line - 1, domain
 
-    def runtest(self) -> None:
+    def run_stage(self) -> None:
         try:
             self._runtest()
         finally:
@@ -190,41 +172,35 @@ class SnippetItem(pytest.Item):
             self.response = Response(Kind.COMPILE_ERROR, f"redefinition of symbol named '{fn.name}' "
                                      f"(first defined at line {fn.duplicate_of})")
             if self.stage == "execute":
-                skip("compile failed (compile-error)")
-            self.kind = Kind.COMPILE_ERROR
-            raise ItemFailure(self.response)
+                self.skip("compile failed (compile-error)")
+            self.fail(self.response)
         manager = state.device_manager()
         options = self._options()
-        timeout = item_timeout(self, state.settings)
         golden, unreadable = self._recorded()
         if self.stage == "execute":
             # Alone (--lf, or xdist put the compile item elsewhere): compile first, so
             # a compile failure is the compile's, whatever the order of items.
             if self.snippet_id not in state.compiled:
-                state.compiled[self.snippet_id] = state.compile(self._compile_request(), timeout)
+                state.compiled[self.snippet_id] = state.compile(self._compile_request(), self.timeout())
             prior = state.compiled[self.snippet_id]
             if not prior.ok:
                 self.response = prior
-                self.kind = Kind.UNSUPPORTED if prior.kind is Kind.UNSUPPORTED else None
-                skip(prior.message if prior.kind is Kind.UNSUPPORTED else
-                     f"compile failed ({prior.kind.value}): {first_error(prior)}")
+                if prior.kind is Kind.UNSUPPORTED:
+                    self.fail(prior)
+                self.skip(f"compile failed ({prior.kind.value}): {first_error(prior)}")
             if unreadable is not None:
-                self.kind = Kind.EXECUTE_ERROR
-                raise ItemFailure(Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}"))
-            response = manager.call(Request("execute", self.split.text, fn.name, options, golden), timeout)
+                self.fail(Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}"))
+            response = manager.call(Request("execute", self.split.text, fn.name, options, golden), self.timeout())
         else:
-            response = self.cached or state.compile(self.prefetched or self._compile_request(), timeout)
+            response = self.cached or state.compile(self.prefetched or self._compile_request(), self.timeout())
         self.response = response
         if self.stage == "compile":
             state.compiled[self.snippet_id] = response
             self._send_next_ahead()
         self._show_output(response)
         self.kind = response.kind
-        if response.kind is Kind.PASS:
-            return
-        if response.kind is Kind.UNSUPPORTED:
-            skip(response.message)
-        raise ItemFailure(response)
+        if not response.ok:
+            self.fail(response)
 
     def _options(self) -> Options:
         """This item's request options (its artifact folder with --mlir-save-artifacts)."""
@@ -290,55 +266,52 @@ class SnippetItem(pytest.Item):
             if response.info.get("ptx"):
                 (folder / "kernels.ptx").write_text(response.info["ptx"])
 
+    def describe(self, record: ItemRecord, response: Response) -> None:
+        super().describe(record, response)
+        record.line = self.function.line
+        if response.kind is not Kind.PASS:
+            record.failure_stage = str(response.info.get("stage", self.stage))
+            record.diagnostics = diagnostic_lines(response, self)
+        record.inputs = list(response.info.get("inputs", []))
+        record.outputs = [str(o) for o in response.info.get("outputs", [])]
+        record.reference = str(response.info.get("reference", ""))
+        record.baked = str(response.info.get("baked", ""))
+        if "golden_report" in response.info:  # tt-mlir's, kept whole
+            record.golden_report = json.dumps(response.info["golden_report"], sort_keys=True)
+        if "cache" in response.info:
+            record.info["cache"] = response.info["cache"]
+
+    def source_text(self) -> tuple[str, str]:
+        return self.split.text, "snippet"
+
+    def skeleton(self) -> ItemRecord:
+        record = super().skeleton()
+        record.line = self.function.line
+        return record
+
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ItemFailure):
-            return MlirFailureRepr(format_failure(excinfo.value.response, self))
+            return MlirFailureRepr(format_failure(excinfo.value.response, self, self.expected))
         return super().repr_failure(excinfo)
 
 
-class FileErrorItem(pytest.Item):
+class FileErrorItem(MlirItem):
     """Stands for a file that cannot be split into snippets."""
 
     def __init__(self, *, message: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.message = message
-        self.kind = Kind.COMPILE_ERROR
+        self.stage = "file"
+        self.subject = "<file>"
         expectations = run_state(self.config).expectations
-        self.expected = expectations.status_of(self.path, self.name) if expectations else None
+        self.expect(expectations.status_of(self.path, self.name) if expectations else None)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, "<file>"
 
-    def runtest(self) -> None:
-        raise ItemFailure(Response(Kind.COMPILE_ERROR, self.message))
+    def run_stage(self) -> None:
+        self.response = Response(Kind.COMPILE_ERROR, self.message)
+        self.fail(self.response)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        return MlirFailureRepr(f"{self.kind.value}: {self.path}: {self.message}")
-
-
-def properties(item: SnippetItem | FileErrorItem, skipped: bool) -> list[tuple[str, object]]:
-    """What reports show of an item (junit properties, and the records of every report)."""
-    kind = item.kind.value if item.kind is not None else ("skip" if skipped else Kind.PASS.value)
-    target = run_state(item.config).settings.target
-    props: list[tuple[str, object]] = [("mlir_kind", kind), ("mlir_target", target)]
-    if isinstance(item, FileErrorItem):
-        return [*props, ("mlir_stage", "file"), ("mlir_message", item.message)]
-    props += [("mlir_stage", item.stage), ("mlir_op", item.function.name), ("mlir_line", item.function.line)]
-    response = item.response
-    if response is None:
-        return props
-    if response.kind is not Kind.PASS:
-        props += [("mlir_failure_stage", response.info.get("stage", item.stage)),
-                  ("mlir_message", response.message),
-                  ("mlir_diagnostics", "\n".join(diagnostic_lines(response, item)))]
-    props += [(f"mlir_{name}", value) for name, value in response.metrics.items()]
-    inputs = response.info.get("inputs", [])
-    if inputs:
-        shapes, dtypes = zip(*(shape_and_dtype(t) for t in inputs))
-        props += [("mlir_inputs", inputs), ("mlir_input_shapes", "; ".join(shapes)),
-                  ("mlir_input_dtypes", "; ".join(dtypes))]
-    props += [(f"mlir_{name}", response.info[name]) for name in ("reference", "outputs", "baked", "cache")
-              if name in response.info]
-    if "golden_report" in response.info:  # tt-mlir's, kept whole
-        props.append(("mlir_golden_report", json.dumps(response.info["golden_report"], sort_keys=True)))
-    return props
+        return MlirFailureRepr(f"{Kind.COMPILE_ERROR.value}: {self.path}: {self.message}")

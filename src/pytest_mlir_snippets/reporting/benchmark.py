@@ -1,57 +1,37 @@
-"""Benchmark tables of optimization runs: ``vN/benchmark.md`` and, when the session
-ends, the run's ``benchmark.md``, ``speedup.png``, ``best_pipeline.txt`` and
-``best_transform.mlir`` (from the fastest correct iteration; never an incorrect one).
+"""Benchmark tables of optimization runs, written on the controller when the session
+ends, from the session's records and the run's benchmark history (``history.py``):
+``vN/benchmark.md``, the run's ``benchmark.md``, ``speedup.png``, ``best_pipeline.txt``
+and ``best_transform.mlir`` (from the fastest correct iteration; never an incorrect one).
 
-Each ``vN/benchmark.md`` ends with its figures as a JSON block, so that a session
-that runs only some iterations (``-k v3``) still compares against the others' last
-measurements. Written on the controller only (the same with and without xdist).
+The files of the run's own target (its ``env_check.md``'s, else cpu) have these names;
+another target's get its name in theirs (``benchmark.cuda.md``), so that measuring a
+run on one target never rewrites another's results.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import platform
-import re
-import shutil
 import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from pytest_mlir_snippets.items.layout import CHECKS, REFERENCE, declared_target, iterations
+from pytest_mlir_snippets.reporting import history
+from pytest_mlir_snippets.reporting.files import write_atomic
+from pytest_mlir_snippets.reporting.record import ItemRecord
 from pytest_mlir_snippets.worker.benchstats import BLOCK, BLOCK_SLOWED, FIGURES, SLOWED, STATS
 
-REFERENCE = "reference.py"
-_JSON_BLOCK = re.compile(r"```json\n(.*?)\n```", re.DOTALL)
 PLOT = "speedup.png"
-CHECKS = ("contract", "compile", "host_ops", "launch")
+MEASURES = ("correctness", "benchmark", "pytorch")  # stages after which a run's tables are rewritten
 
 
-def read_iteration(folder: Path) -> dict[str, Any]:
-    path = folder / "benchmark.md"
-    m = _JSON_BLOCK.search(path.read_text()) if path.is_file() else None
-    try:
-        return dict(json.loads(m.group(1))) if m else {}
-    except json.JSONDecodeError:
-        return {}
+def named(name: str, suffix: str) -> str:
+    """``benchmark.md`` -> ``benchmark.cuda.md`` for another target than the run's own."""
+    stem, dot, ext = name.rpartition(".")
+    return f"{stem}{suffix}{dot}{ext}" if suffix else name
 
 
-def code_digest(*texts: str) -> str:
-    """What a measurement was of: the texts given, the toolchain and this machine."""
-    from pytest_mlir_snippets.sandbox.cache import toolchain  # not at import: the cache module brings numpy
-
-    digest = hashlib.sha256()
-    for text in (*texts, toolchain(), platform.node()):
-        digest.update(text.encode() + b"\0")
-    return digest.hexdigest()[:16]
-
-
-def write_iteration(folder: Path, target: str, metrics: dict[str, float], **extra: Any) -> None:
-    """``vN/benchmark.md``: this iteration's timing, then (at the end of the session)
-    its correctness and speedups."""
-    data = {"iteration": folder.name, "target": target, "measured": time.strftime("%Y-%m-%d %H:%M:%S"),
-            **{k: metrics[k] for k in FIGURES if k in metrics}, **extra}
+def render_iteration(folder: Path, target: str, data: dict[str, Any]) -> str:
+    """``vN/benchmark.md``: the iteration's last timing, its correctness and speedups."""
     hypothesis = folder / "hypothesis.txt"
     lines = [f"# {folder.name} benchmark ({target})", ""]
     said = hypothesis.read_text().strip() if hypothesis.is_file() else ""
@@ -79,66 +59,61 @@ def write_iteration(folder: Path, target: str, metrics: dict[str, float], **extr
               f"those of their block of {BLOCK} calls, took over {SLOWED}x its usual time, or the block's "
               f"median call over {BLOCK_SLOWED}x the usual block's) are left out."
               + (" The worker ran without address-space randomization, so the memory layout is the same "
-                 "from run to run." if data.get("fixed_layout") == 1 else ""), "",
-              "```json", json.dumps(data, indent=1, sort_keys=True), "```", ""]
-    (folder / "benchmark.md").write_text("\n".join(lines))
+                 "from run to run." if data.get("fixed_layout") == 1 else ""),
+              "", f"Measured {data.get('measured', '')}; the figures are kept in ../{history.FILE}.", ""]
+    return "\n".join(lines)
 
 
 def _ms(value: float) -> str:
     return f"{value:.4f}" if value < 1 else f"{value:.3f}"
 
 
-class RunReports:
-    """Gathers optimization-run items as they finish; writes the tables at the end."""
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-        self.runs: dict[str, dict[str, dict[str, Any]]] = {}  # run -> iteration -> stage -> properties
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        props = dict(report.user_properties)
-        if "mlir_run" not in props or (report.when != "call" and not (report.when == "setup" and report.skipped)):
-            return
-        kind = str(props.get("mlir_kind", "skip" if report.skipped else "pass" if report.passed else "error"))
-        reason = ""
-        if report.skipped:
-            kind = "skipped"
-            reason = str(report.longrepr[2]).removeprefix("Skipped: ") if isinstance(report.longrepr, tuple) else ""
-        entry = self.runs.setdefault(str(props["mlir_run"]), {}).setdefault(str(props.get("mlir_iteration", "")), {})
-        entry[str(props["mlir_run_stage"])] = dict(props, kind=kind, reason=reason)
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if hasattr(self.config, "workerinput"):
-            return  # an xdist worker: the controller writes
-        for run, stages in self.runs.items():
-            if any("benchmark" in s or "correctness" in s or "pytorch" in s for s in stages.values()):
-                write_run(Path(run), stages)
+def write_runs(records: list[ItemRecord], rootdir: Path) -> list[str]:
+    """The tables of every optimization run (and target) whose correctness, benchmark or
+    PyTorch items ran in this session; returns the problems (a folder not writable)."""
+    by_run: dict[tuple[str, str], list[ItemRecord]] = {}
+    for record in records:
+        if record.run:
+            by_run.setdefault((record.run, record.target), []).append(record)
+    problems = []
+    for (run, target), found in sorted(by_run.items()):
+        if not (rootdir / run).is_dir():
+            problems.append(f"{rootdir / run} is not here: its benchmark tables are not written")
+        elif any(r.stage in MEASURES for r in found):
+            try:
+                write_run(rootdir / run, target, found)
+            except OSError as error:
+                problems.append(f"could not write the tables of {run}: {error.strerror or error}")
+    return problems
 
 
-def write_run(run: Path, seen: dict[str, dict[str, Any]]) -> None:
-    from pytest_mlir_snippets.items.iteration import iterations
-
-    pytorch = seen.get("", {}).get("pytorch", {})
+def write_run(run: Path, target: str, records: list[ItemRecord]) -> None:
+    seen = {(r.function, r.stage): r for r in records}
+    measured = {r.function: {**r.benchmark, "digest": r.info.get("digest", "")} for r in records
+                if r.stage == "benchmark" and r.kind == "pass" and r.benchmark}
+    verdicts: dict[str, dict[str, str]] = {}
+    for r in records:
+        if r.stage in ("correctness", *CHECKS):
+            verdicts.setdefault(r.function, {})[r.stage] = r.kind
+    stored = history.update(run, target, measured, verdicts)
+    suffix = "" if target == declared_target(run) else f".{target}"
+    pytorch = seen.get(("pytorch", "pytorch"))
     rows = []
     for folder in iterations(run):
-        data = read_iteration(folder)
-        stages = seen.get(folder.name, {})
-        if "correctness" in stages:
-            data["correctness"] = stages["correctness"]["kind"]
-        if "benchmark" in stages and stages["benchmark"]["kind"] != "pass":
+        data = dict(stored.get(folder.name, {}))
+        bench = seen.get((folder.name, "benchmark"))
+        if bench is not None and bench.kind != "pass":
             data = {k: v for k, v in data.items() if k not in FIGURES}  # stale figures are not this session's
-            data["benchmark"] = stages["benchmark"]["kind"]
-        data.setdefault("correctness", "not run")
-        failed = [f"{stage} {stages[stage]['kind']}" for stage in CHECKS
-                  if stage in stages and stages[stage]["kind"] != "pass"]
-        data["checks"] = ", ".join(failed) if failed else ("pass" if any(c in stages for c in CHECKS) else "not run")
+            data["benchmark"] = bench.kind
+        failed = [f"{stage} {kind}" for stage, kind in data.get("stages", {}).items()
+                  if stage in CHECKS and kind != "pass"]
+        data["checks"] = ", ".join(failed) if failed else ("pass" if any(c in data.get("stages", {}) for c in CHECKS)
+                                                           else "not run")
+        data["correctness"] = data.get("stages", {}).get("correctness", "not run")
         rows.append((folder, data))
-    target = next((str(s["mlir_target"]) for stages in seen.values() for s in stages.values()
-                   if "mlir_target" in s), "cpu")
-    reasons = sorted({s["reason"] for stages in seen.values() for s in stages.values() if s.get("reason")})
     base = next((d.get("median_ms") for f, d in rows if f.name == "v0"), None)
-    eager, compiled = pytorch.get("mlir_eager_median_ms"), pytorch.get("mlir_compile_median_ms")
+    figures = pytorch.benchmark if pytorch is not None else {}
+    eager, compiled = figures.get("eager_median_ms"), figures.get("compile_median_ms")
     for folder, data in rows:
         median = data.get("median_ms")
         if not median:
@@ -146,23 +121,24 @@ def write_run(run: Path, seen: dict[str, dict[str, Any]]) -> None:
         for key, reference in (("speedup_v0", base), ("speedup_eager", eager), ("speedup_compile", compiled)):
             if reference:
                 data[key] = float(reference) / float(median)
-        write_iteration(folder, target, data,
-                        **{k: v for k, v in data.items() if k not in FIGURES and k not in ("iteration", "target",
-                                                                                            "measured")})
+        write_atomic(folder / named("benchmark.md", suffix), render_iteration(folder, target, data))
     best = min(((f, d) for f, d in rows if d.get("correctness") == "pass" and d.get("checks") in ("pass", "not run")
                 and d.get("median_ms")),
                key=lambda fd: float(fd[1]["median_ms"]), default=None)
     for name, source in (("best_pipeline.txt", "pass_pipeline.txt"), ("best_transform.mlir", "transform.mlir")):
+        path = run / named(name, suffix)
         if best is not None:
-            shutil.copyfile(best[0] / source, run / name)
-        elif (run / name).exists():
-            (run / name).unlink()  # no correct iteration: no best, not a stale one
-    plotted = plot(run / PLOT, rows)
-    (run / "benchmark.md").write_text(render(run, target, rows, best, pytorch, plotted, reasons))
+            write_atomic(path, (best[0] / source).read_text())
+        elif path.exists():
+            path.unlink()  # no correct iteration: no best, not a stale one
+    reasons = sorted({r.message for r in records if r.outcome == "skipped" and r.message})
+    plotted = plot(run / named(PLOT, suffix), rows)
+    text = render(run, target, rows, best, pytorch, plotted, reasons, named(PLOT, suffix))
+    write_atomic(run / named("benchmark.md", suffix), text)
 
 
 def render(run: Path, target: str, rows: list[tuple[Path, dict[str, Any]]], best: tuple[Path, dict[str, Any]] | None,
-           pytorch: dict[str, Any], plotted: str, reasons: list[str]) -> str:
+           pytorch: ItemRecord | None, plotted: str, reasons: list[str], plot_name: str) -> str:
     lines = [f"# Benchmark of {run.name} ({target})", "",
              f"Written by pytest-mlir-snippets on {time.strftime('%Y-%m-%d %H:%M:%S')}. Times in milliseconds "
              "(median of repeated calls after warm-up, monotonic clock; \"left out\": calls made while the CPU "
@@ -192,13 +168,15 @@ def render(run: Path, target: str, rows: list[tuple[Path, dict[str, Any]]], best
     lines.append(f"Best: {best[0].name} ({_ms(float(best[1]['median_ms']))} ms); best_pipeline.txt and "
                  f"best_transform.mlir are its files." if best else
                  "Best: none (no correct iteration with a benchmark); no best_* files.")
-    lines += ["", f"![speedup]({PLOT})" if plotted == "" else f"Plot not written: {plotted}", ""]
+    lines += ["", f"![speedup]({plot_name})" if plotted == "" else f"Plot not written: {plotted}", ""]
     return "\n".join(lines)
 
 
-def _figure(pytorch: dict[str, Any], name: str) -> str:
-    value = pytorch.get(f"mlir_{name}_median_ms")
-    return f"{_ms(float(value))} ms" if value else str(pytorch.get(f"mlir_{name}_error", "not measured"))
+def _figure(pytorch: ItemRecord, name: str) -> str:
+    value = pytorch.benchmark.get(f"{name}_median_ms")
+    if value:
+        return f"{_ms(float(value))} ms"
+    return str(pytorch.info.get(f"{name}_error") or pytorch.message or "not measured")
 
 
 def plot(path: Path, rows: list[tuple[Path, dict[str, Any]]]) -> str:

@@ -1,8 +1,10 @@
-"""pytest-html: target, stage and kind columns; snippet, diagnostics and metrics extras.
+"""pytest-html: target, stage and kind columns; extras with the snippet (or the
+iteration's schedule), the diagnostics, the golden metrics and benchmark figures.
 
-Registered only when pytest-html is active. Rows of items lost with a crashed
-xdist worker are completed by ``recorder.Recorder``, which sends the teardown
-report that pytest-html waits for.
+Registered only when pytest-html is active; reads the records on the reports
+(``report.mlir_record``). Rows of items lost with a crashed xdist worker are
+completed by ``recorder.Recorder``, which sends the teardown report that
+pytest-html waits for.
 """
 
 from __future__ import annotations
@@ -12,34 +14,36 @@ from typing import Any
 
 import pytest
 
-COLUMNS = (("target", "mlir_target"), ("stage", "mlir_stage"), ("kind", "mlir_kind"))
+from pytest_mlir_snippets.reporting.record import ItemRecord
+
+COLUMNS = ("target", "stage", "kind")
 
 
-def extras_for(snippet: str, props: dict[str, Any]) -> list[dict[str, Any]]:
+def extras_for(source: str, source_name: str, record: ItemRecord) -> list[dict[str, Any]]:
     """pytest-html extras (plain dicts: they travel from xdist workers)."""
     from pytest_html import extras
 
-    found = [extras.text(snippet, name="snippet")]
-    if props.get("mlir_diagnostics"):
-        found.append(extras.text(str(props["mlir_diagnostics"]), name="diagnostics"))
-    metrics = {k[5:]: v for k, v in props.items() if k in ("mlir_max_abs_err", "mlir_max_rel_err", "mlir_pcc")}
-    if metrics:
-        metrics["reference"] = props.get("mlir_reference", "")
-        found.append(extras.json(metrics, name="golden metrics"))
+    found = [extras.text(source, name=source_name)] if source else []
+    if record.diagnostics:
+        found.append(extras.text("\n".join(record.diagnostics), name="diagnostics"))
+    if record.metrics:
+        found.append(extras.json({**record.metrics, "reference": record.reference}, name="golden metrics"))
+    if record.benchmark:
+        found.append(extras.json(record.benchmark, name="benchmark"))
     return found
 
 
 class HtmlColumns:
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
-        cells[2:2] = [f'<th class="sortable" data-column-type="{name}">{name.title()}</th>'
-                      for name, _ in COLUMNS]
+        cells[2:2] = [f'<th class="sortable" data-column-type="{name}">{name.title()}</th>' for name in COLUMNS]
 
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
-        props = dict(report.user_properties)
-        cells[2:2] = [f'<td class="col-{name}">{html.escape(str(props.get(key, "")))}</td>'
-                      for name, key in COLUMNS]
+        data: dict[str, Any] = getattr(report, "mlir_record", None) or {}
+        cells[2:2] = [f'<td class="col-{name}">{html.escape(str(data.get(name, "")))}</td>' for name in COLUMNS]
 
 
-def add_extras(report: pytest.TestReport, snippet: str) -> None:
-    props = dict(report.user_properties)
-    report.extras = [*getattr(report, "extras", []), *extras_for(snippet, props)]  # type: ignore[attr-defined]
+def add_extras(report: pytest.TestReport, source: str, source_name: str) -> None:
+    data = getattr(report, "mlir_record", None)
+    if data is not None:
+        found = extras_for(source, source_name, ItemRecord.from_json(data))
+        report.extras = [*getattr(report, "extras", []), *found]  # type: ignore[attr-defined]

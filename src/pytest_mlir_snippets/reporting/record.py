@@ -1,24 +1,24 @@
-"""One record per item: the single source of every report (text, JSON, HTML, junit).
+"""One record per item: the single source of every report (text, JSON, HTML, junit,
+benchmark tables, expectations).
 
-Records are built on the controller from test reports, so they are the same
-with and without xdist, and from the JSON written by ``--mlir-json``, so that
-reports of several CI shards can be rebuilt together.
+An item builds its record where it runs and puts it on its test report as plain
+data (``report.mlir_record``), which xdist carries to the controller as it is; the
+controller keeps the final one per node id. ``--mlir-json`` writes the records, and
+``mlir-snippets report`` reads them back, so the reports of several CI shards can be
+rebuilt together. Nothing here imports pytest.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
-
-import pytest
 
 from pytest_mlir_snippets.protocol import Kind
 
 FAILURE_KINDS = tuple(k.value for k in Kind if k not in (Kind.PASS, Kind.UNSUPPORTED))
 METRICS = ("max_abs_err", "max_rel_err", "pcc")
-_XDIST_HEADER = re.compile(r"^\[[\w-]+\] \S+ -- Python [^\n]*\n")  # what xdist puts above a failure
-_LOST = re.compile(r"worker '([^']+)' crashed while running")
 _PATH = re.compile(r"(?<![\w.])(?:/[\w.\-~]+)+")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?")
@@ -49,30 +49,37 @@ def failure_signature(diagnostics: list[str], message: str) -> str:
 @dataclass
 class ItemRecord:
     nodeid: str
-    file: str  # as in the node id: relative to the rootdir
-    function: str  # the unique id within the file
-    stage: str  # compile, execute, or file (a file that could not be split)
-    kind: str  # an outcome kind, or skip, error, not-run
+    name: str  # the item's name in its file: add_0[compile], v3[benchmark], <file>
+    file: str  # the input file's node id: a snippet file, or an optimization run's model_linalg.mlir
+    function: str  # a function's unique id; an iteration (v3); "pytorch"; "<file>"; "run"
+    stage: str  # compile, execute, file; contract, host_ops, launch, correctness, benchmark, pytorch
+    kind: str = Kind.PASS.value  # an outcome kind, or skip, not-run
     outcome: str = ""  # pytest's: passed, failed, skipped, xfailed
     target: str = ""
     line: int = 0
-    duration: float = 0.0
+    duration: float = 0.0  # pytest's, of the phase that decided the outcome
+    seconds: float = 0.0  # the sandbox worker's time on the request
     message: str = ""
-    diagnostics: list[str] = field(default_factory=list)
-    details: str = ""  # the whole failure text
+    diagnostics: list[str] = field(default_factory=list)  # MLIR's, at file locations
+    output: str = ""  # what the sandbox worker printed (its stderr, native code's included)
+    details: str = ""  # the failure as the terminal shows it
+    failure_stage: str = ""  # where a failure happened (a compile run for an execute item)
     metrics: dict[str, float] = field(default_factory=dict)
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     reference: str = ""
     baked: str = ""  # recorded inputs compiled in as constants (see Backend.compile)
     golden_report: str = ""  # tt-mlir's golden report (JSON), ttmetal/ttnn
+    benchmark: dict[str, Any] = field(default_factory=dict)  # figures of a benchmark item (benchstats)
+    info: dict[str, Any] = field(default_factory=dict)  # host ops, kernels, compile cache, ...
     expected: str = ""  # the expectation this item was held to, if any
-    worker: str = ""
+    worker: str = ""  # the xdist worker that lost it, for an item lost with its worker
     signature: str = ""
+    run: str = ""  # an optimization run's folder, relative to the rootdir
 
     @property
     def failed(self) -> bool:
-        """Counts against its snippet: a failure, or a skip because the compile failed,
+        """Counts against its subject: a failure, or a skip because the compile failed,
         unless an expectation covered it."""
         if self.outcome == "failed":
             return True
@@ -85,71 +92,67 @@ class ItemRecord:
             return f"{self.expected} (expected, not run)"
         return f"{self.kind} (expected)" if self.outcome == "xfailed" else self.kind
 
+    @property
+    def is_snippet(self) -> bool:
+        return not self.run
+
+    @property
+    def subject(self) -> str:
+        """What the item is a part of: a snippet (file and function) or an iteration."""
+        return f"{self.file}::{self.function}"
+
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(vars(self))
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ItemRecord:
-        known = set(cls.__dataclass_fields__)
+        known = cls.__dataclass_fields__
         return cls(**{k: v for k, v in data.items() if k in known})
 
-    @classmethod
-    def from_report(cls, report: pytest.TestReport, target: str) -> ItemRecord:
-        props = dict(report.user_properties)
-        file, _, rest = report.nodeid.partition("::")
-        function, _, stage = rest.rpartition("[") if rest.endswith("]") else (rest, "", "file]")
-        lost = _LOST.search(report.longreprtext or "")
-        kind = str(props.get("mlir_kind", Kind.CRASH.value if lost else _plain_kind(report)))
-        outcome: str = report.outcome
-        if getattr(report, "wasxfail", None) is not None and report.skipped:
-            outcome = "xfailed"
-            if report.when == "setup":
-                kind = "not-run"  # expected to crash: not run unless asked
-        diagnostics = [d for d in str(props.get("mlir_diagnostics", "")).splitlines() if d]
-        message = str(props.get("mlir_message", ""))
-        if report.skipped and not message:
-            message = str(getattr(report, "wasxfail", "") or "") or (
-                str(report.longrepr[2]).removeprefix("Skipped: ") if isinstance(report.longrepr, tuple) else "")
-        if lost and not message:
-            message = lost.group(0)
-        record = cls(
-            nodeid=report.nodeid, file=file, function=function, stage=stage[:-1], kind=kind, outcome=outcome,
-            target=str(props.get("mlir_target", target)), line=int(str(props.get("mlir_line", 0) or 0)),
-            duration=round(report.duration, 6), message=message, diagnostics=diagnostics,
-            details=_XDIST_HEADER.sub("", report.longreprtext) if report.failed else "",
-            metrics={m: float(str(props[f"mlir_{m}"])) for m in METRICS if f"mlir_{m}" in props},
-            inputs=_as_list(props.get("mlir_inputs")), outputs=_as_list(props.get("mlir_outputs")),
-            reference=str(props.get("mlir_reference", "")), baked=str(props.get("mlir_baked", "")),
-            golden_report=str(props.get("mlir_golden_report", "")),
-            expected=str(props.get("mlir_expected", "")),
-            worker=lost.group(1) if lost else str(props.get("mlir_worker", "")),
-        )
-        if record.failed:
-            record.signature = failure_signature(record.diagnostics, record.message or record.details)
-        return record
+    def sign(self) -> None:
+        """Fill in the failure signature of a failed record."""
+        if self.failed and not self.signature:
+            self.signature = failure_signature(self.diagnostics, self.message or self.details)
 
 
-def _plain_kind(report: pytest.TestReport) -> str:
-    if report.passed:
-        return Kind.PASS.value
-    return "skip" if report.skipped else "error"
-
-
-def _as_list(value: object) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, list | tuple):
-        return [str(v) for v in value]
-    text = str(value).strip("[]")
-    return [part.strip().strip("'\"") for part in text.split(",") if part.strip()]
-
-
-def snippet_tally(records: list[ItemRecord]) -> tuple[int, int, int, int]:
-    """(snippets, succeeded, failed, unsupported): a snippet is its items together."""
-    by_snippet: dict[str, list[ItemRecord]] = {}
+def tally(records: list[ItemRecord]) -> tuple[int, int, int, int]:
+    """(subjects, succeeded, failed, unsupported): a subject (a snippet, an iteration)
+    is its items together."""
+    by_subject: dict[str, list[ItemRecord]] = {}
     for r in records:
-        by_snippet.setdefault(f"{r.file}::{r.function}", []).append(r)
-    failed = sum(any(r.failed for r in rs) for rs in by_snippet.values())
+        by_subject.setdefault(r.subject, []).append(r)
+    failed = sum(any(r.failed for r in rs) for rs in by_subject.values())
     unsupported = sum(not any(r.failed for r in rs) and any(r.kind == Kind.UNSUPPORTED.value for r in rs)
-                      for rs in by_snippet.values())
-    return len(by_snippet), len(by_snippet) - failed - unsupported, failed, unsupported
+                      for rs in by_subject.values())
+    return len(by_subject), len(by_subject) - failed - unsupported, failed, unsupported
+
+
+def counts(records: list[ItemRecord]) -> str:
+    found = Counter(r.label for r in records)
+    return ", ".join(f"{kind} {n}" for kind, n in sorted(found.items())) or "none"
+
+
+def junit_properties(record: ItemRecord) -> list[tuple[str, object]]:
+    """The record as junit properties (what tt-mlir's infra and CI dashboards read)."""
+    props: list[tuple[str, object]] = [("mlir_kind", record.kind), ("mlir_target", record.target),
+                                       ("mlir_stage", record.stage)]
+    if record.is_snippet and record.stage != "file":
+        props += [("mlir_op", record.function), ("mlir_line", record.line)]
+    if record.run:
+        props += [("mlir_run", record.run), ("mlir_iteration", record.function)]
+    if record.expected:
+        props.append(("mlir_expected", record.expected))
+    if record.kind not in (Kind.PASS.value, "skip") or record.failure_stage:
+        props += [("mlir_failure_stage", record.failure_stage or record.stage), ("mlir_message", record.message),
+                  ("mlir_diagnostics", "\n".join(record.diagnostics))]
+    props += [(f"mlir_{name}", value) for name, value in {**record.metrics, **record.benchmark}.items()]
+    if record.inputs:
+        shapes, dtypes = zip(*(shape_and_dtype(t) for t in record.inputs))
+        props += [("mlir_inputs", record.inputs), ("mlir_input_shapes", "; ".join(shapes)),
+                  ("mlir_input_dtypes", "; ".join(dtypes))]
+    props += [(f"mlir_{name}", getattr(record, name)) for name in ("outputs", "reference", "baked", "golden_report")
+              if getattr(record, name)]
+    props += [(f"mlir_{name}", value) for name, value in record.info.items() if isinstance(value, str | int | float)]
+    if record.worker:
+        props.append(("mlir_worker", record.worker))
+    return props

@@ -1,16 +1,16 @@
 """Run reports rendered from item records: ``<stem>-run-report.txt`` beside each
-input file, and a combined report at the common parent of several inputs."""
+input file (a snippet file, or an optimization run's ``model_linalg.mlir``), and a
+combined report at the common parent of several inputs."""
 
 from __future__ import annotations
 
 import os
-import tempfile
-from collections import Counter
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_mlir_snippets.items.failures import STDERR_MARKER
-from pytest_mlir_snippets.reporting.record import ItemRecord, snippet_tally
+from pytest_mlir_snippets.reporting.files import write_atomic
+from pytest_mlir_snippets.reporting.record import ItemRecord, counts, tally
 
 COMBINED_NAME = "mlir-snippets-combined-report.txt"  # never "<stem>-run-report.txt"
 NOT_RUN = "-"
@@ -33,14 +33,18 @@ def combined_path(inputs: list[Path]) -> Path | None:
     return Path(os.path.commonpath([p.parent for p in inputs])) / COMBINED_NAME
 
 
-def _counts(records: list[ItemRecord]) -> str:
-    counts = Counter(r.label for r in records)
-    return ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items())) or "none"
+RUN_STAGES = ("contract", "compile", "host_ops", "launch", "correctness", "benchmark", "pytorch")
+STAGE_ORDER = ("file", "contract", "compile", "execute", "host_ops", "launch", "correctness", "benchmark", "pytorch")
 
 
-def _snippet_line(records: list[ItemRecord]) -> str:
-    total, succeeded, failed, unsupported = snippet_tally(records)
+def _subjects_line(records: list[ItemRecord]) -> str:
+    total, succeeded, failed, unsupported = tally(records)
     return f"{total} ({succeeded} succeeded, {failed} failed, {unsupported} unsupported)"
+
+
+def _natural(name: str) -> tuple[object, ...]:
+    """v2 before v10."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
 
 
 def _metric(record: ItemRecord | None, name: str) -> str:
@@ -63,43 +67,32 @@ def _failure_lines(number: int, record: ItemRecord) -> list[str]:
         lines.append(f"   lost with xdist worker {record.worker}")
     if record.signature:
         lines.append(f"   signature: {record.signature}")
-    output = captured_output(record.details)
+    if record.details and not record.message:
+        lines += [f"   {line}" for line in record.details.splitlines()]
+    output = record.output.strip("\n")
     if output:
         lines.append("   captured output:")
         lines += [f"     {line}" for line in output.splitlines()]
     return lines
 
 
-def captured_output(details: str) -> str:
-    """The worker's captured stderr within a failure's text (the rest is shown above it)."""
-    _, marker, output = details.partition(STDERR_MARKER)
-    return output.strip("\n") if marker else ""
-
-
 def render_file_report(path: Path, functions: list[tuple[str, int]], records: list[ItemRecord],
                        run: RunInfo) -> str:
-    """Summary, per-op table and numbered failure details for one input file."""
-    by_key = {(r.function, r.stage): r for r in records}
+    """Summary, per-op (or per-iteration) table and numbered failure details for one input file."""
     known = {uid for uid, _ in functions}
-    extra = sorted({r.function for r in records if r.function not in known})  # e.g. "<file>"
+    extra = sorted({r.function for r in records if r.function not in known}, key=_natural)  # "<file>", "v3"
     rows = [(uid, line) for uid, line in functions] + [(uid, 0) for uid in extra]
+    snippets = all(r.is_snippet for r in records)
     lines = [
-        "MLIR snippet run report",
-        f"target:   {run.target}",
+        "MLIR snippet run report" if snippets else "MLIR optimization run report",
+        f"target:   {run.target if snippets else ', '.join(sorted({r.target for r in records}))}",
         f"input:    {path}",
         f"mode:     {run.mode}",
-        f"items:    {len(records)} ({_counts(records)})",
-        f"snippets: {_snippet_line(records)}",
+        f"items:    {len(records)} ({counts(records)})",
+        f"{'snippets' if snippets else 'subjects'}: {_subjects_line(records)}",
         "",
     ]
-    width = max([len("function"), *(len(uid) for uid, _ in rows)])
-    lines.append(f"{'function':{width}}  {'line':>5}  {'compile':26}  {'execute':26}  {'max_abs_err':>11}  {'pcc':>8}")
-    for uid, line in rows:
-        compile_ = by_key.get((uid, "compile")) or by_key.get((uid, "file"))
-        execute = by_key.get((uid, "execute"))
-        lines.append(f"{uid:{width}}  {line or '':>5}  {compile_.label if compile_ else NOT_RUN:26}  "
-                     f"{execute.label if execute else NOT_RUN:26}  {_metric(execute, 'max_abs_err'):>11}  "
-                     f"{_metric(execute, 'pcc'):>8}")
+    lines += _table(records, rows, snippets)
     baked = {r.function: r.baked for r in _ordered(records, rows) if r.baked}
     if baked:
         lines += ["", "compiled with recorded inputs baked in as constants (the function does not lower with "
@@ -116,6 +109,23 @@ def render_file_report(path: Path, functions: list[tuple[str, int]], records: li
     return "\n".join(lines) + "\n"
 
 
+def _table(records: list[ItemRecord], rows: list[tuple[str, int]], snippets: bool) -> list[str]:
+    """A row per function (iteration), a column per stage, then the golden metrics."""
+    by_key = {(r.function, "compile" if r.stage == "file" else r.stage): r for r in records}
+    stages = ["compile", "execute"] if snippets else [s for s in RUN_STAGES if any(r.stage == s for r in records)]
+    checked = "execute" if snippets else "correctness"
+    width = max([len("function"), *(len(uid) for uid, _ in rows)])
+    wide = 26 if snippets else max(12, *(len(r.label) for r in records))
+    lines = [f"{'function' if snippets else 'iteration':{width}}  {'line':>5}  "
+             + "  ".join(f"{stage:{wide}}" for stage in stages) + f"  {'max_abs_err':>11}  {'pcc':>8}"]
+    for uid, line in rows:
+        cells = [(by_key[(uid, stage)].label if (uid, stage) in by_key else NOT_RUN) for stage in stages]
+        result = by_key.get((uid, checked))
+        lines.append(f"{uid:{width}}  {line or '':>5}  " + "  ".join(f"{cell:{wide}}" for cell in cells)
+                     + f"  {_metric(result, 'max_abs_err'):>11}  {_metric(result, 'pcc'):>8}")
+    return lines
+
+
 def render_combined(per_file: dict[Path, list[ItemRecord]], functions: dict[Path, list[tuple[str, int]]],
                     run: RunInfo) -> str:
     """A summary line per input file, then every failure."""
@@ -125,12 +135,12 @@ def render_combined(per_file: dict[Path, list[ItemRecord]], functions: dict[Path
         f"target:   {run.target}",
         f"mode:     {run.mode}",
         f"inputs:   {len(per_file)} file(s)",
-        f"items:    {len(everything)} ({_counts(everything)})",
-        f"snippets: {_snippet_line(everything)}",
+        f"items:    {len(everything)} ({counts(everything)})",
+        f"{'snippets' if all(r.is_snippet for r in everything) else 'subjects'}: {_subjects_line(everything)}",
         "",
     ]
     for path, records in sorted(per_file.items()):
-        lines.append(f"{path}: {len(records)} item(s), {_counts(records)}")
+        lines.append(f"{path}: {len(records)} item(s), {counts(records)}")
     failures = [r for path in sorted(per_file) for r in _ordered(per_file[path], functions.get(path, []))
                 if r.failed]
     lines += ["", f"failures: {len(failures)}"]
@@ -142,37 +152,27 @@ def render_combined(per_file: dict[Path, list[ItemRecord]], functions: dict[Path
 def _ordered(records: list[ItemRecord], rows: list[tuple[str, int]]) -> list[ItemRecord]:
     """File order (functions as collected), compile before execute; the same whatever
     order the reports arrived in (xdist)."""
-    position = {uid: i for i, (uid, _) in enumerate(rows)}
-    stage_order = {"file": 0, "compile": 1, "execute": 2}
-    return sorted(records, key=lambda r: (position.get(r.function, len(position)), stage_order.get(r.stage, 3),
-                                          r.nodeid))
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and a rename."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    position = {uid: i for i, (uid, _) in enumerate(rows)} if rows else {
+        uid: i for i, uid in enumerate(sorted({r.function for r in records}, key=_natural))}
+    stage_order = {stage: i for i, stage in enumerate(STAGE_ORDER)}
+    return sorted(records, key=lambda r: (position.get(r.function, len(position)),
+                                          stage_order.get(r.stage, len(STAGE_ORDER)), r.nodeid))
 
 
 def write_reports(records: list[ItemRecord], functions: dict[str, list[tuple[str, int]]], root: Path,
-                  run: RunInfo) -> list[str]:
-    """Every run report of a run (one per input file, and the combined one);
-    returns the problems (an input folder that cannot be written to)."""
+                  run: RunInfo, rootdir: Path) -> list[str]:
+    """Every run report of a run (one per input file, and the combined one), under
+    ``root``, naming the inputs where they are (under ``rootdir``); returns the
+    problems (an input folder that cannot be written to)."""
     grouped: dict[str, list[ItemRecord]] = {file: [] for file in functions}
     for record in records:
         grouped.setdefault(record.file, []).append(record)
-    outputs = {report_path(root / file): render_file_report(root / file, functions.get(file, []), recs, run)
+    outputs = {report_path(root / file): render_file_report(rootdir / file, functions.get(file, []), recs, run)
                for file, recs in grouped.items()}
     combined = combined_path([root / file for file in grouped])
     if combined is not None:
-        outputs[combined] = render_combined({root / f: r for f, r in grouped.items()},
-                                            {root / f: fns for f, fns in functions.items()}, run)
+        outputs[combined] = render_combined({rootdir / f: r for f, r in grouped.items()},
+                                            {rootdir / f: fns for f, fns in functions.items()}, run)
     problems = []
     for path, text in outputs.items():
         try:

@@ -15,32 +15,18 @@ from pytest_mlir_snippets.sandbox.process import Sandbox
 from pytest_mlir_snippets.settings import Settings
 
 
-def device_id_for_worker(devices: list[int], worker: str | None) -> int | None:
-    """``--mlir-devices 0,1``: xdist worker gwN gets devices[N % len(devices)]."""
-    if not devices:
-        return None
-    index = int(worker[2:]) if worker and worker.startswith("gw") and worker[2:].isdigit() else 0
-    return devices[index % len(devices)]
-
-
 class DeviceManager:
     def __init__(self, settings: Settings,
                  on_open: Callable[[int | None, dict[str, Any]], None] | None = None) -> None:
         self.settings = settings
         self.on_open = on_open
         self.sandbox = Sandbox(settings.target, settings.memory_limit, fixed_layout=settings.bench_layout == "fixed")
-        self.device_id = device_id_for_worker(settings.devices, settings.worker)
+        self.device_id = settings.device_id
         self.opened = 0  # how many times a device was opened, for reports and tests
         self._device_worker: int | None = None  # the sandbox start whose device is open
 
     def options(self) -> Options:
-        s = self.settings
-        return Options(target=s.target, pipeline=s.pipeline, seed=s.seed, dynamic_dim=s.dynamic_dim,
-                       opt_level=s.opt_level, atol=s.atol, rtol=s.rtol, pcc=s.pcc,
-                       print_ir=s.print_ir or s.save_artifacts, device_id=self.device_id,
-                       bench_warmup=s.bench_warmup, bench_time=s.bench_time, bench_settle=s.bench_settle,
-                       cuda_chip=s.cuda_chip, sys_desc=s.sys_desc, disable_eth_dispatch=s.disable_eth_dispatch,
-                       save_artifacts=s.save_artifacts)
+        return self.settings.request_options(device_id=self.device_id)
 
     def call(self, request: Request, timeout: float | None = None) -> Response:
         """Send ``request`` (opening the device first, if the worker has none open)."""

@@ -17,55 +17,32 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
-from pytest_mlir_snippets.reporting.record import ItemRecord
-from pytest_mlir_snippets.reporting.recorder import records_json, summary_lines
-from pytest_mlir_snippets.reporting.runreport import RunInfo, write_atomic, write_reports
-
-
-def merge(documents: list[dict[str, Any]]) -> tuple[list[ItemRecord], dict[str, list[tuple[str, int]]], RunInfo,
-                                                     Path]:
-    """Items of all runs (a later file wins for the same node id), and their input files."""
-    records: dict[str, ItemRecord] = {}
-    functions: dict[str, list[tuple[str, int]]] = {}
-    for doc in documents:
-        for item in doc["items"]:
-            record = ItemRecord.from_json(item)
-            records[record.nodeid] = record
-        for file, fns in doc["files"].items():
-            if fns or file not in functions:
-                functions[file] = [(uid, int(line)) for uid, line in fns]
-    first = documents[0]
-    modes = {doc["mode"] for doc in documents}
-    run = RunInfo(", ".join(sorted({doc["target"] for doc in documents})),
-                  first["mode"] if len(modes) == 1 else "mixed: " + ", ".join(sorted(modes)))
-    return list(records.values()), functions, run, Path(first["rootdir"])
+from pytest_mlir_snippets.reporting.publish import RecordsError, publish, read_records, summary_lines
 
 
 def report(args: argparse.Namespace) -> int:
     documents = []
     for path in args.json_files:
         try:
-            documents.append(json.loads(Path(path).read_text()))
+            documents.append((path, json.loads(Path(path).read_text())))
         except (OSError, ValueError) as error:
             print(f"mlir-snippets report: cannot read {path}: {error}", file=sys.stderr)
             return 2
-    records, functions, run, rootdir = merge(documents)
-    root = Path(args.out) if args.out else rootdir
-    if args.out:
-        root.mkdir(parents=True, exist_ok=True)
-    elif not root.is_dir():
-        print(f"mlir-snippets report: {root} does not exist here; give --out DIR", file=sys.stderr)
+    try:
+        records, functions, run, rootdir = read_records(documents)
+    except RecordsError as error:
+        print(f"mlir-snippets report: {error}", file=sys.stderr)
         return 2
+    root = Path(args.out) if args.out else rootdir
     if args.out:
         for file in functions:
             (root / file).parent.mkdir(parents=True, exist_ok=True)
-    problems = write_reports(records, functions, root, run)
-    if args.json:
-        merged = records_json(records, functions, run, rootdir)
-        write_atomic(Path(args.json), json.dumps(merged, indent=1) + "\n")
-    for line, _ in summary_lines(records):
+    elif not root.is_dir():
+        print(f"mlir-snippets report: {root} does not exist here; give --out DIR", file=sys.stderr)
+        return 2
+    problems = publish(records, functions, root, run, Path(args.json) if args.json else None, rootdir)
+    for line, _ in summary_lines(records, len(functions)):
         print(line)
     for problem in problems:
         print(problem, file=sys.stderr)

@@ -11,22 +11,48 @@ from pytest_mlir_snippets.golden.inputs import TypeSpec, UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
-_LOC = re.compile(r'"-":(\d+):(\d+)')
+NAMED_SOURCES = ("model_linalg.mlir", "transform.mlir")  # texts parsed under their own name (parse_named)
+_LOC = re.compile(r'"(-|model_linalg\.mlir|transform\.mlir)":(\d+):(\d+)')
 _UNKNOWN_DIALECT = re.compile(r"Dialect `([\w.]+)' not found for custom op")
 _SEVERITY = {"DiagnosticSeverity.ERROR": "error", "DiagnosticSeverity.WARNING": "warning",
              "DiagnosticSeverity.NOTE": "note", "DiagnosticSeverity.REMARK": "remark"}
 
 
+def source_location(location: str) -> tuple[str, int | None, int | None]:
+    """(named source or "", line, column) in the parsed text, from a printed MLIR location."""
+    m = _LOC.search(location)
+    if not m:
+        return "", None, None
+    return ("" if m.group(1) == "-" else m.group(1)), int(m.group(2)), int(m.group(3))
+
+
 def location_of(location: str) -> tuple[int | None, int | None]:
     """Line and column in the parsed text, from a printed MLIR location."""
-    m = _LOC.search(location)
-    return (int(m.group(1)), int(m.group(2))) if m else (None, None)
+    return source_location(location)[1:]
 
 
 def to_diagnostic(d: Any) -> Diagnostic:
     """An MLIR ``Diagnostic``/``DiagnosticInfo`` as our picklable record."""
     severity = _SEVERITY.get(str(d.severity), str(d.severity).split(".")[-1].lower())
-    return Diagnostic(severity, d.message, *location_of(str(d.location)), [to_diagnostic(n) for n in d.notes])
+    file, line, column = source_location(str(d.location))
+    return Diagnostic(severity, d.message, line, column, [to_diagnostic(n) for n in d.notes], file)
+
+
+def parse_named(ir: Any, text: str, name: str) -> Any:
+    """A module parsed with ``name`` in its locations, so that diagnostics say which text
+    they are in (a single top-level op gets a module around it; text with several
+    top-level ops is parsed as ``Module.parse`` does, without the name)."""
+    try:
+        op = ir.Operation.parse(text, source_name=name)
+    except ir.MLIRError as error:
+        if "single top-level operation" not in str(error):
+            raise
+        return ir.Module.parse(text)
+    if op.operation.name == "builtin.module":
+        return op
+    module = ir.Module.create()
+    ir.InsertionPoint(module.body).insert(op.operation)
+    return module
 
 
 class Collector:

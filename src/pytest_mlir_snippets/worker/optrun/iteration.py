@@ -23,9 +23,9 @@ def full_pipeline(text: str) -> str:
 
 def splice(ir: Any, model: str, schedule: str) -> Any:
     """The payload with the schedule's named sequences in it, for the transform
-    interpreter (parsed in the current context)."""
-    payload = ir.Module.parse(model)
-    sequence = ir.Module.parse(schedule)
+    interpreter (parsed in the current context, each text under its file's name)."""
+    payload = mlirtools.parse_named(ir, model, "model_linalg.mlir")
+    sequence = mlirtools.parse_named(ir, schedule, "transform.mlir")
     payload.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
     insert = ir.InsertionPoint(payload.body)
     for op in sequence.body.operations:

@@ -1,0 +1,171 @@
+"""What every item of the plugin shares: its record, its expectation, its timeout.
+
+Snippet stages, the ``<file>`` item of a file that cannot be split, iteration stages
+and ``pytorch[benchmark]`` all end with one ``ItemRecord``, put on their test report
+as data (``report.mlir_record``) in ``pytest_runtest_makereport``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+
+from pytest_mlir_snippets.items.failures import FAILURES, ItemFailure, MlirFailureRepr
+from pytest_mlir_snippets.protocol import Kind, Response
+from pytest_mlir_snippets.reporting.record import ItemRecord, junit_properties
+from pytest_mlir_snippets.session import run_state
+
+CRASH_NOT_RUN = "expected to crash: not run (--mlir-run-crashers)"
+
+
+def item_kwargs(parent: pytest.Collector, name: str, stage: str) -> dict[str, Any]:
+    """``from_parent`` arguments for an item ``name[stage]``: pytest 9 keeps node ids
+    structured (path, names, params), and the stage is the params part, as for a
+    parametrized test, so that ``--lf`` and pasted node ids match."""
+    parent_id: Any = getattr(parent, "id", None)
+    extra = {}
+    if parent_id is not None and hasattr(parent_id, "with_params"):
+        extra["nodeid"] = parent_id.child(name).with_params(stage)
+    return {"name": f"{name}[{stage}]", **extra}
+
+
+class MlirItem(pytest.Item):
+    """An item whose work runs in a sandbox worker and whose outcome is a record."""
+
+    # set as the item runs (class defaults: 10,000s of items are made at collection)
+    stage: str = ""
+    subject: str = ""  # the function's unique id, or the iteration's name
+    kind: Kind | None = None  # the outcome kind (None: not decided, e.g. skipped for another's failure)
+    response: Response | None = None
+    expected: str | None = None
+    xfail_if_fails = False  # lit XFAIL on a stage before the last: a failure is expected, a pass is fine
+    skip_reason = ""
+    timeout_budget: float | None = None  # pytest-timeout's for this item (pytest_timeout_set_timer)
+    deadline: float | None = None
+
+    # -------------------------------------------------------------- expectations
+    def expect(self, status: str | None, any_failure: bool = False, last_stage: bool = True) -> None:
+        """Hold the item to ``status`` (from an expectations file) or, with ``any_failure``
+        (a lit XFAIL line), to failing somewhere: pytest's strict xfail on the last stage."""
+        settings = run_state(self.config).settings
+        if status in (None, "pass", "skip") and not any_failure:
+            return
+        if status is None:
+            self.expected = "any failure"
+            if last_stage:
+                self.add_marker(pytest.mark.xfail(strict=True, raises=ItemFailure, reason="expected any failure"))
+            else:
+                self.xfail_if_fails = True
+            return
+        self.expected = status
+        if status == Kind.CRASH.value and not settings.run_crashers:
+            self.add_marker(pytest.mark.xfail(run=False, reason=CRASH_NOT_RUN))
+        else:
+            self.add_marker(pytest.mark.xfail(strict=True, raises=FAILURES[status], reason=f"expected {status}"))
+
+    # --------------------------------------------------------------- timeouts
+    def timeout(self) -> float:
+        """Seconds left for this item's next sandbox call: ``--mlir-timeout`` per call,
+        within pytest-timeout's time for the whole item when it has one."""
+        settings = run_state(self.config).settings
+        if self.deadline is None:
+            return settings.timeout
+        return max(0.1, min(settings.timeout, self.deadline - time.monotonic()))
+
+    def start_clock(self) -> None:
+        self.deadline = None if not self.timeout_budget else time.monotonic() + self.timeout_budget
+
+    def runtest(self) -> None:
+        self.start_clock()
+        try:
+            self.run_stage()
+        except ItemFailure as failure:
+            if self.xfail_if_fails:
+                pytest.xfail(f"XFAIL ({failure.response.kind.value}): {failure.response.message.splitlines()[0]}"
+                             if failure.response.message else f"XFAIL ({failure.response.kind.value})")
+            raise
+
+    def run_stage(self) -> None:
+        raise NotImplementedError
+
+    def source_text(self) -> tuple[str, str]:
+        """(what the item runs, its name) for the HTML report's extras."""
+        return "", ""
+
+    def skip(self, reason: str) -> NoReturn:
+        """Skip, reported at the item's own location (its file line) rather than here."""
+        self.skip_reason = reason
+        raise pytest.skip.Exception(reason, _use_item_location=True)
+
+    def fail(self, response: Response) -> NoReturn:
+        """End with ``response``'s outcome: a skip for ``unsupported``, else a failure of its kind."""
+        self.kind = response.kind
+        if response.kind is Kind.UNSUPPORTED:
+            self.skip(response.message)
+        raise FAILURES[response.kind.value](response)
+
+    # ----------------------------------------------------------------- records
+    def skeleton(self) -> ItemRecord:
+        """The record's fixed part: what the item is."""
+        assert self.parent is not None
+        return ItemRecord(nodeid=self.nodeid, name=self.name, file=self.parent.nodeid, function=self.subject,
+                          stage=self.stage, target=run_state(self.config).settings.target,
+                          expected=self.expected or "")
+
+    def describe(self, record: ItemRecord, response: Response) -> None:
+        """Fill in what the response says (diagnostics at file locations, metrics, ...)."""
+        record.message = response.message
+        record.metrics = dict(response.metrics)
+        record.output = response.stderr
+        record.seconds = response.seconds
+
+    def record_report(self, report: pytest.TestReport) -> None:
+        """Put this item's record on ``report`` when the report decides the outcome (and a
+        skeleton on a passed setup report under xdist: the controller needs it if the
+        worker dies while the item runs)."""
+        final = report.when == "call" or (report.when == "setup" and not report.passed)
+        if not final and not (report.when == "setup" and hasattr(self.config, "workerinput")):
+            return
+        record = self.skeleton()
+        if final:
+            self._complete(record, report)
+            self.user_properties.extend(junit_properties(record))
+        report.mlir_record = record.to_json()  # type: ignore[attr-defined]
+
+    def _complete(self, record: ItemRecord, report: pytest.TestReport) -> None:
+        if self.response is not None:
+            self.describe(record, self.response)
+        wasxfail = getattr(report, "wasxfail", None)
+        record.outcome = ("xfailed" if wasxfail is not None and report.skipped else
+                          "xpassed" if wasxfail is not None else report.outcome)
+        record.duration = round(report.duration, 6)
+        if self.kind is not None:
+            record.kind = self.kind.value
+        elif wasxfail is not None and report.when == "setup":
+            record.kind = "not-run"  # expected to crash: not run unless asked
+        elif report.skipped:
+            record.kind = "skip"
+        elif report.failed:
+            record.kind = "error"  # not an MLIR outcome: a bug, or a hook that raised
+        if report.skipped:
+            record.message = self.skip_reason or str(wasxfail or "") or _skip_message(report) or record.message
+        if report.failed and not isinstance(report.longrepr, MlirFailureRepr):
+            record.details = report.longreprtext
+            record.message = record.message or report.longreprtext.strip().splitlines()[-1]
+        record.sign()
+
+
+def _skip_message(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    return str(longrepr[2]).removeprefix("Skipped: ") if isinstance(longrepr, tuple) else ""
+
+
+def relative(config: pytest.Config, path: Path) -> str:
+    """``path`` relative to the rootdir, as node ids write it."""
+    try:
+        return path.relative_to(config.rootpath).as_posix()
+    except ValueError:
+        return path.as_posix()

@@ -1,0 +1,84 @@
+"""Benchmark history of an optimization run: ``<run>/benchmarks.json``.
+
+One entry per target and iteration: the figures of its last measurement
+(``benchstats.FIGURES``), the digest of what was measured, when, and a carried
+reference median. Benchmark items read it (the same code's last median is the speed
+to expect); the controller updates it from the session's records and renders every
+table from it. Measuring on one target never touches another target's entries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from pytest_mlir_snippets.reporting.files import write_atomic
+from pytest_mlir_snippets.worker.benchstats import FIGURES
+
+FILE = "benchmarks.json"
+VERSION = 1
+Entries = dict[str, dict[str, Any]]  # iteration -> its last measurement
+
+
+def code_digest(*texts: str) -> str:
+    """What a measurement was of: the texts given, the toolchain and this machine."""
+    from pytest_mlir_snippets.sandbox.cache import toolchain  # not at import: the cache module brings numpy
+
+    digest = hashlib.sha256()
+    for text in (*texts, toolchain(), platform.node()):
+        digest.update(text.encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def load(run: Path) -> dict[str, Entries]:
+    """Every target's entries (empty when the file is missing, unreadable or of another version)."""
+    try:
+        data = json.loads((run / FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("targets"), dict):
+        return {}
+    return {target: entries for target, entries in data["targets"].items() if isinstance(entries, dict)}
+
+
+def entries(run: Path, target: str) -> Entries:
+    return load(run).get(target, {})
+
+
+def reference_ms(run: Path, target: str, iteration: str, digest: str) -> float:
+    """The median a new measurement of the same code should see again: the last settled
+    one's, or the one an unsettled measurement carried on (0: none)."""
+    last = entries(run, target).get(iteration, {})
+    if last.get("digest") != digest:
+        return 0.0
+    return float(last.get("median_ms" if last.get("settled") == 1 else "reference_ms", 0) or 0)
+
+
+def update(run: Path, target: str, measured: dict[str, dict[str, Any]],
+           verdicts: dict[str, dict[str, str]]) -> Entries:
+    """Store this session's measurements of ``target`` (iteration -> figures and digest)
+    and the outcome kinds of its checks and correctness (iteration -> stage -> kind);
+    returns that target's entries. A measurement that did not settle carries the last
+    settled median of the same code on, once."""
+    everything = load(run)
+    mine = everything.setdefault(target, {})
+    for iteration, figures in measured.items():
+        before = mine.get(iteration, {})
+        entry = {k: figures[k] for k in FIGURES if k in figures}
+        entry.update(digest=figures.get("digest", ""), measured=time.strftime("%Y-%m-%d %H:%M:%S"),
+                     stages=before.get("stages", {}))
+        if (entry.get("settled") == 0 and before.get("settled") == 1 and before.get("digest") == entry["digest"]
+                and before.get("median_ms")):
+            entry["reference_ms"] = before["median_ms"]
+        mine[iteration] = entry
+    for iteration, stages in verdicts.items():
+        entry = mine.setdefault(iteration, {})
+        entry["stages"] = {**entry.get("stages", {}), **stages}
+    if measured or verdicts:
+        write_atomic(run / FILE, json.dumps({"version": VERSION, "targets": everything}, indent=1, sort_keys=True)
+                   + "\n")
+    return mine

@@ -1,0 +1,98 @@
+"""Everything written from a run's records, in one place: at the end of a session on
+the controller, and by ``mlir-snippets report`` from the JSON of one or several runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pytest_mlir_snippets.reporting import benchmark
+from pytest_mlir_snippets.reporting.files import write_atomic
+from pytest_mlir_snippets.reporting.record import ItemRecord, counts, tally
+from pytest_mlir_snippets.reporting.runreport import RunInfo, write_reports
+
+JSON_VERSION = 2
+Functions = dict[str, list[tuple[str, int]]]  # input file (node id) -> its functions and lines
+
+
+class RecordsError(ValueError):
+    """A JSON document that is not what ``--mlir-json`` writes."""
+
+
+def publish(records: list[ItemRecord], functions: Functions, root: Path, run: RunInfo,
+            json_path: Path | None = None, rootdir: Path | None = None) -> list[str]:
+    """Run reports (under ``root``, naming the inputs under ``rootdir``), the combined
+    report, optimization runs' tables (in the runs' folders) and the JSON records;
+    returns the problems (a folder that cannot be written to)."""
+    rootdir = rootdir or root
+    problems = write_reports(records, functions, root, run, rootdir)
+    problems += benchmark.write_runs(records, rootdir)
+    if json_path is not None:
+        try:
+            text = json.dumps(records_json(records, functions, run, rootdir), indent=1)
+            write_atomic(json_path, text + "\n")
+        except OSError as error:
+            problems.append(f"could not write {json_path}: {error.strerror or error}")
+    return problems
+
+
+def records_json(records: list[ItemRecord], functions: Functions, run: RunInfo, rootdir: Path) -> dict[str, Any]:
+    """What ``--mlir-json`` writes and ``mlir-snippets report`` reads."""
+    return {
+        "version": JSON_VERSION, "target": run.target, "mode": run.mode, "rootdir": str(rootdir),
+        "files": {file: [list(f) for f in fns] for file, fns in sorted(functions.items())},
+        "items": [r.to_json() for r in sorted(records, key=lambda r: r.nodeid)],
+    }
+
+
+def read_records(documents: list[tuple[str, Any]]) -> tuple[list[ItemRecord], Functions, RunInfo, Path]:
+    """Items of all runs (a later document wins for the same node id) and their input
+    files; raises ``RecordsError`` naming the document that is not one of ours."""
+    records: dict[str, ItemRecord] = {}
+    functions: Functions = {}
+    for name, doc in documents:
+        try:
+            if not isinstance(doc, dict) or doc.get("version") != JSON_VERSION:
+                raise TypeError(f"not a version {JSON_VERSION} --mlir-json document")
+            for item in doc["items"]:
+                record = ItemRecord.from_json(item)
+                records[record.nodeid] = record
+            for file, fns in doc["files"].items():
+                if fns or file not in functions:
+                    functions[file] = [(str(uid), int(line)) for uid, line in fns]
+            str(doc["target"]), str(doc["mode"]), str(doc["rootdir"])
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            detail = f"missing {error}" if isinstance(error, KeyError) else str(error)
+            raise RecordsError(f"{name}: not records written by --mlir-json ({detail})") from None
+    docs = [doc for _, doc in documents]
+    modes = {doc["mode"] for doc in docs}
+    run = RunInfo(", ".join(sorted({doc["target"] for doc in docs})),
+                  docs[0]["mode"] if len(modes) == 1 else "mixed: " + ", ".join(sorted(modes)))
+    return list(records.values()), functions, run, Path(docs[0]["rootdir"])
+
+
+def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "") -> list[tuple[str, bool]]:
+    """The closing lines: counts per outcome kind, then the verdict (text, is it bad)."""
+    snippets = [r for r in records if r.is_snippet]
+    iterations = [r for r in records if not r.is_snippet]
+    _, ok_snippets, bad_snippets, unsupported = tally(snippets)
+    _, ok_iterations, bad_iterations, _ = tally(iterations)
+    note = f" ({unsupported} unsupported on this target)" if unsupported else ""
+
+    def subjects(n_snippets: int, n_iterations: int) -> str:
+        parts = [f"{n_snippets} snippet(s)"] if snippets else []
+        parts += [f"{n_iterations} iteration(s)"] if iterations else []
+        return " and ".join(parts) or "0 snippet(s)"
+
+    failed = bad_snippets + bad_iterations
+    if failed:
+        verdict = f"{subjects(bad_snippets, bad_iterations)} failed across {files} file(s){note}"
+    elif ok_snippets + ok_iterations:
+        verdict = f"all {subjects(ok_snippets, ok_iterations)} succeeded across {files} file(s){note}"
+    else:
+        verdict = f"nothing ran to an outcome: {len(records)} item(s) skipped across {files} file(s){note}"
+    lines = [("items per outcome: " + counts(records), False), (verdict, bool(failed))]
+    if interrupted:
+        lines.append((f"the run was interrupted ({interrupted}): items not run are missing from the reports", True))
+    return lines
