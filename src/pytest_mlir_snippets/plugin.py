@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_mlir_snippets import settings as options
+from pytest_mlir_snippets import termination
 from pytest_mlir_snippets.items.expectations import Expectations, ExpectationsError, judge
 from pytest_mlir_snippets.items.iteration import OptimizationRun, is_run_model
 from pytest_mlir_snippets.items.snippet import FileErrorItem, SnippetFile, SnippetItem, is_snippet_file, properties
@@ -38,6 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
     elif state.settings.update_expectations:
         raise pytest.UsageError("--mlir-update-expectations needs --mlir-expectations FILE")
     config.stash[STATE] = state
+    termination.install(config)  # SIGTERM (a cancelled CI job) as Ctrl-C: reports written, workers killed
     config.pluginmanager.register(Recorder(state, config), "mlir-snippets-recorder")
     config.pluginmanager.register(RunReports(config), "mlir-snippets-run-reports")
     if config.pluginmanager.hasplugin("html"):
@@ -47,8 +49,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if STATE in config.stash:
-        run_state(config).close()
+    try:
+        if STATE in config.stash:
+            run_state(config).close()
+    finally:
+        termination.restore(config)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
