@@ -111,3 +111,21 @@ def make():
     assert len(props) == 2 * configurations
     failed = {n: p["mlir_kind"] for n, p in props.items() if p["mlir_kind"] != "pass"}
     assert not failed
+
+
+def test_a_model_that_does_not_parse_keeps_mlir_diagnostics(pytester: pytest.Pytester) -> None:
+    (pytester.path / "bad.mlir").write_text(MODEL.replace("(%0, %b)", "(%0, %missing)"))
+    (pytester.path / "mistyped.mlir").write_text(
+        "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %0 = arith.addf %a, %a : tensor<4xi32>\n  return %0 : tensor<4xf32>\n}\n")
+    (pytester.path / "good.mlir").write_text(MODEL)
+    result = pytester.run(CLI, "inventory", "bad.mlir", "mistyped.mlir", "good.mlir")
+    assert result.ret == 1
+    assert result.stderr.lines == [
+        "bad.mlir: cannot take the inventory: MLIR cannot parse it",
+        "bad.mlir:5:25: error: use of undeclared SSA value name",
+        "mistyped.mlir: cannot take the inventory: MLIR cannot parse it",
+        "mistyped.mlir:2:19: error: use of value '%a' expects different type than prior uses: "
+        "'tensor<4xi32>' vs 'tensor<4xf32>'",
+        "  mistyped.mlir:1:14: note: prior use here"], result.stderr.str()
+    result.stdout.fnmatch_lines(["wrote good/ops.mlir and op-report.txt"])

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import sys
 from pathlib import Path
 
@@ -156,6 +158,19 @@ def test_shards_merge_into_one_report(pytester: pytest.Pytester) -> None:
     assert sorted(reports_of(out)) == ["mlir-snippets-combined-report.txt", "more/other-run-report.txt",
                                        "ops/ops-run-report.txt"]
     assert len(json.loads((pytester.path / "all.json").read_text())["items"]) == 10
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_reports_and_json_follow_the_umask(pytester: pytest.Pytester, umask: int) -> None:
+    pytester.makefile(".mlir", ops=GOOD)
+    previous = os.umask(umask)
+    try:
+        pytester.runpytest("-p", "no:cacheprovider", "--mlir-skip-exec", "--mlir-json=run.json").assert_outcomes(
+            passed=1)
+    finally:
+        os.umask(previous)
+    for name in ("ops-run-report.txt", "run.json"):
+        assert stat.S_IMODE((pytester.path / name).stat().st_mode) == 0o666 & ~umask, name
 
 
 def test_read_only_input_folder_costs_nothing_but_a_warning(pytester: pytest.Pytester) -> None:

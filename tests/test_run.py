@@ -185,6 +185,25 @@ def test_artifacts_stay_inside_the_output_root(pytester: pytest.Pytester) -> Non
     assert sorted(p.name for p in outside) == ["evil.mlir", "ops.mlir"]
 
 
+def test_artifacts_of_same_named_files_in_two_folders_stay_apart(pytester: pytest.Pytester) -> None:
+    for folder, op in (("a", "arith.addf"), ("b", "arith.mulf")):
+        pytester.mkdir(folder)
+        (pytester.path / folder / "model.mlir").write_text(ADD.replace("arith.addf", op))
+    pytester.runpytest("--mlir-skip-exec", "--mlir-save-artifacts", "-p", "no:cacheprovider").assert_outcomes(
+        passed=2)
+    artifacts = pytester.path / "ops_mlir_snippets"
+    for folder, op in (("a", "arith.addf"), ("b", "arith.mulf")):
+        assert op in (artifacts / folder / "model.mlir" / "add_0" / "cpu" / "snippet.mlir").read_text()
+    # a file outside the rootdir: its artifacts still land inside the output root
+    root = pytester.path / "out"
+    pytester.runpytest("--mlir-skip-exec", "--mlir-save-artifacts", f"--mlir-output-root={root}",
+                       f"--rootdir={pytester.path / 'a'}", str(pytester.path / "b" / "model.mlir"),
+                       "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    written = [p.relative_to(root).parts for p in root.rglob("snippet.mlir")]
+    assert len(written) == 1 and written[0][0] == "ops_mlir_snippets" and ".." not in written[0]
+    assert written[0][2:] == ("b", "model.mlir", "add_0", "cpu", "snippet.mlir"), written
+
+
 @pytest.mark.slow
 def test_examples(pytester: pytest.Pytester, run_items, copy_into) -> None:
     from conftest import EXAMPLES

@@ -4,6 +4,7 @@ surface the backend uses (tests/data/tt_double), and without tt-mlir at all."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -38,7 +39,7 @@ OPS = """module {
 def tt(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The double on PYTHONPATH (the sandbox worker inherits it), a system descriptor,
     and the call log; returns the log's path."""
-    monkeypatch.setenv("PYTHONPATH", str(DOUBLE))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(DOUBLE), os.environ.get("PYTHONPATH")])))
     descriptor = pytester.path / "artifacts" / "system_desc.ttsys"
     descriptor.parent.mkdir()
     descriptor.write_text("descriptor")
@@ -122,6 +123,41 @@ def test_without_tt_mlir_items_skip_and_collection_works(pytester: pytest.Pytest
     result.stdout.fnmatch_lines(["*tt-mlir is not available (missing modules: _ttmlir_runtime, "
                                  "builder.base.builder_apis, builder.base.builder_runtime): run inside a tt-mlir "
                                  "build environment (`source env/activate`*"])
+
+
+MULTIPLY = """module {
+  func.func @multiply(%a: tensor<32x32xf32>) -> tensor<32x32xf32> {
+    %0 = "ttir.multiply"(%a, %a) : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+    return %0 : tensor<32x32xf32>
+  }
+}
+"""
+
+
+def test_without_tt_mlir_every_item_of_every_file_says_so(pytester: pytest.Pytester, run_items) -> None:
+    (pytester.path / "ops.mlir").write_text(OPS)
+    (pytester.path / "more.mlir").write_text(MULTIPLY)
+    result, props = run_items("--mlir-target=ttnn")
+    assert len(props) == 12 and {p["outcome"] for p in props.values()} == {"skipped"}, result.stdout.str()
+    for node, p in props.items():
+        assert p["mlir_message"].startswith("tt-mlir is not available (missing modules: _ttmlir_runtime"), node
+
+
+def test_what_the_machine_lacks_is_not_kept_by_the_compile_cache(pytester: pytest.Pytester,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SYSTEM_DESC_PATH", raising=False)
+    (pytester.path / "ops.mlir").write_text(MULTIPLY)
+    without = pytester.runpytest("--mlir-target=ttnn", "--mlir-skip-exec", "-rs")  # compile cache on
+    without.assert_outcomes(skipped=1)
+    without.stdout.fnmatch_lines(["*tt-mlir is not available*"])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(DOUBLE), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("TT_DOUBLE_LOG", str(pytester.path / "calls.jsonl"))
+    no_descriptor = pytester.runpytest("--mlir-target=ttnn", "--mlir-skip-exec", "-rs")
+    no_descriptor.assert_outcomes(skipped=1)
+    no_descriptor.stdout.fnmatch_lines(["*no system descriptor at ttrt-artifacts/system_desc.ttsys*"])
+    (pytester.path / "ttrt-artifacts").mkdir()
+    (pytester.path / "ttrt-artifacts" / "system_desc.ttsys").write_text("descriptor")  # mlir-snippets sysdesc
+    pytester.runpytest("--mlir-target=ttnn", "--mlir-skip-exec").assert_outcomes(passed=1)
 
 
 def test_sysdesc_runs_ttrt_query(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 
@@ -18,6 +19,12 @@ def safe_name(name: str) -> str:
     return f"{cleaned or '_'}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
 
 
-def artifact_dir(root: Path, file: Path, uid: str, target: str) -> Path:
-    """``<root>/ops_mlir_snippets/<file>/<func>/<target>/``, always inside root."""
-    return root / "ops_mlir_snippets" / safe_name(file.name) / safe_name(uid) / safe_name(target)
+def artifact_dir(root: Path, file: Path, uid: str, target: str, rootdir: Path) -> Path:
+    """``<root>/ops_mlir_snippets/<file>/<func>/<target>/``, always inside root.
+
+    ``<file>`` is the snippet file's path relative to pytest's rootdir, one folder per
+    component, so ``a/model.mlir`` and ``b/model.mlir`` (every IREE test folder has a
+    ``model.mlir``) keep their artifacts apart. Each component goes through
+    ``safe_name``: the ``..`` of a file outside the rootdir becomes a hashed name."""
+    relative = Path(os.path.relpath(file, rootdir)).parts
+    return root.joinpath("ops_mlir_snippets", *map(safe_name, relative), safe_name(uid), safe_name(target))

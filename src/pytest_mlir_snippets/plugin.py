@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_mlir_snippets import settings
+from pytest_mlir_snippets import settings, termination
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.items.expectations import Expectations, ExpectationsError
 from pytest_mlir_snippets.items.iteration import OptimizationRun
@@ -40,6 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
     elif state.settings.update_expectations:
         raise pytest.UsageError("--mlir-update-expectations needs --mlir-expectations FILE")
     config.stash[STATE] = state
+    termination.install(config)  # SIGTERM (a cancelled CI job) as Ctrl-C: reports written, workers killed
     config.pluginmanager.register(Recorder(state, config), "mlir-snippets-recorder")
     if config.pluginmanager.hasplugin("html"):
         from pytest_mlir_snippets.reporting.html import HtmlColumns
@@ -50,8 +51,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if STATE in config.stash:
-        run_state(config).close()
+    try:
+        if STATE in config.stash:
+            run_state(config).close()
+    finally:
+        termination.restore(config)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:

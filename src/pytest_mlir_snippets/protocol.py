@@ -64,6 +64,9 @@ class Options:
 
 
 EXECUTING = ("execute", "iteration-execute", "iteration-benchmark")  # requests that run code on the device
+# Response.info key, true when the verdict is about this machine (a package or a file it
+# lacks), not about the request: the compile cache never keeps such a verdict.
+ENVIRONMENT = "environment"
 
 
 @dataclass

@@ -209,7 +209,7 @@ class SnippetItem(MlirItem):
             options = state.device_manager().options()
             if state.settings.save_artifacts:
                 options.artifact_dir = str(artifact_dir(state.settings.output_root, self.path, self.function.uid,
-                                                        state.settings.target))
+                                                        state.settings.target, self.config.rootpath))
             self._memo["options"] = options
         return self._memo["options"]  # type: ignore[no-any-return]
 
@@ -259,7 +259,8 @@ class SnippetItem(MlirItem):
         if response.ir and settings.print_ir:
             self.add_report_section("call", "compiled IR", response.ir)
         if response.ir and settings.save_artifacts:
-            folder = artifact_dir(settings.output_root, self.path, self.function.uid, settings.target)
+            folder = artifact_dir(settings.output_root, self.path, self.function.uid, settings.target,
+                                  self.config.rootpath)
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "snippet.mlir").write_text(self.split.text)
             (folder / "compiled.mlir").write_text(response.ir)

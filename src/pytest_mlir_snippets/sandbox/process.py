@@ -54,6 +54,33 @@ def _fixed_layout() -> Callable[[], None]:
     return fix
 
 
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_parent() -> Callable[[], None]:
+    """What makes the process it runs in before ``exec`` get SIGKILL when the pytest
+    process dies, however it dies (SIGKILL included): the worker runs in a session of
+    its own, and a worker busy in native code never reads the end of its input, so
+    without this it would go on running, at full CPU, for good. The kernel sends the
+    signal when the *thread* that started the worker ends; pytest starts workers from
+    the thread that runs the items, which lives as long as the session. Nothing where
+    there is no ``prctl`` (not Linux)."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return lambda: None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    prctl.restype = ctypes.c_int
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died between fork and prctl: no signal will come
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return arm
+
+
 class Sandbox:
     """Owns one worker process for one target."""
 
@@ -75,8 +102,10 @@ class Sandbox:
     def _start(self) -> subprocess.Popen[bytes]:
         self._log = tempfile.TemporaryFile(prefix="mlir-worker-")
         limit, fix_layout = self.memory_limit, _fixed_layout() if self.fixed_layout else (lambda: None)
+        die_with_parent = _die_with_parent()
 
         def before_exec() -> None:
+            die_with_parent()
             fix_layout()
             if limit:
                 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))

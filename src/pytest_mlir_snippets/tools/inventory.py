@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_mlir_snippets.protocol import Kind
+
 OPS_FILE = "ops.mlir"
 REPORT_FILE = "op-report.txt"
 PLACEHOLDER = "inventory_function"
@@ -67,12 +69,38 @@ def _bindings(text: str) -> tuple[Any, Any, Any]:
     return ir, func, ir.Context()
 
 
+class ParseError(Exception):
+    """The model does not parse; ``lines``: MLIR's diagnostics, as ``file:line:col: error: ...``."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+def _parse(text: str, source: str, ir: Any, ctx: Any) -> Any:
+    """``text`` as a module; MLIR's diagnostics (whether the bindings hand them to a
+    handler or keep them on the ``MLIRError``) at ``source``'s lines if it does not parse."""
+    from pytest_mlir_snippets.worker.lowering.mlirtools import collecting
+
+    with collecting(ctx, "inventory") as collector:
+        try:
+            return ir.Module.parse(text)
+        except Exception as error:
+            diagnostics = collector.failure(Kind.COMPILE_ERROR, "", error).diagnostics
+    lines = []
+    for d in diagnostics:
+        for depth, diag in [(0, d)] + [(1, note) for note in d.notes]:
+            where = f"{source}:{diag.line}:{diag.column}" if diag.line is not None else source
+            lines.append(f"{'  ' * depth}{where}: {diag.severity}: {diag.message}")
+    raise ParseError(lines)
+
+
 def take_inventory(text: str, source: str) -> Inventory:
     ir, func, ctx = _bindings(text)
     inventory = Inventory(source)
     with ctx, ir.Location.unknown():
         ctx.allow_unregistered_dialects = True
-        module = ir.Module.parse(text)
+        module = _parse(text, source, ir, ctx)
         scratch, out = ir.Module.create(), ir.Module.create()
         for name, attr in _named(module.operation.attributes):
             out.operation.attributes[name] = attr
@@ -254,7 +282,10 @@ def run(inputs: list[Path], out: Path | None) -> tuple[list[Path], list[str]]:
         folder = (out / path.resolve().parent.relative_to(base) if out else path.parent) / path.stem
         try:
             inventory = take_inventory(path.read_text(), str(path))
-        except Exception as error:  # a model that does not parse: say so, go on with the others
+        except ParseError as error:  # a model that does not parse: say where, go on with the others
+            problems.append("\n".join([f"{path}: cannot take the inventory: MLIR cannot parse it", *error.lines]))
+            continue
+        except Exception as error:  # unreadable, not UTF-8, an op the extraction cannot copy
             problems.append(f"{path}: cannot take the inventory: {str(error).strip().splitlines()[0]}")
             continue
         written.append(write_inventory(inventory, folder))

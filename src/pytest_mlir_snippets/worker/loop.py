@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from pytest_mlir_snippets.golden.recorded import specializable
-from pytest_mlir_snippets.protocol import Kind, Request, Response, read_message, write_message
+from pytest_mlir_snippets.protocol import ENVIRONMENT, Kind, Request, Response, read_message, write_message
 from pytest_mlir_snippets.worker.optrun.iteration import compile_iteration
 from pytest_mlir_snippets.worker.optrun.schedule import check_schedule
 from pytest_mlir_snippets.worker.targets import Backend, Compiled, SnippetFailure, load_backend
@@ -30,15 +30,18 @@ class Worker:
     def __init__(self, target: str) -> None:
         self.target = target
         self._backend: Backend | None = None
+        self._missing: str | None = None  # why the backend cannot work here (its missing())
         self._compiled: OrderedDict[tuple[Any, ...], Compiled | SnippetFailure] = OrderedDict()
 
     @property
     def backend(self) -> Backend:
+        """The target's backend. While what it needs is missing (tt-mlir's modules), every
+        request that uses it fails with that reason, the first and all those after it."""
         if self._backend is None:
             self._backend = load_backend(self.target)
-            reason = self._backend.missing()
-            if reason:
-                raise SnippetFailure(Kind.UNSUPPORTED, reason)
+            self._missing = self._backend.missing()
+        if self._missing:
+            raise SnippetFailure(Kind.UNSUPPORTED, self._missing, info={ENVIRONMENT: True})
         return self._backend
 
     def handle(self, request: Request) -> Response:

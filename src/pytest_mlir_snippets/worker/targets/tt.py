@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_mlir_snippets.protocol import Kind, Options
+from pytest_mlir_snippets.protocol import ENVIRONMENT, Kind, Options
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
 
 MODULES = ("_ttmlir_runtime", "builder.base.builder_apis", "builder.base.builder_runtime")
@@ -123,7 +123,8 @@ class TTBackend(Backend):
         path, source = system_descriptor(options.sys_desc)
         if not Path(path).is_file():
             raise SnippetFailure(Kind.UNSUPPORTED, f"no system descriptor at {path} (from {source}): run "
-                                 "`mlir-snippets sysdesc` (ttrt query --save-artifacts) or pass --mlir-sys-desc")
+                                 "`mlir-snippets sysdesc` (ttrt query --save-artifacts) or pass --mlir-sys-desc",
+                                 info={ENVIRONMENT: True})
         artifacts = options.artifact_dir or "."
         try:
             parsed, builder = self.api.load(module, target="ttir")
