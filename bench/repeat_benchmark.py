@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_mlir_snippets.reporting.benchmark import read_iteration
+from pytest_mlir_snippets.reporting import history
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,7 +59,7 @@ def main() -> None:
                     start = time.perf_counter()
                     subprocess.run(command, cwd=run.parent, check=True, stdout=subprocess.DEVNULL)
                     walls.append(time.perf_counter() - start)
-                    data = read_iteration(run / iteration)
+                    data = history.entries(run, "cpu")[iteration]
                     medians[layout].append(data["median_ms"])
                     done = bool(data.get("settled", 1))
                     if done:

@@ -6,6 +6,7 @@ normally, with and without xdist, and write nothing outside the output root.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -74,7 +75,7 @@ def test_hostile_suite(pytester: pytest.Pytester, run_items, hostile: Path, work
     onnx = props["onnx_quantizelinear_uint16.mlir::test_quantizelinear_uint16[compile]"]
     assert "LLVM ERROR: Unhandled type in getScalarTypeForType: ui16" in onnx["mlir_diagnostics"]
     assert "killed by SIGFPE" in out  # test_reshape_allowzero_reordered
-    assert "no answer within 7.2 s" in out  # within pytest-timeout's 8 s
+    assert re.search(r"no answer within [78](\.\d+)? s", out)  # pytest-timeout's 8 s, the item's budget
     new = {p for p in files_under(pytester.path) - before if "__pycache__" not in p} - {"junit.xml", "stdout", "stderr"}
     reports = {f"hostile/{p.stem}-run-report.txt" for p in hostile.glob("*.mlir")}
     reports.add("hostile/mlir-snippets-combined-report.txt")

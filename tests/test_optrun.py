@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from conftest import has_cuda_device
 
-from pytest_mlir_snippets.reporting.benchmark import read_iteration
+from pytest_mlir_snippets.reporting import history
+from pytest_mlir_snippets.reporting.record import ItemRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,6 +38,11 @@ PLACEHOLDER = """module attributes {transform.with_named_sequence} {
   }
 }
 """
+
+
+def read_iteration(folder: Path, target: str = "cpu") -> dict:
+    """The iteration's last measurement, as the run's benchmark history keeps it."""
+    return history.entries(folder.parent, target).get(folder.name, {})
 
 
 def iteration(run: Path, name: str, schedule: str | None = SCHEDULE, hypothesis: str = "tile 8x8") -> None:
@@ -69,7 +75,7 @@ def test_contract_per_iteration(pytester: pytest.Pytester) -> None:
         "*v3/transform.mlir:1:*: error: *",
         "*contract: v10/transform.mlir is missing*",
     ])
-    result.stdout.fnmatch_lines(["*v10*contract not met: transform.mlir missing*"])
+    result.stdout.fnmatch_lines(["*contract not met: v10/transform.mlir missing*"])
     one = pytester.runpytest("-p", "no:cacheprovider", "-k", "v2 and (contract or compile)")
     one.assert_outcomes(failed=1, passed=1)
 
@@ -170,7 +176,8 @@ def test_cpu_run_benchmarks_and_never_picks_an_incorrect_iteration(pytester: pyt
     assert "| left out (CPU slowed) |" in v0 and "| samples | left out | vs v0 |" in table
     assert (read_iteration(run / "v0")["fixed_layout"] == 1) != ("| memory layout | randomized" in v0)
     assert (read_iteration(run / "v0")["fixed_layout"] == 1) == ("without address-space randomization" in v0)
-    assert not list(run.glob("*-run-report.txt"))  # a run is not a snippet file
+    report = (run / "model_linalg-run-report.txt").read_text()  # the run's items, as a file's
+    assert report.startswith("MLIR optimization run report") and "v2 " in report and "golden-mismatch" in report
     # only v2 this time: the others keep their figures, v2 is still not best
     run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-k", "v2")
     assert f"| {best} (best) |" in (run / "benchmark.md").read_text()
@@ -188,10 +195,10 @@ def test_a_benchmark_much_slower_than_the_same_codes_last_one_keeps_timing(pytes
     run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-k", "benchmark")
     first = read_iteration(run / "v0")
     assert len(first["digest"]) == 16
-    faked = run / "v0" / "benchmark.md"  # as if the code had once run ten times faster
-    faked.write_text(faked.read_text().replace(f'"median_ms": {first["median_ms"]}',
-                                               f'"median_ms": {first["median_ms"] / 10}').replace(
-                                               '"settled": 0.0', '"settled": 1.0'))
+    faked = run / history.FILE  # as if the code had once run ten times faster
+    data = json.loads(faked.read_text())
+    data["targets"]["cpu"]["v0"].update(median_ms=first["median_ms"] / 10, settled=1.0)
+    faked.write_text(json.dumps(data))
     assert read_iteration(run / "v0")["median_ms"] == first["median_ms"] / 10
     run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", "-k", "benchmark")
     second = read_iteration(run / "v0")
@@ -222,7 +229,7 @@ def test_cuda_run_without_a_gpu(pytester: pytest.Pytester, run_items, copy_into)
         assert outcome["v0[correctness]"] == outcome["v1[correctness]"] == "passed", result.stdout.str()
     result.stdout.fnmatch_lines([
         "*host_ops: 1 loop(s) or copies left in host code (outside gpu.module and kernels): "
-        "scf.for at model_linalg.mlir:3:8*",
+        "scf.for at *run/model_linalg.mlir:3:8*",
         "*launch: forward_kernel launches 65536 blocks of 1 thread (grid [[]256, 256, 1], block [[]1, 1, 1])*"])
     if not has_cuda_device():
         assert all(outcome[f"v{i}[{s}]"] == "skipped" for i in range(4) for s in ("correctness", "benchmark"))
@@ -248,26 +255,33 @@ def test_cpu_example_run_from_pytorch(pytester: pytest.Pytester, run_items, copy
 
 
 def test_the_fastest_iteration_is_best_only_when_correct(tmp_path: Path) -> None:
-    from pytest_mlir_snippets.reporting import benchmark as runreport
+    from pytest_mlir_snippets.reporting import benchmark
 
     run = tmp_path / "run"
+    records = []
     for name, median in (("v0", 4.0), ("v1", 2.0), ("v2", 1.0)):
         iteration(run if run.exists() else run_dir(run), name)
-        runreport.write_iteration(run / name, "cpu", {"median_ms": median, "p20_ms": median, "p80_ms": median,
-                                                      "min_ms": median, "max_ms": median, "std_ms": 0.0,
-                                                      "samples": 20.0})
-    seen = {"v0": {"correctness": {"kind": "pass"}}, "v1": {"correctness": {"kind": "pass"}},
-            "v2": {"correctness": {"kind": "golden-mismatch"}}}
-    runreport.write_run(run, seen)
+        figures = {"median_ms": median, "p20_ms": median, "p80_ms": median, "min_ms": median, "max_ms": median,
+                   "std_ms": 0.0, "samples": 20.0}
+        records.append(ItemRecord(f"run/model_linalg.mlir::{name}[benchmark]", f"{name}[benchmark]",
+                                  "run/model_linalg.mlir", name, "benchmark", benchmark=figures, run="run"))
+    verdicts = {"v0": "pass", "v1": "pass", "v2": "golden-mismatch"}
+
+    def correctness() -> list[ItemRecord]:
+        return [ItemRecord(f"run/model_linalg.mlir::{name}[correctness]", f"{name}[correctness]",
+                           "run/model_linalg.mlir", name, "correctness", kind, run="run")
+                for name, kind in verdicts.items()]
+
+    benchmark.write_run(run, "cpu", records + correctness())
     table = (run / "benchmark.md").read_text()
     assert "| v1 (best) |" in table and "| v2 | not run | golden-mismatch | 1.000 |" in table, table
     assert "| 2.00x |" in table  # v1 against v0
     assert (run / "best_pipeline.txt").read_text() == (run / "v1" / "pass_pipeline.txt").read_text()
-    seen["v1"]["correctness"]["kind"] = "golden-mismatch"
-    seen["v0"]["correctness"]["kind"] = "execute-error"
-    runreport.write_run(run, seen)
+    verdicts.update(v1="golden-mismatch", v0="execute-error")
+    benchmark.write_run(run, "cpu", correctness())  # the figures stay in the history
     assert "Best: none" in (run / "benchmark.md").read_text()
     assert not (run / "best_pipeline.txt").exists() and not (run / "best_transform.mlir").exists()
+    assert "| v1 | not run | golden-mismatch | 2.000 |" in (run / "benchmark.md").read_text()
 
 
 def run_dir(run: Path) -> Path:

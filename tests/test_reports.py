@@ -52,7 +52,7 @@ def reports_of(root: Path) -> dict[str, str]:
 
 
 def without_volatile(doc: dict) -> list[dict]:
-    return [{k: v for k, v in item.items() if k not in ("duration", "worker")} for item in doc["items"]]
+    return [{k: v for k, v in item.items() if k not in ("duration", "seconds", "worker")} for item in doc["items"]]
 
 
 @pytest.mark.slow
@@ -221,7 +221,7 @@ def test_expectations_round_trip(pytester: pytest.Pytester) -> None:
     (pytester.path / "ops.mlir").write_text(EXPECTING.replace("tensor<4xi32>", "tensor<4xf32>"))
     xpass = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}")
     xpass.assert_outcomes(passed=3, failed=1, xfailed=1, skipped=1)
-    xpass.stdout.fnmatch_lines(["*[[]XPASS(strict)[]] expected compile-error, but it passed*"])
+    xpass.stdout.fnmatch_lines(["*[[]XPASS(strict)[]] expected compile-error*"])
 
 
 def test_expected_crashers_run_only_when_asked_and_a_different_kind_fails(pytester: pytest.Pytester) -> None:
@@ -231,7 +231,7 @@ def test_expected_crashers_run_only_when_asked_and_a_different_kind_fails(pytest
     result = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}", "-rx")
     result.assert_outcomes(passed=2, failed=1, xfailed=1)
     result.stdout.fnmatch_lines(["*XFAIL*wild_load*expected to crash: not run*"])
-    result.stdout.fnmatch_lines(["*[[]XPASS(strict)[]] expected golden-mismatch, but it passed*"])
+    result.stdout.fnmatch_lines(["*[[]XPASS(strict)[]] expected golden-mismatch*"])
     asked = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}", "--mlir-run-crashers")
     asked.assert_outcomes(passed=2, failed=1, xfailed=1)
     exp.write_text("ops.mlir::wild_load[execute] timeout\n")
@@ -248,8 +248,9 @@ def test_lit_xfail_and_unsupported_lines(pytester: pytest.Pytester) -> None:
                       + "// XFAIL: ttnn\n" + GOOD.replace("add_0", "add_1") + "// XFAIL: *\n" +
                       GOOD.replace("add_0", "add_2"))
     result = pytester.runpytest("-p", "no:cacheprovider", "-rsxf")
-    result.assert_outcomes(passed=2, skipped=3, xfailed=1, failed=2)
+    # XFAIL expects a failure at some stage: add_2's compile passes as usual, its execute is XPASS(strict)
+    result.assert_outcomes(passed=3, skipped=3, xfailed=1, failed=1)
     result.stdout.fnmatch_lines(["*UNSUPPORTED: cpu (a line above the function)*"])
     out = result.stdout.str()
-    assert "FAILED ops.mlir::add_2[compile]" in out and "FAILED ops.mlir::add_2[execute]" in out
-    assert "[XPASS(strict)] expected any failure, but it passed" in out
+    assert "FAILED ops.mlir::add_2[compile]" not in out and "FAILED ops.mlir::add_2[execute]" in out
+    assert "[XPASS(strict)] expected any failure" in out

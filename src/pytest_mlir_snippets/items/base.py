@@ -52,6 +52,7 @@ class MlirItem(pytest.Item):
         (a lit XFAIL line), to failing somewhere: pytest's strict xfail on the last stage."""
         settings = run_state(self.config).settings
         if status in (None, "pass", "skip") and not any_failure:
+            self.expected = status if status == "skip" else None  # an expected skip covers a skipped item
             return
         if status is None:
             self.expected = "any failure"
@@ -73,7 +74,7 @@ class MlirItem(pytest.Item):
         settings = run_state(self.config).settings
         if self.deadline is None:
             return settings.timeout
-        return max(0.1, min(settings.timeout, self.deadline - time.monotonic()))
+        return round(max(0.1, min(settings.timeout, self.deadline - time.monotonic())), 2)
 
     def start_clock(self) -> None:
         self.deadline = None if not self.timeout_budget else time.monotonic() + self.timeout_budget

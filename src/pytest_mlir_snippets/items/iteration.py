@@ -89,7 +89,7 @@ class IterationItem(MlirItem):
     def _request(self, op: str) -> Request:
         missing = missing_files(self.folder)
         if missing:
-            self.skip(f"contract not met: {', '.join(missing)} missing")
+            self.skip(f"contract not met: {', '.join(f'{self.folder.name}/{name}' for name in missing)} missing")
         manager = run_state(self.config).device_manager(self.target)
         model = self.path.read_text()
         functions = SnippetSource(model).functions

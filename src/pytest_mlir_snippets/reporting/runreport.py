@@ -102,7 +102,7 @@ def render_file_report(path: Path, functions: list[tuple[str, int]], records: li
     if reports:
         lines += ["", "golden reports (tt-mlir):"]
         lines += [f"  {uid}: {report}" for uid, report in reports]
-    failures = [r for r in _ordered(records, rows) if r.failed]
+    failures = _failures(_ordered(records, rows))
     lines += ["", f"failures: {len(failures)}"]
     for number, record in enumerate(failures, 1):
         lines += _failure_lines(number, record)
@@ -141,12 +141,18 @@ def render_combined(per_file: dict[Path, list[ItemRecord]], functions: dict[Path
     ]
     for path, records in sorted(per_file.items()):
         lines.append(f"{path}: {len(records)} item(s), {counts(records)}")
-    failures = [r for path in sorted(per_file) for r in _ordered(per_file[path], functions.get(path, []))
-                if r.failed]
+    failures = [r for path in sorted(per_file) for r in _failures(_ordered(per_file[path], functions.get(path, [])))]
     lines += ["", f"failures: {len(failures)}"]
     for number, record in enumerate(failures, 1):
         lines += _failure_lines(number, record)
     return "\n".join(lines) + "\n"
+
+
+def _failures(records: list[ItemRecord]) -> list[ItemRecord]:
+    """The failed items; an execute skipped for its failed compile only when that compile
+    is not in the run (``-k execute``, ``--lf``), else it is the same failure twice."""
+    failed = {r.subject for r in records if r.outcome == "failed"}
+    return [r for r in records if r.outcome == "failed" or (r.failed and r.subject not in failed)]
 
 
 def _ordered(records: list[ItemRecord], rows: list[tuple[str, int]]) -> list[ItemRecord]:
