@@ -12,6 +12,8 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
+from pytest_mlir_snippets.mlirtext.symbols import SplitError, symbol_name, unescape
+
 # Structural tokens only: words are read on demand, and a bracket-free <...> (a type) is
 # one token with no effect, which keeps the scan fast.
 _TOKEN = re.compile(
@@ -39,28 +41,6 @@ _SYM_VIS = re.compile(r'sym_visibility\s*=\s*"(\w+)"')
 _SPACE = re.compile(r"[ \t\r\n]+")
 _VALUE_DEF = re.compile(r"[\w%#,:\s]*=\s*")
 _BLANKS_AND_COMMENTS = re.compile(r"\s*(?://[^\n]*\n\s*)*")
-
-
-class SplitError(ValueError):
-    """The text is not structured as MLIR (unbalanced brackets, stray text)."""
-
-
-_ESCAPE = re.compile(r"\\([0-9a-fA-F]{2}|.)")
-_ESCAPED = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
-
-
-def unescape(text: str) -> str:
-    """The value of an MLIR string literal's body: ``\\n``, ``\\"``, ``\\\\`` and ``\\XX`` hex."""
-    return _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if len(m.group(1)) == 2 else
-                       _ESCAPED.get(m.group(1), m.group(1)), text)
-
-
-def symbol_name(token: str) -> str:
-    """``@foo`` -> ``foo``; ``@"a.b"`` -> ``a.b``."""
-    name = token[1:] if token.startswith("@") else token
-    if name.startswith('"') and name.endswith('"') and len(name) >= 2:
-        name = unescape(name[1:-1])
-    return name
 
 
 @dataclass

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pytest_mlir_snippets.mlirtext.scanner import Op, Scan, SplitError, symbol_name, unescape
+from pytest_mlir_snippets.mlirtext.scanner import Op, Scan
+from pytest_mlir_snippets.mlirtext.symbols import SplitError, symbol_name, unescape
 
 __all__ = ["Function", "SnippetSource", "Split", "SplitError", "symbol_name", "unescape"]
 
