@@ -151,8 +151,10 @@ class MlirItem(pytest.Item):
             record.kind = "skip"
         elif report.failed:
             record.kind = "error"  # not an MLIR outcome: a bug, or a hook that raised
-        if report.skipped:
-            record.message = self.skip_reason or str(wasxfail or "") or _skip_message(report) or record.message
+        if report.skipped and wasxfail is not None:
+            record.message = record.message or str(wasxfail)  # MLIR's words for the expected failure
+        elif report.skipped:
+            record.message = self.skip_reason or _skip_message(report) or record.message
         if report.failed and not isinstance(report.longrepr, MlirFailureRepr):
             record.details = report.longreprtext
             record.message = record.message or report.longreprtext.strip().splitlines()[-1]

@@ -106,7 +106,7 @@ class Recorder:
         self.config.hook.pytest_runtest_logreport(report=teardown)
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
-        self.interrupted = "Ctrl-C" if excinfo.type is KeyboardInterrupt else excinfo.typename
+        self.interrupted = str(excinfo.value) or "Ctrl-C" if excinfo.type is KeyboardInterrupt else excinfo.typename
 
     # ------------------------------------------------------------- reports
     @property
