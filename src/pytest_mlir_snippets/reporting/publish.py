@@ -9,7 +9,7 @@ from typing import Any
 
 from pytest_mlir_snippets.reporting import benchmark
 from pytest_mlir_snippets.reporting.files import write_atomic
-from pytest_mlir_snippets.reporting.record import ItemRecord, counts, tally
+from pytest_mlir_snippets.reporting.record import ItemRecord, check_json, counts, tally
 from pytest_mlir_snippets.reporting.runreport import RunInfo, write_reports
 
 JSON_VERSION = 2
@@ -56,6 +56,7 @@ def read_records(documents: list[tuple[str, Any]]) -> tuple[list[ItemRecord], Fu
             if not isinstance(doc, dict) or doc.get("version") != JSON_VERSION:
                 raise TypeError(f"not a version {JSON_VERSION} --mlir-json document")
             for item in doc["items"]:
+                check_json(item)
                 record = ItemRecord.from_json(item)
                 records[record.nodeid] = record
             for file, fns in doc["files"].items():
