@@ -138,19 +138,22 @@ class IterationItem(MlirItem):
 
     def _compile(self) -> None:
         """Model + schedule (transform interpreter) + pass_pipeline.txt give vN/gpu.mlir,
-        vN/kernels.ptx (when the pipeline makes a GPU binary) and vN/config.json."""
+        vN/kernels.ptx (when the pipeline makes a GPU binary) and vN/config.json; for
+        another target than the run's own, with its name in theirs (vN/config.cpu.json),
+        as the benchmark tables do, so that one target's compile never rewrites another's."""
         response = self._compiled()
+        suffix = "" if self.target == declared_target(self.run_dir) else f".{self.target}"
         if response.ir is not None:
-            write_atomic(self.folder / "gpu.mlir", response.ir)
+            write_atomic(self.folder / f"gpu{suffix}.mlir", response.ir)
         ptx = response.info.get("ptx", "")
         if ptx:
-            write_atomic(self.folder / "kernels.ptx", ptx)
+            write_atomic(self.folder / f"kernels{suffix}.ptx", ptx)
         config = {"target": self.target, "status": response.kind.value,
                   "host_ops": response.info.get("host_ops", []), "kernels": response.info.get("kernels", [])}
         if ptx:
             config["ptx"] = {name: name in ptx for name in MMA} | {"matmul_like": _matmul_like(self.path)}
             response.info["mma"] = ", ".join(n for n in MMA if n in ptx) or "none"
-        write_atomic(self.folder / "config.json", json.dumps(config, indent=1) + "\n")
+        write_atomic(self.folder / f"config{suffix}.json", json.dumps(config, indent=1) + "\n")
         self._end(response)
 
     def _host_ops(self) -> None:

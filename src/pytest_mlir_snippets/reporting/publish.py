@@ -9,7 +9,7 @@ from typing import Any
 
 from pytest_mlir_snippets.reporting import benchmark
 from pytest_mlir_snippets.reporting.files import write_atomic
-from pytest_mlir_snippets.reporting.record import ItemRecord, counts, tally
+from pytest_mlir_snippets.reporting.record import ItemRecord, check_json, counts, tally
 from pytest_mlir_snippets.reporting.runreport import RunInfo, write_reports
 
 JSON_VERSION = 2
@@ -56,6 +56,7 @@ def read_records(documents: list[tuple[str, Any]]) -> tuple[list[ItemRecord], Fu
             if not isinstance(doc, dict) or doc.get("version") != JSON_VERSION:
                 raise TypeError(f"not a version {JSON_VERSION} --mlir-json document")
             for item in doc["items"]:
+                check_json(item)
                 record = ItemRecord.from_json(item)
                 records[record.nodeid] = record
             for file, fns in doc["files"].items():
@@ -76,8 +77,9 @@ def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "") 
     """The closing lines: counts per outcome kind, then the verdict (text, is it bad)."""
     snippets = [r for r in records if r.is_snippet]
     iterations = [r for r in records if not r.is_snippet]
-    _, ok_snippets, bad_snippets, unsupported = tally(snippets)
-    _, ok_iterations, bad_iterations, _ = tally(iterations)
+    _, ok_snippets, bad_snippets, unsupported_snippets = tally(snippets)
+    _, ok_iterations, bad_iterations, unsupported_iterations = tally(iterations)
+    unsupported = unsupported_snippets + unsupported_iterations
     note = f" ({unsupported} unsupported on this target)" if unsupported else ""
 
     def subjects(n_snippets: int, n_iterations: int) -> str:
@@ -90,8 +92,10 @@ def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "") 
         verdict = f"{subjects(bad_snippets, bad_iterations)} failed across {files} file(s){note}"
     elif ok_snippets + ok_iterations:
         verdict = f"all {subjects(ok_snippets, ok_iterations)} succeeded across {files} file(s){note}"
-    else:
+    elif all(r.outcome == "skipped" for r in records):
         verdict = f"nothing ran to an outcome: {len(records)} item(s) skipped across {files} file(s){note}"
+    else:  # items passed, and every subject has an item unsupported on this target
+        verdict = f"no failures across {files} file(s){note}"
     lines = [("items per outcome: " + counts(records), False), (verdict, bool(failed))]
     if interrupted:
         lines.append((f"the run was interrupted ({interrupted}): items not run are missing from the reports", True))

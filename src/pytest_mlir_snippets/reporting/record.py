@@ -115,6 +115,24 @@ class ItemRecord:
             self.signature = failure_signature(self.diagnostics, self.message or self.details)
 
 
+_FIELD_TYPES: dict[str, Any] = {"line": int, "duration": (int, float), "seconds": (int, float),
+                                "diagnostics": list, "inputs": list, "outputs": list,
+                                "metrics": dict, "benchmark": dict, "info": dict}  # the others: str
+
+
+def check_json(data: dict[str, Any]) -> None:
+    """``TypeError`` for a record read back (``mlir-snippets report``) whose fields are not
+    of the types ``to_json`` writes: reports must not fail halfway through a document
+    that is not ours."""
+    for name in ItemRecord.__dataclass_fields__.keys() & data.keys():
+        value, expected = data[name], _FIELD_TYPES.get(name, str)
+        if not isinstance(value, expected) or isinstance(value, bool) or (
+                expected is list and not all(isinstance(v, str) for v in value)) or (
+                name == "metrics" and not all(isinstance(v, int | float) for v in value.values())):
+            raise TypeError(f"field {name!r} of {str(data.get('nodeid', 'a record'))!r}: "
+                            f"unexpected {type(value).__name__} {str(value)[:40]}")
+
+
 def tally(records: list[ItemRecord]) -> tuple[int, int, int, int]:
     """(subjects, succeeded, failed, unsupported): a subject (a snippet, an iteration)
     is its items together."""

@@ -67,7 +67,7 @@ class Recorder:
         record.message = f"worker '{worker}' crashed while running this item (the xdist worker process died)"
         record.sign()
         report.mlir_record = record.to_json()  # type: ignore[attr-defined]
-        report.user_properties += junit_properties(record)
+        report.user_properties = junit_properties(record)  # xdist's report of a lost item has none
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
@@ -98,8 +98,9 @@ class Recorder:
     def _close_lost_item(self, report: pytest.TestReport) -> None:
         """A lost item has no teardown report, and pytest-html and junitxml only
         finish a row on teardown: send one, so the crash shows there too."""
+        record = ItemRecord.from_json(report.mlir_record)
         teardown = pytest.TestReport(report.nodeid, report.location, report.keywords, "passed", None, "teardown",
-                                     user_properties=list(report.user_properties))
+                                     user_properties=junit_properties(record))  # junitxml writes them on teardown
         for name in ("node", "worker_id", "item_index"):  # so reporters pair it with the lost report
             if hasattr(report, name):
                 setattr(teardown, name, getattr(report, name))

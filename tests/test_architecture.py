@@ -1,0 +1,220 @@
+"""Structure rules of the package, checked on its source (fast: no MLIR, one subprocess).
+
+- the sandbox worker loads no pytest and none of the pytest-side layers;
+- no import cycle among the package's modules;
+- no module over 300 lines;
+- records, not ``user_properties``, feed the reports; nothing splits node ids;
+- ``reporting/`` depends on ``items/`` only for the run layout and the item base.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+PACKAGE = "pytest_mlir_snippets"
+MAX_LINES = 300
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES: dict[str, Path] = {module_name(p): p for p in sorted((SRC / PACKAGE).rglob("*.py"))}
+
+
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """ids of the nodes under ``if TYPE_CHECKING:`` (never imported at run time)."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            test = node.test
+            name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else ""
+            if name == "TYPE_CHECKING":
+                skipped.update(id(n) for statement in node.body for n in ast.walk(statement))
+    return skipped
+
+
+def imports_of(name: str) -> set[str]:
+    """The package's modules that ``name`` imports, at module level or inside functions
+    (``from a.b import c`` is module ``a.b.c`` when that is a module, else ``a.b``)."""
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(), str(path))
+    skipped = _type_checking_only(tree)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.split(".")[0] == PACKAGE)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - (node.level - 1)]
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            if base.split(".")[0] != PACKAGE:
+                continue
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                found.add(full if full in MODULES else base)
+    found.discard(name)
+    return {m for m in found if m in MODULES}
+
+
+GRAPH: dict[str, set[str]] = {name: imports_of(name) for name in MODULES}
+
+
+def test_the_graph_sees_the_package() -> None:
+    assert len(MODULES) > 40
+    assert "pytest_mlir_snippets.reporting.record" in GRAPH["pytest_mlir_snippets.items.base"]
+    assert "pytest_mlir_snippets.golden.recorded" in GRAPH["pytest_mlir_snippets.items.snippet"]  # in a function
+    assert "pytest_mlir_snippets.sandbox.cache" in GRAPH["pytest_mlir_snippets.session"]  # TYPE_CHECKING and not
+
+
+def test_the_worker_loads_no_pytest_and_no_pytest_side_layer() -> None:
+    code = ("import json, sys\nimport pytest_mlir_snippets.worker.loop\n"
+            "print(json.dumps([pytest_mlir_snippets.__file__, sorted(sys.modules)]))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    origin, loaded = json.loads(done.stdout)
+    assert Path(origin).is_relative_to(SRC)  # this checkout's package, not another install
+    layers = tuple(f"{PACKAGE}.{layer}" for layer in ("items", "reporting", "sandbox", "settings", "session",
+                                                       "plugin"))
+    forbidden = [m for m in loaded if m in ("pytest", "_pytest") or m.startswith(("pytest.", "_pytest."))
+                 or m in layers or m.startswith(tuple(f"{layer}." for layer in layers))]
+    assert not forbidden, forbidden
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle (a -> b -> ... -> a) per strongly connected component of more than one module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                components.append(component)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    cycles = []
+    for component in components:
+        start = min(component)
+        path, seen = [start], {start}
+        while True:  # walk inside the component until a module repeats
+            nxt = min(w for w in graph[path[-1]] if w in component)
+            if nxt in seen:
+                cycles.append([*path[path.index(nxt):], nxt])
+                break
+            path.append(nxt)
+            seen.add(nxt)
+    return cycles
+
+
+def test_find_cycles_finds_one() -> None:
+    assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert find_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle() -> None:
+    cycles = [" -> ".join(cycle) for cycle in find_cycles(GRAPH)]
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_no_module_over_300_lines() -> None:
+    over = {str(path.relative_to(SRC)): n for path in MODULES.values()
+            if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    assert not over, f"modules over {MAX_LINES} lines: " + ", ".join(f"{p} ({n})" for p, n in sorted(over.items()))
+
+
+def _reads_of_user_properties(tree: ast.AST) -> list[int]:
+    """Lines that read ``.user_properties`` (a plain assignment to it is a write)."""
+    written = {id(target) for node in ast.walk(tree) if isinstance(node, ast.Assign) for target in node.targets}
+    lines = [node.lineno for node in ast.walk(tree)
+             if isinstance(node, ast.Attribute) and node.attr == "user_properties" and id(node) not in written]
+    lines += [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+              and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+              and any(isinstance(a, ast.Constant) and a.value == "user_properties" for a in node.args)]
+    return sorted(lines)
+
+
+def test_reports_never_read_user_properties() -> None:
+    offenders = [f"{MODULES[name].relative_to(SRC)}:{line}" for name in MODULES
+                 if name.startswith(f"{PACKAGE}.reporting")
+                 for line in _reads_of_user_properties(ast.parse(MODULES[name].read_text()))]
+    assert not offenders, "reporting/ reads user_properties (records are the source): " + ", ".join(offenders)
+
+
+SPLITTERS = ("split", "rsplit", "partition", "rpartition")
+
+
+def _node_id_splits(tree: ast.AST, worker: bool) -> list[int]:
+    """Calls that take a node id apart: ``nodeid.split(...)``, ``x.nodeid.rpartition(...)``,
+    and outside the worker (whose MLIR symbol references use ``::``) any ``.partition("::")``."""
+    lines = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SPLITTERS):
+            continue
+        receiver = ast.unparse(node.func.value)
+        on_separator = any(isinstance(a, ast.Constant) and a.value == "::" for a in node.args)
+        if "nodeid" in receiver.lower() or (on_separator and not worker):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_nothing_splits_node_ids() -> None:
+    offenders = [f"{path.relative_to(SRC)}:{line}" for name, path in MODULES.items()
+                 for line in _node_id_splits(ast.parse(path.read_text()), name.startswith(f"{PACKAGE}.worker"))]
+    assert not offenders, "node ids taken apart (use the item's and record's fields): " + ", ".join(offenders)
+
+
+def test_the_source_checks_catch_what_they_look_for() -> None:
+    assert _reads_of_user_properties(ast.parse("r.user_properties += x\ny = list(r.user_properties)\n"
+                                               "r.user_properties = z\n")) == [1, 2]
+    assert _node_id_splits(ast.parse("a = report.nodeid.split('::')\nb = name.partition('::')\n"
+                                     "c = kernel.split('::')\n"), worker=False) == [1, 2, 3]
+    assert _node_id_splits(ast.parse("c = str(kernel).split('::')[-1]\n"), worker=True) == []
+
+
+def test_reporting_depends_on_items_only_for_the_layout_and_the_item_base() -> None:
+    allowed = {f"{PACKAGE}.items.layout": None, f"{PACKAGE}.items.base": f"{PACKAGE}.reporting.recorder"}
+    offenders = []
+    for name, imported in GRAPH.items():
+        if not name.startswith(f"{PACKAGE}.reporting"):
+            continue
+        for module in sorted(imported):
+            if not module.startswith(f"{PACKAGE}.items"):
+                continue
+            if module not in allowed or allowed[module] not in (None, name):
+                offenders.append(f"{name} imports {module}")
+    assert not offenders, offenders
