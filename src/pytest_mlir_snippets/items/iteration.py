@@ -12,6 +12,7 @@ The run's target is ``--mlir-target`` (or ini ``mlir_target``) when given, else 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -129,8 +130,7 @@ class IterationItem(MlirItem):
             checked = self._call(Request("schedule", schedule.read_text(), "", manager.options()))
             if not checked.ok:
                 problems.append(f"{self.folder.name}/transform.mlir: {checked.message}")
-                for d in checked.diagnostics:
-                    d.file = d.file or "transform.mlir"
+                _in_schedule(checked.diagnostics)
         kind = Kind.PASS if not problems else (
             checked.kind if checked.kind in (Kind.CRASH, Kind.TIMEOUT) else Kind.CONTRACT_ERROR)
         self._end(Response(kind, "contract: " + "; ".join(problems), checked.diagnostics, stderr=checked.stderr)
@@ -195,7 +195,8 @@ class IterationItem(MlirItem):
         request.options.bench_previous_ms = history.reference_ms(self.run_dir, self.target, self.folder.name,
                                                                    digest)
         response = self._call(request)
-        response.info.update(digest=digest, reference_ms=request.options.bench_previous_ms)
+        response.info.update(digest=digest, reference_ms=request.options.bench_previous_ms,
+                             measured=time.strftime("%Y-%m-%d %H:%M:%S"))
         self._end(response)
 
     def _pytorch(self) -> None:
@@ -223,7 +224,7 @@ class IterationItem(MlirItem):
         if self.stage in ("benchmark", "pytorch") and response.ok:
             record.benchmark, record.metrics = record.metrics, {}
         record.reference = str(response.info.get("reference", ""))
-        record.info.update({k: response.info[k] for k in ("mma", "digest", "reference_ms", "compile_error",
+        record.info.update({k: response.info[k] for k in ("mma", "digest", "reference_ms", "measured", "compile_error",
                                                            "host_ops", "kernels") if k in response.info})
 
     def _located(self, d: Diagnostic, indent: str = "") -> list[str]:
@@ -243,6 +244,13 @@ class IterationItem(MlirItem):
                 lines += [STDERR_MARKER, response.stderr.rstrip()]
             return MlirFailureRepr("\n".join(lines))
         return super().repr_failure(excinfo)
+
+
+def _in_schedule(diagnostics: list[Diagnostic]) -> None:
+    """Diagnostics of the schedule check (it parses transform.mlir alone) are in transform.mlir."""
+    for d in diagnostics:
+        d.file = d.file or "transform.mlir"
+        _in_schedule(d.notes)
 
 
 def _at(path: Path, line: int | None, column: int | None) -> str:

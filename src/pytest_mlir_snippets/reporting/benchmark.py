@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_mlir_snippets.items.layout import CHECKS, REFERENCE, declared_target, iterations
+from pytest_mlir_snippets.items.layout import CHECKS, REFERENCE, declared_target, is_iteration, iterations
 from pytest_mlir_snippets.reporting import history
 from pytest_mlir_snippets.reporting.files import write_atomic
 from pytest_mlir_snippets.reporting.record import ItemRecord
@@ -31,7 +31,8 @@ def named(name: str, suffix: str) -> str:
 
 
 def render_iteration(folder: Path, target: str, data: dict[str, Any]) -> str:
-    """``vN/benchmark.md``: the iteration's last timing, its correctness and speedups."""
+    """``vN/benchmark.md``: the iteration's last timing, its correctness and speedups
+    (``folder``: the iteration's own folder, for its hypothesis)."""
     hypothesis = folder / "hypothesis.txt"
     lines = [f"# {folder.name} benchmark ({target})", ""]
     said = hypothesis.read_text().strip() if hypothesis.is_file() else ""
@@ -68,38 +69,46 @@ def _ms(value: float) -> str:
     return f"{value:.4f}" if value < 1 else f"{value:.3f}"
 
 
-def write_runs(records: list[ItemRecord], rootdir: Path) -> list[str]:
+def write_runs(records: list[ItemRecord], rootdir: Path, out: Path | None = None) -> list[str]:
     """The tables of every optimization run (and target) whose correctness, benchmark or
-    PyTorch items ran in this session; returns the problems (a folder not writable)."""
+    PyTorch items are in ``records``, for runs under ``rootdir``, written there or under
+    ``out`` (``mlir-snippets report --out``: the run's own history is then left as it is);
+    returns the problems (a folder not writable)."""
     by_run: dict[tuple[str, str], list[ItemRecord]] = {}
     for record in records:
         if record.run:
             by_run.setdefault((record.run, record.target), []).append(record)
     problems = []
     for (run, target), found in sorted(by_run.items()):
-        if not (rootdir / run).is_dir():
-            problems.append(f"{rootdir / run} is not here: its benchmark tables are not written")
-        elif any(r.stage in MEASURES for r in found):
+        if any(r.stage in MEASURES for r in found):
             try:
-                write_run(rootdir / run, target, found)
+                write_run(rootdir / run, target, found, (out or rootdir) / run)
             except OSError as error:
                 problems.append(f"could not write the tables of {run}: {error.strerror or error}")
     return problems
 
 
-def write_run(run: Path, target: str, records: list[ItemRecord]) -> None:
+def write_run(run: Path, target: str, records: list[ItemRecord], out: Path | None = None) -> None:
+    """The tables of ``run`` (its files, where they are here) on ``target``, written
+    under ``out`` (default: the run's folder), from its history there and ``records``."""
+    out = out or run
+    out.mkdir(parents=True, exist_ok=True)
+    if out != run and not (out / history.FILE).exists() and (run / history.FILE).is_file():
+        write_atomic(out / history.FILE, (run / history.FILE).read_text())  # the others' last figures
     seen = {(r.function, r.stage): r for r in records}
-    measured = {r.function: {**r.benchmark, "digest": r.info.get("digest", "")} for r in records
-                if r.stage == "benchmark" and r.kind == "pass" and r.benchmark}
+    measured = {r.function: {**r.benchmark, "digest": r.info.get("digest", ""), "measured": r.info.get("measured", "")}
+                for r in records if r.stage == "benchmark" and r.kind == "pass" and r.benchmark}
     verdicts: dict[str, dict[str, str]] = {}
     for r in records:
         if r.stage in ("correctness", *CHECKS):
             verdicts.setdefault(r.function, {})[r.stage] = r.kind
-    stored = history.update(run, target, measured, verdicts)
+    stored = history.update(out, target, measured, verdicts)
     suffix = "" if target == declared_target(run) else f".{target}"
     pytorch = seen.get(("pytorch", "pytorch"))
+    names = [f.name for f in iterations(run)] if run.is_dir() else sorted(
+        {r.function for r in records if is_iteration(r.function)}, key=lambda name: int(name[1:]))
     rows = []
-    for folder in iterations(run):
+    for folder in (run / name for name in names):
         data = dict(stored.get(folder.name, {}))
         bench = seen.get((folder.name, "benchmark"))
         if bench is not None and bench.kind != "pass":
@@ -121,20 +130,21 @@ def write_run(run: Path, target: str, records: list[ItemRecord]) -> None:
         for key, reference in (("speedup_v0", base), ("speedup_eager", eager), ("speedup_compile", compiled)):
             if reference:
                 data[key] = float(reference) / float(median)
-        write_atomic(folder / named("benchmark.md", suffix), render_iteration(folder, target, data))
+        (out / folder.name).mkdir(exist_ok=True)
+        write_atomic(out / folder.name / named("benchmark.md", suffix), render_iteration(folder, target, data))
     best = min(((f, d) for f, d in rows if d.get("correctness") == "pass" and d.get("checks") in ("pass", "not run")
                 and d.get("median_ms")),
                key=lambda fd: float(fd[1]["median_ms"]), default=None)
     for name, source in (("best_pipeline.txt", "pass_pipeline.txt"), ("best_transform.mlir", "transform.mlir")):
-        path = run / named(name, suffix)
-        if best is not None:
+        path = out / named(name, suffix)
+        if best is not None and (best[0] / source).is_file():
             write_atomic(path, (best[0] / source).read_text())
         elif path.exists():
             path.unlink()  # no correct iteration: no best, not a stale one
     reasons = sorted({r.message for r in records if r.outcome == "skipped" and r.message})
-    plotted = plot(run / named(PLOT, suffix), rows)
+    plotted = plot(out / named(PLOT, suffix), rows)
     text = render(run, target, rows, best, pytorch, plotted, reasons, named(PLOT, suffix))
-    write_atomic(run / named("benchmark.md", suffix), text)
+    write_atomic(out / named("benchmark.md", suffix), text)
 
 
 def render(run: Path, target: str, rows: list[tuple[Path, dict[str, Any]]], best: tuple[Path, dict[str, Any]] | None,

@@ -68,9 +68,11 @@ def update(run: Path, target: str, measured: dict[str, dict[str, Any]],
     mine = everything.setdefault(target, {})
     for iteration, figures in measured.items():
         before = mine.get(iteration, {})
+        when = str(figures.get("measured") or time.strftime("%Y-%m-%d %H:%M:%S"))
+        if str(before.get("measured", "")) > when:
+            continue  # records older than what is kept (a report rebuilt from an old JSON)
         entry = {k: figures[k] for k in FIGURES if k in figures}
-        entry.update(digest=figures.get("digest", ""), measured=time.strftime("%Y-%m-%d %H:%M:%S"),
-                     stages=before.get("stages", {}))
+        entry.update(digest=figures.get("digest", ""), measured=when, stages=before.get("stages", {}))
         if (entry.get("settled") == 0 and before.get("settled") == 1 and before.get("digest") == entry["digest"]
                 and before.get("median_ms")):
             entry["reference_ms"] = before["median_ms"]

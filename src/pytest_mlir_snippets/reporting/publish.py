@@ -22,12 +22,13 @@ class RecordsError(ValueError):
 
 def publish(records: list[ItemRecord], functions: Functions, root: Path, run: RunInfo,
             json_path: Path | None = None, rootdir: Path | None = None) -> list[str]:
-    """Run reports (under ``root``, naming the inputs under ``rootdir``), the combined
-    report, optimization runs' tables (in the runs' folders) and the JSON records;
-    returns the problems (a folder that cannot be written to)."""
+    """Run reports and optimization runs' tables under ``root`` (the inputs being under
+    ``rootdir``: the same folder, except for ``mlir-snippets report --out``), the
+    combined report and the JSON records; returns the problems (a folder that cannot
+    be written to)."""
     rootdir = rootdir or root
     problems = write_reports(records, functions, root, run, rootdir)
-    problems += benchmark.write_runs(records, rootdir)
+    problems += benchmark.write_runs(records, rootdir, root)
     if json_path is not None:
         try:
             text = json.dumps(records_json(records, functions, run, rootdir), indent=1)

@@ -89,7 +89,9 @@ class ItemRecord:
     def label(self) -> str:
         """The kind as reports show it: ``compile-error (expected)`` for an xfail."""
         if self.kind == "not-run":
-            return f"{self.expected} (expected, not run)"
+            return f"{self.expected} (expected, not run)" if self.expected else "not run"
+        if self.outcome == "failed" and self.kind == Kind.PASS.value:
+            return "pass (failure expected)"  # XPASS(strict)
         return f"{self.kind} (expected)" if self.outcome == "xfailed" else self.kind
 
     @property

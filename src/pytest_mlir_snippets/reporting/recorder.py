@@ -65,7 +65,7 @@ class Recorder:
         record = ItemRecord.from_json(skeleton)
         record.kind, record.outcome, record.worker = Kind.CRASH.value, "failed", worker
         record.message = f"worker '{worker}' crashed while running this item (the xdist worker process died)"
-        record.sign()
+        record.signature = "the xdist worker process died while running the item"
         report.mlir_record = record.to_json()  # type: ignore[attr-defined]
         report.user_properties = junit_properties(record)  # xdist's report of a lost item has none
 
