@@ -11,6 +11,7 @@ from pytest_mlir_snippets.reporting import benchmark
 from pytest_mlir_snippets.reporting.files import write_atomic
 from pytest_mlir_snippets.reporting.record import ItemRecord, check_json, counts, tally
 from pytest_mlir_snippets.reporting.runreport import RunInfo, write_reports
+from pytest_mlir_snippets.reporting.shards import lost_items
 
 JSON_VERSION = 2
 Functions = dict[str, list[tuple[str, int]]]  # input file (node id) -> its functions and lines
@@ -21,17 +22,18 @@ class RecordsError(ValueError):
 
 
 def publish(records: list[ItemRecord], functions: Functions, root: Path, run: RunInfo,
-            json_path: Path | None = None, rootdir: Path | None = None) -> list[str]:
+            json_path: Path | None = None, rootdir: Path | None = None, **shard: Any) -> list[str]:
     """Run reports and optimization runs' tables under ``root`` (the inputs being under
     ``rootdir``: the same folder, except for ``mlir-snippets report --out``), the
     combined report and the JSON records; returns the problems (a folder that cannot
-    be written to)."""
+    be written to). ``shard``: which CI shard this run is and the plan of all shards,
+    for its JSON (see ``shards.py``)."""
     rootdir = rootdir or root
     problems = write_reports(records, functions, root, run, rootdir)
     problems += benchmark.write_runs(records, rootdir, root)
     if json_path is not None:
         try:
-            text = json.dumps(records_json(records, functions, run, rootdir), indent=1)
+            text = json.dumps(records_json(records, functions, run, rootdir) | shard, indent=1)
             write_atomic(json_path, text + "\n")
         except OSError as error:
             problems.append(f"could not write {json_path}: {error.strerror or error}")
@@ -64,17 +66,25 @@ def read_records(documents: list[tuple[str, Any]]) -> tuple[list[ItemRecord], Fu
                 if fns or file not in functions:
                     functions[file] = [(str(uid), int(line)) for uid, line in fns]
             str(doc["target"]), str(doc["mode"]), str(doc["rootdir"])
+            for entry in doc.get("planned") or []:
+                check_json(entry)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             detail = f"missing {error}" if isinstance(error, KeyError) else str(error)
             raise RecordsError(f"{name}: not records written by --mlir-json ({detail})") from None
     docs = [doc for _, doc in documents]
+    lost, note = lost_items(docs, records)
+    for record in lost:
+        records[record.nodeid] = record
+        functions.setdefault(record.file, [])
     modes = {doc["mode"] for doc in docs}
     run = RunInfo(", ".join(sorted({doc["target"] for doc in docs})),
-                  docs[0]["mode"] if len(modes) == 1 else "mixed: " + ", ".join(sorted(modes)))
+                  docs[0]["mode"] if len(modes) == 1 else "mixed: " + ", ".join(sorted(modes)),
+                  (note,) if note else ())
     return list(records.values()), functions, run, Path(docs[0]["rootdir"])
 
 
-def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "") -> list[tuple[str, bool]]:
+def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "",
+                  notes: tuple[str, ...] = ()) -> list[tuple[str, bool]]:
     """The closing lines: counts per outcome kind, then the verdict (text, is it bad)."""
     snippets = [r for r in records if r.is_snippet]
     iterations = [r for r in records if not r.is_snippet]
@@ -84,8 +94,9 @@ def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "") 
     note = f" ({unsupported} unsupported on this target)" if unsupported else ""
 
     def subjects(n_snippets: int, n_iterations: int) -> str:
-        parts = [f"{n_snippets} snippet(s)"] if snippets else []
-        parts += [f"{n_iterations} iteration(s)"] if iterations else []
+        """What there is of each part (of failures: what failed)."""
+        parts = [f"{n_snippets} snippet(s)"] if snippets and (n_snippets or not failed) else []
+        parts += [f"{n_iterations} iteration(s)"] if iterations and (n_iterations or not failed) else []
         return " and ".join(parts) or "0 snippet(s)"
 
     failed = bad_snippets + bad_iterations
@@ -98,6 +109,7 @@ def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "") 
     else:  # items passed, and every subject has an item unsupported on this target
         verdict = f"no failures across {files} file(s){note}"
     lines = [("items per outcome: " + counts(records), False), (verdict, bool(failed))]
+    lines += [(note, True) for note in notes]
     if interrupted:
         lines.append((f"the run was interrupted ({interrupted}): items not run are missing from the reports", True))
     return lines

@@ -137,14 +137,16 @@ def check_json(data: dict[str, Any]) -> None:
 
 def tally(records: list[ItemRecord]) -> tuple[int, int, int, int]:
     """(subjects, succeeded, failed, unsupported): a subject (a snippet, an iteration)
-    is its items together."""
+    is its items together; one none of whose items ran (a CI shard that did not report)
+    is none of the three."""
     by_subject: dict[str, list[ItemRecord]] = {}
     for r in records:
         by_subject.setdefault(r.subject, []).append(r)
     failed = sum(any(r.failed for r in rs) for rs in by_subject.values())
     unsupported = sum(not any(r.failed for r in rs) and any(r.kind == Kind.UNSUPPORTED.value for r in rs)
                       for rs in by_subject.values())
-    return len(by_subject), len(by_subject) - failed - unsupported, failed, unsupported
+    not_run = sum(all(r.kind == "not-run" and not r.expected for r in rs) for rs in by_subject.values())
+    return len(by_subject), len(by_subject) - failed - unsupported - not_run, failed, unsupported
 
 
 def counts(records: list[ItemRecord]) -> str:

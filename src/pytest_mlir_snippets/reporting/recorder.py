@@ -21,6 +21,7 @@ from pytest_mlir_snippets.protocol import Kind
 from pytest_mlir_snippets.reporting.publish import Functions, publish, summary_lines
 from pytest_mlir_snippets.reporting.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.reporting.runreport import RunInfo
+from pytest_mlir_snippets.reporting.shards import Plan, plan_entry
 from pytest_mlir_snippets.session import RunState
 
 
@@ -42,6 +43,9 @@ class Recorder:
         self.is_worker = hasattr(config, "workerinput")
         self.problems: list[str] = []
         self.interrupted = ""
+        splits, group = getattr(config.option, "splits", None), getattr(config.option, "group", None)
+        self.shard = {"group": int(group), "splits": int(splits)} if splits and group else None  # pytest-split
+        self.plan: Plan = []  # every item of every shard (see shards.py)
 
     # ----------------------------------------------------------- gathering
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -53,6 +57,21 @@ class Recorder:
             assert item.parent is not None
             source = getattr(item, "source", None)
             self.functions[item.parent.nodeid] = [(fn.uid, fn.line) for fn in source.functions] if source else []
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """In a CI shard: the items of all shards, as -k and -m left them. pytest-split
+        picks this shard's items in a trylast hook registered after this one (in its
+        pytest_configure, which comes after ours), so this one runs before it."""
+        if self.shard is not None:
+            self.plan = [plan_entry(item.skeleton()) for item in items if isinstance(item, MlirItem)]
+            if self.is_worker:
+                self.config.workeroutput["mlir_plan"] = self.plan  # type: ignore[attr-defined]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """An xdist worker's plan of the shards (they all planned the same)."""
+        self.plan = self.plan or list(getattr(node, "workeroutput", {}).get("mlir_plan", []))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
@@ -125,8 +144,9 @@ class Recorder:
             if not functions and not any(r.file == file and r.run for r in records):
                 self.functions[file] = functions_of(root / file)
         json_path = self.config.getoption("mlir_json")
+        shard: dict[str, Any] = {"shard": self.shard, "planned": self.plan} if self.shard is not None else {}
         self.problems += publish(records, self.functions, root, self.run_info,
-                                 Path(json_path) if json_path else None)
+                                 Path(json_path) if json_path else None, **shard)
         expectations = self.state.expectations
         if expectations is not None and self.state.settings.update_expectations:
             expectations.update(records, root)

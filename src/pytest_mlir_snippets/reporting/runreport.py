@@ -20,6 +20,7 @@ NOT_RUN = "-"
 class RunInfo:
     target: str
     mode: str  # "compile and execute" or "compile only"
+    notes: tuple[str, ...] = ()  # what a merge of CI shards has to say (a shard that did not report)
 
 
 def report_path(input_file: Path) -> Path:
@@ -39,7 +40,9 @@ STAGE_ORDER = ("file", "contract", "compile", "execute", "host_ops", "launch", "
 
 def _subjects_line(records: list[ItemRecord]) -> str:
     total, succeeded, failed, unsupported = tally(records)
-    return f"{total} ({succeeded} succeeded, {failed} failed, {unsupported} unsupported)"
+    not_run = total - succeeded - failed - unsupported
+    return f"{total} ({succeeded} succeeded, {failed} failed, {unsupported} unsupported" + (
+        f", {not_run} not run)" if not_run else ")")
 
 
 def _natural(name: str) -> tuple[object, ...]:
@@ -88,6 +91,7 @@ def render_file_report(path: Path, functions: list[tuple[str, int]], records: li
         f"target:   {run.target if snippets else ', '.join(sorted({r.target for r in records}))}",
         f"input:    {path}",
         f"mode:     {run.mode}",
+        *(f"note:     {note}" for note in run.notes),
         f"items:    {len(records)} ({counts(records)})",
         f"{'snippets' if snippets else 'subjects'}: {_subjects_line(records)}",
         "",
@@ -135,6 +139,7 @@ def render_combined(per_file: dict[Path, list[ItemRecord]], functions: dict[Path
         f"target:   {run.target}",
         f"mode:     {run.mode}",
         f"inputs:   {len(per_file)} file(s)",
+        *(f"note:     {note}" for note in run.notes),
         f"items:    {len(everything)} ({counts(everything)})",
         f"{'snippets' if all(r.is_snippet for r in everything) else 'subjects'}: {_subjects_line(everything)}",
         "",

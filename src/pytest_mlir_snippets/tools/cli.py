@@ -18,6 +18,7 @@ import json
 import sys
 from pathlib import Path
 
+from pytest_mlir_snippets.items.expectations import Expectations, ExpectationsError
 from pytest_mlir_snippets.reporting.publish import RecordsError, publish, read_records, summary_lines
 
 
@@ -42,11 +43,16 @@ def report(args: argparse.Namespace) -> int:
         print(f"mlir-snippets report: {root} does not exist here; give --out DIR", file=sys.stderr)
         return 2
     problems = publish(records, functions, root, run, Path(args.json) if args.json else None, rootdir)
-    for line, _ in summary_lines(records, len(functions)):
+    if args.update_expectations:
+        try:
+            Expectations.load(Path(args.update_expectations)).update(records, rootdir)
+        except (ExpectationsError, OSError) as error:
+            problems.append(f"could not update {args.update_expectations}: {error}")
+    for line, _ in summary_lines(records, len(functions), notes=run.notes):
         print(line)
     for problem in problems:
         print(problem, file=sys.stderr)
-    return 1 if any(r.failed for r in records) else 0
+    return 1 if any(r.failed for r in records) or run.notes or problems else 0
 
 
 def import_torch_command(args: argparse.Namespace) -> int:
@@ -118,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     rebuild.add_argument("json_files", nargs="+", metavar="JSON")
     rebuild.add_argument("--out", metavar="DIR", help="write the reports under DIR instead of beside the inputs")
     rebuild.add_argument("--json", metavar="PATH", help="also write the merged records")
+    rebuild.add_argument("--update-expectations", metavar="FILE",
+                         help="rewrite this expectations file from the records (a sharded run's new baseline)")
     rebuild.set_defaults(run=report)
     importer = commands.add_parser("import-torch", help="a PyTorch model as model_linalg.mlir, with its reference")
     importer.add_argument("target", metavar="MODULE:FACTORY",
