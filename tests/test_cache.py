@@ -1,8 +1,19 @@
-"""The compile cache: verdicts kept in pytest's cache directory, shared by xdist workers."""
+"""The compile cache: verdicts kept in pytest's cache directory, shared by xdist workers, as data."""
 
 from __future__ import annotations
 
+import json
+import os
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
 import pytest
+
+from pytest_mlir_snippets.protocol import Diagnostic, Kind, Request, Response
+from pytest_mlir_snippets.sandbox.cache import FORMAT, CompileCache, decode, encode
 
 OPS = """func.func @add_0(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %a, %b : tensor<4xf32>
@@ -47,3 +58,131 @@ def test_a_warm_rerun_compiles_nothing(pytester: pytest.Pytester) -> None:
     assert {n: p.get("mlir_cache") for n, p in edited.items()} == {
         "ops.mlir::add_0[compile]": "hit", "ops.mlir::mul_0[compile]": None, "ops.mlir::bad_0[compile]": "hit"}
     assert {p.get("mlir_cache") for p in compile_props(pytester, "--mlir-opt-level=2").values()} == {None}
+
+
+class Hostile:
+    """Unpickled, it creates ``marker``: what a planted pickle could do instead."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        return Path.touch, (Path(self.marker),)
+
+
+def hostile_pickle(marker: Path) -> bytes:
+    payload = pickle.dumps(Hostile(marker))
+    probe = marker.with_name("probe")  # the payload works: unpickling it here does create the file
+    pickle.loads(pickle.dumps(Hostile(probe)))
+    assert probe.exists()
+    probe.unlink()
+    return payload
+
+
+def test_planted_pickles_are_never_executed(pytester: pytest.Pytester) -> None:
+    """Whoever can write .pytest_cache or a sidecar (a CI cache restored from another
+    branch, a shared disk) plants pickles: nothing runs them, the items run as usual."""
+    from conftest import item_properties
+
+    pytester.makefile(".mlir", ops=OPS)
+    marker = pytester.path / "PWNED"
+    payload = hostile_pickle(marker)
+    np.savez(pytester.path / "ops.add_0.npz", input_0=np.array([Hostile(marker)], dtype=object),
+             input_1=np.ones(4, np.float32))
+    folder = pytester.path / ".pytest_cache" / "d" / "mlir-snippets-compile"
+    xml = pytester.path / "junit.xml"
+
+    def run() -> dict[str, dict[str, str]]:
+        pytester.runpytest(f"--junitxml={xml}")
+        return item_properties(xml)
+
+    run()  # entries written: now every one of them becomes a pickle, and so does the old name of each
+    entries = [path for path in folder.rglob("*") if path.is_file()]
+    assert len(entries) == 3 and all(json.loads(path.read_bytes())["format"] == FORMAT for path in entries)
+    for path in entries:
+        path.write_bytes(payload)
+        path.with_suffix("").write_bytes(payload)
+    props = run()
+    assert not marker.exists()
+    assert {n: (p["mlir_kind"], p.get("mlir_cache")) for n, p in props.items()} == {
+        "ops.mlir::add_0[compile]": ("pass", None), "ops.mlir::add_0[execute]": ("execute-error", None),
+        "ops.mlir::mul_0[compile]": ("pass", None), "ops.mlir::mul_0[execute]": ("pass", None),
+        "ops.mlir::bad_0[compile]": ("compile-error", None), "ops.mlir::bad_0[execute]": ("skip", None)}
+    assert props["ops.mlir::add_0[execute]"]["mlir_message"] == (
+        "recorded golden data: ops.add_0.npz: input_0 is an array of Python objects (pickled data): it is not "
+        "loaded, pickles can run code; record plain numeric arrays")
+    assert all(json.loads(path.read_bytes())["format"] == FORMAT for path in entries)  # compiled again, rewritten
+    assert {p.get("mlir_cache") for n, p in run().items() if n.endswith("[compile]")} == {"hit"}
+    assert not marker.exists()
+
+
+def verdict() -> Response:
+    note = Diagnostic("note", "see current operation", 3, 1, file="schedule")
+    return Response(Kind.COMPILE_ERROR, "compile failed", [Diagnostic("error", "bad type", 2, 8, [note])],
+                    {"ms": 1.5}, {"stage": "compile", "inputs": ["4xf32"], "kernels": [{"grid": [8, 1, 1]}],
+                                  "array": np.zeros(2), "shape": (2, 3), "nan": float("nan")},
+                    ir="module {}", stderr="error: bad type\n", seconds=0.25)
+
+
+def test_an_entry_holds_the_verdict_as_json_data() -> None:
+    entry = encode(verdict(), "k1")
+    assert json.loads(entry)["info"] == {"stage": "compile", "inputs": ["4xf32"], "kernels": [{"grid": [8, 1, 1]}]}
+    again = decode(entry, "k1")
+    assert again == Response(**{**vars(verdict()), "info": json.loads(entry)["info"]})
+    assert again is not None and again.diagnostics[0].notes[0].file == "schedule"
+
+
+def cache_in(folder: Path) -> CompileCache:
+    def mkdir(name: str) -> Path:
+        (folder / name).mkdir(exist_ok=True)
+        return folder / name
+
+    return CompileCache(SimpleNamespace(cache=SimpleNamespace(mkdir=mkdir)), False)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("change", [
+    "garbage", "pickle", "another version", "a boolean version", "another key", "a kind never kept", "a crash",
+    "about the machine", "an extra field", "a missing field", "a bad note", "a line that is text", "not a dict"])
+def test_an_entry_that_is_not_one_for_its_key_is_ignored_and_rewritten(tmp_path: Path, change: str) -> None:
+    cache = cache_in(tmp_path)
+    request = Request("compile", OPS, "add_0")
+    cache.put(request, verdict())
+    path = cache._path(cache.key(request))
+    good = json.loads(path.read_bytes())
+    assert cache.get(request) is not None and cache.hits == 1
+    bad = json.loads(path.read_bytes())
+    changes: dict[str, Callable[[], object]] = {
+        "another version": lambda: bad.update(format=FORMAT + 1),
+        "a boolean version": lambda: bad.update(format=True),
+        "another key": lambda: bad.update(key=cache.key(Request("compile", OPS, "mul_0"))),
+        "a kind never kept": lambda: bad.update(kind="golden-mismatch"),
+        "a crash": lambda: bad.update(kind=["crash"]),
+        "about the machine": lambda: bad["info"].update(environment=True),
+        "an extra field": lambda: bad.update(run="os.system('true')"),
+        "a missing field": lambda: bad.pop("stderr"),
+        "a bad note": lambda: bad["diagnostics"][0]["notes"].append({"severity": "note"}),
+        "a line that is text": lambda: bad["diagnostics"][0].update(line="2"),
+        "not a dict": lambda: bad.clear(),
+    }
+    if change == "garbage":
+        path.write_bytes(b"\xff\x00{not json")
+    elif change == "pickle":
+        path.write_bytes(pickle.dumps(verdict()))
+    else:
+        changes[change]()
+        path.write_text(json.dumps([] if change == "not a dict" else bad))
+    assert cache.get(request) is None and cache.hits == 1 and not path.exists()  # a miss, the entry gone
+    cache.put(request, verdict())  # what the compile found is written again
+    assert json.loads(path.read_bytes()) == good and cache.get(request) is not None and cache.hits == 2
+
+
+def test_a_link_planted_as_the_temporary_file_is_not_followed(tmp_path: Path) -> None:
+    cache = cache_in(tmp_path)
+    request = Request("compile", OPS, "add_0")
+    path = cache._path(cache.key(request))
+    path.parent.mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    (path.parent / f".{path.name}.{os.getpid()}.tmp").symlink_to(victim)
+    cache.put(request, verdict())
+    assert victim.read_text() == "mine" and decode(path.read_bytes(), cache.key(request)) is not None

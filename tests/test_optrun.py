@@ -288,3 +288,27 @@ def run_dir(run: Path) -> Path:
     run.mkdir()
     (run / "model_linalg.mlir").write_text(MODEL)
     return run
+
+
+def test_a_malformed_benchmark_history_is_read_as_far_as_it_is_data(tmp_path: Path) -> None:
+    """benchmarks.json is read back as data: what ``history.update`` would not have written
+    (a string where an entry is, a figure that is text, stages that are not a table) is left out."""
+    from pytest_mlir_snippets.reporting import benchmark
+
+    run = run_dir(tmp_path / "run")
+    for name in ("v0", "v1", "v2"):
+        iteration(run, name)
+    (run / history.FILE).write_text(json.dumps({"version": history.VERSION, "targets": {
+        "cpu": {"v0": "a string", "v1": {"median_ms": "fast", "samples": True, "min_ms": 1.0, "stages": "pass",
+                                          "digest": 7, "speedup_v0": "x", "run": "os.system('true')"},
+                "v2": {"median_ms": 2.0, "digest": "d2", "settled": 1, "stages": {"correctness": "pass", "x": 3}}},
+        "cuda": ["not", "a", "table"]}}))
+    assert history.load(run) == {"cpu": {"v1": {"min_ms": 1.0},
+                                         "v2": {"median_ms": 2.0, "digest": "d2", "settled": 1,
+                                                "stages": {"correctness": "pass"}}}}
+    assert history.reference_ms(run, "cpu", "v2", "d2") == 2.0 and history.reference_ms(run, "cpu", "v1", "") == 0
+    records = [ItemRecord("run/model_linalg.mlir::v1[correctness]", "v1[correctness]", "run/model_linalg.mlir",
+                          "v1", "correctness", "pass", run="run")]
+    benchmark.write_run(run, "cpu", records)  # the tables are written, the history rewritten as data
+    assert "| v2 (best) | not run | pass | 2.000 |" in (run / "benchmark.md").read_text()
+    assert history.entries(run, "cpu")["v1"] == {"min_ms": 1.0, "stages": {"correctness": "pass"}}

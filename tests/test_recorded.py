@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -37,6 +38,40 @@ def test_bad_recorded_data_says_where(tmp_path: Path) -> None:
     with pytest.raises(RecordedDataError, match="element type 'c64' is not supported"):
         parse_iree_flags(tmp_path / "run_module_io_flags.txt")
     assert load_recorded(tmp_path / "model.mlir", "f", functions_in_file=2) is None  # one function only
+
+
+class Touches:
+    """Unpickled, it creates ``marker``."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        return Path.touch, (Path(self.marker),)
+
+
+def test_sidecars_are_arrays_never_pickles(tmp_path: Path) -> None:
+    marker = tmp_path / "PWNED"
+    sidecar = tmp_path / "ops.f.npz"
+    np.savez(sidecar, input_0=np.ones(2), input_1=np.array([Touches(marker)], dtype=object))
+    with pytest.raises(RecordedDataError, match=r"^ops\.f\.npz: input_1 is an array of Python objects "
+                                                r"\(pickled data\): it is not loaded"):
+        load_recorded(tmp_path / "ops.mlir", "f", functions_in_file=1)
+    sidecar.write_bytes(pickle.dumps({"input_0": Touches(marker)}))
+    with pytest.raises(RecordedDataError, match=r"^ops\.f\.npz is a pickle, not an \.npz archive of arrays"):
+        load_recorded(tmp_path / "ops.mlir", "f", functions_in_file=1)
+    sidecar.write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.raises(RecordedDataError, match=r"^cannot read ops\.f\.npz: "):
+        load_recorded(tmp_path / "ops.mlir", "f", functions_in_file=1)
+    np.save(tmp_path / "one.npy", np.ones(2))
+    (tmp_path / "one.npy").rename(sidecar)
+    with pytest.raises(RecordedDataError, match=r"^ops\.f\.npz is a single \.npy array, not an \.npz archive"):
+        load_recorded(tmp_path / "ops.mlir", "f", functions_in_file=1)
+    assert not marker.exists()
+    np.savez(sidecar, output_0=np.zeros(3), input_1=np.ones(1), input_0=np.arange(2))
+    recorded = load_recorded(tmp_path / "ops.mlir", "f", functions_in_file=1)
+    assert recorded is not None and [a.tolist() for a in recorded["inputs"]] == [[0, 1], [1.0]]
+    assert [a.tolist() for a in recorded["outputs"]] == [[0.0, 0.0, 0.0]]
 
 
 IREE_TESTS = ["test_and4d", "test_cast_FLOAT_to_BFLOAT16", "test_argmax_default_axis_random_select_last_index",

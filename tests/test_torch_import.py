@@ -41,6 +41,7 @@ def test_import_torch_then_check_the_lowering_against_pytorch(pytester: pytest.P
     execute = props["model_linalg.mlir::forward[execute]"]
     assert execute["mlir_kind"] == "pass" and float(execute["mlir_max_abs_err"]) < 1e-5
     assert execute["mlir_reference"] == "recorded outputs (model_linalg.forward.npz)"
+    assert "weights_only=True" in (run / "reference.py").read_text()  # tensors back, no pickled code run
     check = ("import sys, numpy; sys.path.insert(0, 'run'); import reference; m, i = reference.load(); "
              "numpy.save('again.npy', m(*i).detach().numpy())")
     subprocess.run([sys.executable, "-c", check], cwd=pytester.path, check=True, capture_output=True)

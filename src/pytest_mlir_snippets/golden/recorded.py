@@ -4,11 +4,15 @@
 - IREE's test layout: ``model.mlir`` beside ``run_module_io_flags.txt`` with
   ``--input=SHAPExTYPE=@file.bin`` and ``--expected_output=...`` lines (raw
   little-endian data, i1 one byte per element; values may also be inline).
+
+Recorded data is data: numpy reads it with ``allow_pickle=False``, so a file that holds
+pickles (a pickled object, an object array) is a RecordedDataError, never unpickled.
 """
 
 from __future__ import annotations
 
 import re
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +38,43 @@ def load_recorded(path: Path, function: str, functions_in_file: int) -> dict[str
     """Recorded inputs and outputs for ``function``, or None when there are none."""
     sidecar = path.with_name(sidecar_name(path, function))
     if sidecar.is_file():
-        with np.load(sidecar) as data:
-            inputs = [data[f"input_{i}"] for i in range(len(data.files)) if f"input_{i}" in data.files]
-            outputs = [data[f"output_{i}"] for i in range(len(data.files)) if f"output_{i}" in data.files]
+        inputs, outputs = read_sidecar(sidecar)
         return {"inputs": inputs, "outputs": outputs or None, "source": f"recorded outputs ({sidecar.name})"}
     flags = path.with_name(IREE_FLAGS)
     if flags.is_file() and functions_in_file == 1:
         inputs, outputs = parse_iree_flags(flags)
         return {"inputs": inputs, "outputs": outputs or None, "source": f"recorded outputs ({IREE_FLAGS})"}
     return None
+
+
+def read_sidecar(sidecar: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(inputs, outputs) of an ``.npz`` sidecar; plain arrays only, pickles are never loaded."""
+    try:
+        archive = np.load(sidecar, allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
+        raise _unreadable(sidecar.name, "", error) from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise RecordedDataError(f"{sidecar.name} is a single .npy array, not an .npz archive (input_0, output_0, ..)")
+    with archive:
+        names = [f"{side}_{i}" for side in ("input", "output") for i in range(len(archive.files))
+                 if f"{side}_{i}" in archive.files]
+        arrays = {}
+        for name in names:
+            try:
+                arrays[name] = archive[name]
+            except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
+                raise _unreadable(sidecar.name, name, error) from None
+    return ([v for k, v in arrays.items() if k.startswith("input_")],
+            [v for k, v in arrays.items() if k.startswith("output_")])
+
+
+def _unreadable(file: str, name: str, error: Exception) -> RecordedDataError:
+    where = f"{file}: {name}" if name else file
+    if isinstance(error, ValueError) and "allow_pickle" in str(error):  # numpy refused to unpickle
+        what = "an array of Python objects" if name else "a pickle, not an .npz archive of arrays"
+        return RecordedDataError(f"{where} is {what} (pickled data): it is not loaded, pickles can run code; "
+                                 "record plain numeric arrays")
+    return RecordedDataError(f"cannot read {where}: {error}")
 
 
 def parse_iree_flags(flags: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:

@@ -174,9 +174,12 @@ class IterationItem(MlirItem):
     def _golden(self, request: Request) -> Request:
         if not request.function:
             self.fail(Response(Kind.COMPILE_ERROR, f"{MODEL} has no public function"))
-        from pytest_mlir_snippets.golden.recorded import load_recorded
+        from pytest_mlir_snippets.golden.recorded import RecordedDataError, load_recorded
 
-        request.golden = load_recorded(self.path, request.function, 1)
+        try:
+            request.golden = load_recorded(self.path, request.function, 1)
+        except RecordedDataError as error:  # as a snippet's execute item says it
+            self._end(Response(Kind.EXECUTE_ERROR, f"recorded golden data: {error}"))
         return request
 
     def _correctness(self) -> None:

@@ -112,8 +112,9 @@ class SnippetItem(MlirItem):
                 if prior.kind is Kind.UNSUPPORTED:
                     self.fail(prior)
                 self.skip(f"compile failed ({prior.kind.value}): {first_error(prior)}")
-            if unreadable is not None:
-                self.fail(Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}"))
+            if unreadable is not None:  # the record says why, too
+                self.response = Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}")
+                self.fail(self.response)
             response = manager.call(Request("execute", self.split.text, fn.name, options, golden), self.timeout())
         else:
             response = self.cached or state.compile(self.prefetched or self._compile_request(), self.timeout())

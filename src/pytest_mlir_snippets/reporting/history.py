@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import platform
 import time
 from pathlib import Path
@@ -35,14 +36,34 @@ def code_digest(*texts: str) -> str:
 
 
 def load(run: Path) -> dict[str, Entries]:
-    """Every target's entries (empty when the file is missing, unreadable or of another version)."""
+    """Every target's entries (empty when the file is missing, unreadable or of another
+    version). Only what ``update`` writes is kept, of the type it writes: an entry that is
+    not an object, a figure that is not a number, stages that are not names of kinds are
+    left out (a hand-edited or foreign file makes no table fail)."""
     try:
         data = json.loads((run / FILE).read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("targets"), dict):
         return {}
-    return {target: entries for target, entries in data["targets"].items() if isinstance(entries, dict)}
+    return {target: {name: _entry(entry) for name, entry in entries.items() if isinstance(entry, dict)}
+            for target, entries in data["targets"].items() if isinstance(entries, dict)}
+
+
+def _entry(entry: dict[str, Any]) -> dict[str, Any]:
+    kept: dict[str, Any] = {k: v for k, v in entry.items() if k in NUMBERS and _is_number(v)}
+    kept |= {k: v for k, v in entry.items() if k in ("digest", "measured") and isinstance(v, str)}
+    stages = entry.get("stages")
+    if isinstance(stages, dict):
+        kept["stages"] = {stage: kind for stage, kind in stages.items() if isinstance(kind, str)}
+    return kept
+
+
+NUMBERS = frozenset((*FIGURES, "reference_ms"))
+
+
+def _is_number(value: object) -> bool:
+    return (type(value) is int or type(value) is float) and math.isfinite(value)
 
 
 def entries(run: Path, target: str) -> Entries:

@@ -4,7 +4,8 @@ linalg-on-tensors), with what it takes to check it against PyTorch:
 
 - ``reference.py``: rebuilds the model (same weights) and its inputs (a ``.py``
   source is copied beside it as ``reference_model.py``);
-- ``reference_state.pt``: the weights and the example inputs;
+- ``reference_state.pt``: the weights and the example inputs (tensors only: ``reference.py``
+  reads it with ``weights_only=True``, which runs no pickled code);
 - ``model_linalg.<func>.npz``: the inputs and PyTorch's outputs, so that
   ``pytest OUTDIR/model_linalg.mlir`` checks the cpu lowering against eager PyTorch.
 
@@ -42,7 +43,7 @@ def load():
     else:
         module = importlib.import_module(SOURCE)
     model, _ = getattr(module, FACTORY)()
-    state = torch.load(Path(__file__).with_name("reference_state.pt"))
+    state = torch.load(Path(__file__).with_name("reference_state.pt"), weights_only=True)  # tensors, no pickles run
     model.load_state_dict(state["weights"])
     return model.eval(), tuple(state["inputs"])
 '''
