@@ -123,7 +123,8 @@ def widen_i1_accesses(module: Any, candidates: list[Any] | None = None) -> None:
 
     The LLVM 22 build of the ``mlir`` wheel asserts (and aborts the process) when
     lowering a scalar i1 memref access to LLVM; a ``vector<1xi1>`` access lowers
-    to the same byte-per-element load and store.
+    to the same byte-per-element load and store. A rank-0 memref gets a 0-d
+    ``vector<i1>`` access (the verifier rejects a vector of higher rank than the memref).
     """
     from mlir import ir
     from mlir.dialects import vector
@@ -135,15 +136,17 @@ def widen_i1_accesses(module: Any, candidates: list[Any] | None = None) -> None:
     if candidates is None:
         candidates = mlirtools.ops_where(module, ir, lambda op: op.name in ("memref.load", "memref.store"))
     for op in [op for op in candidates if i1_access(op)]:
+        memref = op.operands[0 if op.name == "memref.load" else 1]
+        rank = ir.MemRefType(memref.type).rank  # rank 0: a 0-d vector (vector<1xi1> would outrank it)
         with ir.InsertionPoint(op), op.location:
-            one = ir.VectorType.get([1], ir.IntegerType.get_signless(1))
+            one = ir.VectorType.get([1] if rank else [], ir.IntegerType.get_signless(1))
             if op.name == "memref.load":
-                loaded = vector.load(one, op.operands[0], list(op.operands[1:]))
-                value = vector.extract(loaded, [], [0])
+                loaded = vector.load(one, memref, list(op.operands[1:]))
+                value = vector.extract(loaded, [], [0] if rank else [])
                 op.results[0].replace_all_uses_with(value)
             else:
                 wide = vector.broadcast(one, op.operands[0])
-                vector.store(wide, op.operands[1], list(op.operands[2:]))
+                vector.store(wide, memref, list(op.operands[2:]))
         op.erase()
 
 
