@@ -69,3 +69,53 @@ def test_zero_d_i1_memref_is_read_and_written() -> None:
     compiled = backend.compile(ZERO_D_I1_UPSTREAM, "compare_0d_linalg", Options())
     (out,) = backend._run(compiled, [np.array(2.0, np.float32), np.array(1.0, np.float32)])
     assert out.dtype == np.bool_ and bool(out)
+
+
+OWN_BUFFERS = """func.func @own_buffers(%a: memref<4xf32>, %out: memref<4xf32>) {
+  %tmp = memref.alloc() : memref<4xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %x = memref.load %a[%i] : memref<4xf32>
+    %y = arith.mulf %x, %x : f32
+    memref.store %y, %tmp[%i] : memref<4xf32>
+  }
+  %big = memref.realloc %tmp : memref<4xf32> to memref<8xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %y = memref.load %big[%i] : memref<8xf32>
+    %z = arith.addf %y, %y : f32
+    memref.store %z, %out[%i] : memref<4xf32>
+  }
+  memref.dealloc %big : memref<8xf32>
+  return
+}
+func.func @with_tensors(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %tmp = memref.alloc() : memref<4xf32>
+  %c0 = arith.constant 0 : index
+  %x = tensor.extract %a[%c0] : tensor<4xf32>
+  memref.store %x, %tmp[%c0] : memref<4xf32>
+  %y = memref.load %tmp[%c0] : memref<4xf32>
+  memref.dealloc %tmp : memref<4xf32>
+  %s = tensor.splat %y : tensor<4xf32>
+  %0 = arith.addf %a, %s : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+def test_snippet_that_frees_its_own_buffers(pytester: pytest.Pytester, run_items) -> None:
+    import numpy as np
+
+    from pytest_mlir_snippets.protocol import Options
+    from pytest_mlir_snippets.worker.targets.cpu import CpuBackend
+
+    pytester.makefile(".mlir", own=OWN_BUFFERS)
+    _, props = run_items()
+    assert set(kinds(props).values()) == {"pass"} and len(props) == 4, kinds(props)
+    backend = CpuBackend()
+    a = np.array([1, -2, 3, 0.5], np.float32)
+    _, out = backend._run(backend.compile(OWN_BUFFERS, "own_buffers", Options()), [a, np.zeros(4, np.float32)])
+    assert np.array_equal(out, 2 * a * a)
+    (out,) = backend._run(backend.compile(OWN_BUFFERS, "with_tensors", Options()), [a])
+    assert np.array_equal(out, a + a[0])

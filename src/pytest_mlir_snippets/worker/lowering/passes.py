@@ -49,6 +49,7 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
         except UnsupportedType as error:
             raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
         func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        keep_manual_deallocation(parsed, diags)
         for i, part in enumerate(pipeline):
             if i:
                 (between or prepare_for_llvm)(parsed)
@@ -74,6 +75,30 @@ def prepare_for_llvm(module: Any) -> None:
     widen_i1_accesses(module, found.get("memref.load", []) + found.get("memref.store", []))
     truncate_through_f32(module, found.get("arith.truncf", []))
     expand_absi(module, found.get("math.absi", []))
+
+
+_MANUAL = frozenset({"memref.alloc", "memref.realloc", "memref.dealloc"})
+
+
+def keep_manual_deallocation(module: Any, diagnostics: mlirtools.Collector) -> None:
+    """A snippet that frees its own buffers (``memref.dealloc``, ``memref.realloc``)
+    keeps doing so: its allocations and frees get ``bufferization.manual_deallocation``,
+    which the ownership-based deallocation leaves to the snippet (it otherwise stops
+    with 'memory free side-effect on MemRef value not supported!'). Buffers that
+    bufferization adds are still freed by the pass. A realloc is expanded first
+    (alloc, copy, dealloc), so that what it allocates and frees is marked too."""
+    from mlir import ir, passmanager
+
+    found = mlirtools.ops_by_name(module, ir, _MANUAL)
+    if found.get("memref.realloc"):
+        mlirtools.run_passes(module, "builtin.module(expand-realloc)", passmanager.PassManager.parse, diagnostics,
+                             "realloc expansion")
+        found = mlirtools.ops_by_name(module, ir, _MANUAL)
+    if not found.get("memref.dealloc"):
+        return
+    for ops in found.values():
+        for op in ops:
+            op.attributes["bufferization.manual_deallocation"] = ir.UnitAttr.get()
 
 
 _REWRITTEN = frozenset({"transform.named_sequence", "memref.load", "memref.store", "arith.truncf", "math.absi"})
