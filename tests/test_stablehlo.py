@@ -119,3 +119,108 @@ def test_snippet_that_frees_its_own_buffers(pytester: pytest.Pytester, run_items
     assert np.array_equal(out, 2 * a * a)
     (out,) = backend._run(backend.compile(OWN_BUFFERS, "with_tensors", Options()), [a])
     assert np.array_equal(out, a + a[0])
+
+
+# openxla's testdata conventions: @main() without arguments, inputs and expected values as
+# constants, the checks inside; the expected values here are what the StableHLO spec says
+CHECKED = """module @jit_main {
+  func.func public @main() -> (tensor<3xi32> {jax.result_info = ""}) {
+    %a = stablehlo.constant dense<[1, -2, 3]> : tensor<3xi32>
+    %0 = stablehlo.abs %a : tensor<3xi32>
+    %e = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>
+    stablehlo.custom_call @check.expect_eq(%0, %e) {has_side_effect = true} : (tensor<3xi32>, tensor<3xi32>) -> ()
+    %f = stablehlo.constant dense<[0.5, 2.0, 0x7FC00000]> : tensor<3xf32>
+    %1 = stablehlo.sqrt %f : tensor<3xf32>
+    %g = stablehlo.constant dense<[0.707106769, 1.41421354, 0x7FC00000]> : tensor<3xf32>
+    stablehlo.custom_call @check.expect_close(%1, %g) {has_side_effect = true} : (tensor<3xf32>, tensor<3xf32>) -> ()
+    %h = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf64>
+    %2 = stablehlo.exponential %h : tensor<2xf64>
+    %k = stablehlo.constant dense<[2.7181, 7.3895]> : tensor<2xf64>
+    stablehlo.custom_call @check.expect_almost_eq(%2, %k) {has_side_effect = true}
+      : (tensor<2xf64>, tensor<2xf64>) -> ()
+    %b = stablehlo.constant dense<[1.5, -2.25]> : tensor<2xbf16>
+    %3 = stablehlo.multiply %b, %b : tensor<2xbf16>
+    %m = stablehlo.constant dense<[2.25, 5.0625]> : tensor<2xbf16>
+    %ok = stablehlo.custom_call @check.eq(%m, %3) : (tensor<2xbf16>, tensor<2xbf16>) -> tensor<i1>
+    %c = stablehlo.constant dense<[(1.0, 2.0), (0.0, -1.0)]> : tensor<2xcomplex<f32>>
+    %4 = stablehlo.multiply %c, %c : tensor<2xcomplex<f32>>
+    %n = stablehlo.constant dense<[(-3.0, 4.0), (-1.0, 0.0)]> : tensor<2xcomplex<f32>>
+    stablehlo.custom_call @check.expect_close(%4, %n) {has_side_effect = true}
+      : (tensor<2xcomplex<f32>>, tensor<2xcomplex<f32>>) -> ()
+    return %0 : tensor<3xi32>
+  }
+}
+"""
+CHECKED_CONST = """module {
+  func.func @add_si4() {
+    %c = stablehlo.constant dense<[0, 1, 2, -3, 0]> : tensor<5xi4>
+    %c_0 = stablehlo.constant dense<[-8, -1, 2, -3, 7]> : tensor<5xi4>
+    %0 = stablehlo.add %c, %c_0 : tensor<5xi4>
+    "check.expect_eq_const"(%0) <{value = dense<[-8, 0, 4, -6, 7]> : tensor<5xi4>}> : (tensor<5xi4>) -> ()
+    return
+  }
+}
+
+// -----
+
+module {
+  func.func @add_ui2() {
+    %c = stablehlo.constant dense<[0, 2]> : tensor<2xui2>
+    %c_0 = stablehlo.constant dense<1> : tensor<2xui2>
+    %0 = stablehlo.add %c, %c_0 : tensor<2xui2>
+    "check.expect_eq_const"(%0) <{value = dense<[1, 3]> : tensor<2xui2>}> : (tensor<2xui2>) -> ()
+    return
+  }
+}
+
+// -----
+
+module {
+  func.func @add_bool() {
+    %c = stablehlo.constant dense<[false, false, true, true]> : tensor<4xi1>
+    %c_0 = stablehlo.constant dense<[false, true, false, true]> : tensor<4xi1>
+    %0 = stablehlo.add %c, %c_0 : tensor<4xi1>
+    "check.expect_eq_const"(%0) <{value = dense<[false, true, true, true]> : tensor<4xi1>}> : (tensor<4xi1>) -> ()
+    return
+  }
+}
+
+// -----
+
+module {
+  func.func @add_c128() {
+    %c = stablehlo.constant dense<[(1.5, 2.5), (7.5, 5.5)]> : tensor<2xcomplex<f64>>
+    %0 = stablehlo.add %c, %c : tensor<2xcomplex<f64>>
+    "check.expect_almost_eq_const"(%0) <{value = dense<[(3.0, 5.0), (15.0, 11.00001)]> : tensor<2xcomplex<f64>>,
+                                         tolerance = 1.0e-4 : f64}> : (tensor<2xcomplex<f64>>) -> ()
+    return
+  }
+}
+"""
+
+
+def test_checks_are_the_golden(pytester: pytest.Pytester, run_items) -> None:
+    pytester.makefile(".mlir", testdata=CHECKED, quantized=CHECKED_CONST)
+    _, props = run_items()
+    assert set(kinds(props).values()) == {"pass"} and len(props) == 10, kinds(props)
+    main = props["testdata.mlir::main[execute]"]
+    assert main["mlir_reference"] == ("the snippet's 5 check(s) (check.eq, check.expect_almost_eq, check.expect_close,"
+                                      " check.expect_eq)")
+    assert float(main["mlir_check_0_max_abs_err"]) == 0.0 and float(main["mlir_check_1_max_ulp"]) <= 3
+    assert float(main["mlir_check_2_max_abs_err"]) < 1e-3  # within expect_almost_eq's 1e-3
+    assert props["quantized.mlir::add_c128[execute]"]["mlir_check_0_mismatches"] == "0.0"
+
+
+def test_a_failed_check_names_itself_and_its_line(pytester: pytest.Pytester, run_items) -> None:
+    wrong = CHECKED.replace("dense<[1, 2, 3]> : tensor<3xi32>", "dense<[1, 2, 4]> : tensor<3xi32>").replace(
+        "dense<[2.7181, 7.3895]>", "dense<[2.7181, 7.3875]>")
+    pytester.makefile(".mlir", testdata=wrong)
+    result, props = run_items()
+    assert kinds(props) == {"testdata.mlir::main[compile]": "pass", "testdata.mlir::main[execute]": "golden-mismatch"}
+    out = result.stdout.str()
+    assert "2 of 5 check(s) failed" in out
+    path = pytester.path / "testdata.mlir"
+    assert (f"{path}:6:5: error: check.expect_eq failed: 1 of 3 element(s) not equal; first at index [2]: "
+            "3 (actual) vs 4 (expected)") in out
+    assert f"{path}:14:5: error: check.expect_almost_eq failed: 1 of 2 element(s) not within tolerance 0.001" in out
+    assert "check_0_mismatches=1" in out and "check_2_mismatches=1" in out

@@ -4,6 +4,7 @@ then the pipeline's parts with ``prepare_for_llvm`` between them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,8 +36,8 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
     from mlir import ir, passmanager
 
     kind = frontend.front_end(module)
-    text, own_signature, baked = (frontend.legalize(module, kind, target, function, constants) if kind
-                                  else (module, None, ""))
+    text, own_signature, baked, checks = (frontend.legalize(module, kind, target, function, constants) if kind
+                                          else (module, None, "", []))
     with mlirtools.context_for(ir, text) as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         try:
             parsed = ir.Module.parse(text)
@@ -59,6 +60,8 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
                                 "outputs": [str(s) for s in results]}
         if baked:
             info.update(baked=baked, constants=dict(constants or {}))
+        if checks:
+            info["checks"] = checks
         yield Lowered(parsed, (args, results), diags, info)
 
 
@@ -143,8 +146,12 @@ def truncate_through_f32(module: Any, candidates: list[Any] | None = None) -> No
         op.erase()
 
 
+_SUB_BYTE = re.compile(r"^i[1-7]$")
+
+
 def widen_i1_accesses(module: Any, candidates: list[Any] | None = None) -> None:
-    """Turn ``memref.load``/``store`` of i1 into one-element vector accesses.
+    """Turn ``memref.load``/``store`` of i1 (and other integers narrower than a byte:
+    i2, i4) into one-element vector accesses.
 
     The LLVM 22 build of the ``mlir`` wheel asserts (and aborts the process) when
     lowering a scalar i1 memref access to LLVM; a ``vector<1xi1>`` access lowers
@@ -155,8 +162,8 @@ def widen_i1_accesses(module: Any, candidates: list[Any] | None = None) -> None:
     from mlir.dialects import vector
 
     def i1_access(op: Any) -> bool:
-        return (op.name == "memref.load" and str(op.results[0].type) == "i1") or (
-            op.name == "memref.store" and str(op.operands[0].type) == "i1")
+        scalar = op.results[0] if op.name == "memref.load" else op.operands[0]
+        return _SUB_BYTE.match(str(scalar.type)) is not None
 
     if candidates is None:
         candidates = mlirtools.ops_where(module, ir, lambda op: op.name in ("memref.load", "memref.store"))
@@ -164,7 +171,8 @@ def widen_i1_accesses(module: Any, candidates: list[Any] | None = None) -> None:
         memref = op.operands[0 if op.name == "memref.load" else 1]
         rank = ir.MemRefType(memref.type).rank  # rank 0: a 0-d vector (vector<1xi1> would outrank it)
         with ir.InsertionPoint(op), op.location:
-            one = ir.VectorType.get([1] if rank else [], ir.IntegerType.get_signless(1))
+            one = ir.VectorType.get([1] if rank else [], ir.IntegerType(op.results[0].type if op.name == "memref.load"
+                                                                         else op.operands[0].type))
             if op.name == "memref.load":
                 loaded = vector.load(one, memref, list(op.operands[1:]))
                 value = vector.extract(loaded, [], [0] if rank else [])
