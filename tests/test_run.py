@@ -236,8 +236,7 @@ def test_examples(pytester: pytest.Pytester, run_items, copy_into) -> None:
 
 
 KNOWN_MISSING = {"test_batch_norm_inference": "stablehlo.batch_norm_inference",
-                 "test_scatter_simple": "stablehlo.scatter", "test_scatter_2d": "stablehlo.scatter",
-                 "test_scatter_add": "stablehlo.scatter", "test_sort_key_value": "stablehlo.sort"}
+                 "test_sort_key_value": "stablehlo.sort"}
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ from pytest_mlir_snippets.golden.checks import Check
 from pytest_mlir_snippets.golden.inputs import UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
-from pytest_mlir_snippets.worker.lowering import mlirtools, stablehlo_fixes, torch_rewrites
+from pytest_mlir_snippets.worker.lowering import mlirtools, shlo, torch_rewrites
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 STABLEHLO_PIPELINE = (
@@ -172,7 +172,7 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str,
         if checking:
             checks = check_ops.capture(module, tir, function)
         if kind == "stablehlo":
-            stablehlo_fixes.apply(module, tir)
+            shlo.rewrite(module, tir)
             try:
                 signature = mlirtools.signature(mlirtools.find_function(module, function), tir.ShapedType)
             except UnsupportedType as error:

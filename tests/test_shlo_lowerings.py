@@ -1,0 +1,76 @@
+"""The StableHLO ops lowered by worker/lowering/shlo/, each against the StableHLO
+reference interpreter on random inputs (seeded) over several shapes and forms."""
+
+from __future__ import annotations
+
+import pytest
+
+SCATTER = """func.func @{name}(%operand: tensor<{operand}>, %indices: tensor<{indices}>,
+                      %updates: tensor<{updates}>) -> tensor<{operand}> {{
+  %0 = "stablehlo.scatter"(%operand, %indices, %updates) <{{scatter_dimension_numbers = #stablehlo.scatter<{dims}>,
+      indices_are_sorted = false, unique_indices = false}}> ({{
+  ^bb0(%old: tensor<{element}>, %new: tensor<{element}>):
+    {body}
+  }}) : (tensor<{operand}>, tensor<{indices}>, tensor<{updates}>) -> tensor<{operand}>
+  return %0 : tensor<{operand}>
+}}
+"""
+ADD = "%r = stablehlo.add %old, %new : tensor<{element}>\n    stablehlo.return %r : tensor<{element}>"
+MAX = "%r = stablehlo.maximum %old, %new : tensor<{element}>\n    stablehlo.return %r : tensor<{element}>"
+REPLACE = "stablehlo.return %new : tensor<{element}>"
+# (name, operand, indices, updates, dimension numbers, body); indices are random in [-8, 8], so
+# some updates land out of bounds (skipped per element) and some collide (applied in order)
+SCATTERS = [
+    ("rows", "6x3xf32", "4x1xi32", "4x3xf32",
+     "update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1",
+     ADD),
+    ("points_max", "9x8xi32", "5x2xi64", "5xi32",
+     "inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1", MAX),
+    ("partial_windows", "5x6x7xf32", "2x1xi32", "2x3x4xf32",
+     "update_window_dims = [1, 2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0],"
+     " index_vector_dim = 1", ADD),
+    ("window_offsets", "8x8xf64", "3x2xi32", "3x2x3xf64",
+     "update_window_dims = [1, 2], scatter_dims_to_operand_dims = [1, 0], index_vector_dim = 1", REPLACE),
+    ("vector_dim_first", "7x5xui8", "2x3xi32", "3xui8",
+     "inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 0", MAX),
+    ("implicit_vector_dim", "9xbf16", "4xi32", "4xbf16",
+     "inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1", ADD),
+    ("scalar_update", "6xi1", "1xi32", "i1",
+     "inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 0", REPLACE),
+    ("batching", "3x9x4xf32", "3x2x1xi32", "3x2x4xf32",
+     "update_window_dims = [2], inserted_window_dims = [1], input_batching_dims = [0],"
+     " scatter_indices_batching_dims = [0], scatter_dims_to_operand_dims = [1], index_vector_dim = 2", ADD),
+]
+VARIADIC = """func.func @variadic(%a: tensor<6x4xf32>, %b: tensor<6x4xi32>, %i: tensor<3x1xi32>, %ua: tensor<3x4xf32>,
+                    %ub: tensor<3x4xi32>) -> (tensor<6x4xf32>, tensor<6x4xi32>) {
+  %0:2 = "stablehlo.scatter"(%a, %b, %i, %ua, %ub) <{scatter_dimension_numbers = #stablehlo.scatter<
+      update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0],
+      index_vector_dim = 1>}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<i32>, %u: tensor<f32>, %v: tensor<i32>):
+    %s = stablehlo.multiply %x, %u : tensor<f32>
+    %t = stablehlo.subtract %y, %v : tensor<i32>
+    stablehlo.return %s, %t : tensor<f32>, tensor<i32>
+  }) : (tensor<6x4xf32>, tensor<6x4xi32>, tensor<3x1xi32>, tensor<3x4xf32>, tensor<3x4xi32>)
+     -> (tensor<6x4xf32>, tensor<6x4xi32>)
+  return %0#0, %0#1 : tensor<6x4xf32>, tensor<6x4xi32>
+}
+"""
+
+
+def scatter_snippets() -> str:
+    out = []
+    for name, operand, indices, updates, dims, body in SCATTERS:
+        element = operand.split("x")[-1]
+        out.append(SCATTER.format(name=name, operand=operand, indices=indices, updates=updates, dims=dims,
+                                  element=element, body=body.format(element=element)))
+    return "\n".join(out) + VARIADIC
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_scatter_against_the_interpreter(pytester: pytest.Pytester, run_items, seed: int) -> None:
+    pytester.makefile(".mlir", scatter=scatter_snippets())
+    _, props = run_items(f"--mlir-seed={seed}")
+    failed = {node: p.get("mlir_kind", p["outcome"]) for node, p in props.items() if p["outcome"] != "passed"}
+    assert not failed and len(props) == 2 * (len(SCATTERS) + 1), failed
+    assert {p["mlir_reference"] for node, p in props.items() if node.endswith("[execute]")} == {
+        "StableHLO reference interpreter"}
