@@ -74,3 +74,88 @@ def test_scatter_against_the_interpreter(pytester: pytest.Pytester, run_items, s
     assert not failed and len(props) == 2 * (len(SCATTERS) + 1), failed
     assert {p["mlir_reference"] for node, p in props.items() if node.endswith("[execute]")} == {
         "StableHLO reference interpreter"}
+
+
+CONTROL = """func.func @while_power(%x: tensor<4xf32>, %n: tensor<i32>) -> (tensor<4xf32>, tensor<i32>) {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %0:3 = stablehlo.while(%i = %zero, %acc = %x, %m = %n) : tensor<i32>, tensor<4xf32>, tensor<i32>
+    cond {
+    %c = stablehlo.compare LT, %i, %m, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %j = stablehlo.add %i, %one : tensor<i32>
+    %a = stablehlo.multiply %acc, %x : tensor<4xf32>
+    stablehlo.return %j, %a, %m : tensor<i32>, tensor<4xf32>, tensor<i32>
+  }
+  return %0#1, %0#0 : tensor<4xf32>, tensor<i32>
+}
+func.func @nested_while(%x: tensor<2x3xui32>) -> tensor<2x3xui32> {
+  %zero = stablehlo.constant dense<0> : tensor<i64>
+  %one = stablehlo.constant dense<1> : tensor<i64>
+  %three = stablehlo.constant dense<3> : tensor<i64>
+  %0:2 = stablehlo.while(%i = %zero, %acc = %x) : tensor<i64>, tensor<2x3xui32>
+    cond {
+    %c = stablehlo.compare LT, %i, %three, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %1:2 = stablehlo.while(%k = %zero, %b = %acc) : tensor<i64>, tensor<2x3xui32>
+      cond {
+      %c = stablehlo.compare LT, %k, %i, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %k1 = stablehlo.add %k, %one : tensor<i64>
+      %b1 = stablehlo.add %b, %x : tensor<2x3xui32>
+      stablehlo.return %k1, %b1 : tensor<i64>, tensor<2x3xui32>
+    }
+    %j = stablehlo.add %i, %one : tensor<i64>
+    stablehlo.return %j, %1#1 : tensor<i64>, tensor<2x3xui32>
+  }
+  return %0#1 : tensor<2x3xui32>
+}
+func.func @if_else(%p: tensor<i1>, %x: tensor<3xf64>, %y: tensor<3xf64>) -> (tensor<3xf64>, tensor<i1>) {
+  %0:2 = "stablehlo.if"(%p) ({
+    %a = stablehlo.add %x, %y : tensor<3xf64>
+    stablehlo.return %a, %p : tensor<3xf64>, tensor<i1>
+  }, {
+    %b = stablehlo.subtract %x, %y : tensor<3xf64>
+    %n = stablehlo.not %p : tensor<i1>
+    stablehlo.return %b, %n : tensor<3xf64>, tensor<i1>
+  }) : (tensor<i1>) -> (tensor<3xf64>, tensor<i1>)
+  return %0#0, %0#1 : tensor<3xf64>, tensor<i1>
+}
+func.func @if_on_compare(%x: tensor<bf16>, %y: tensor<2x2xbf16>) -> tensor<2x2xbf16> {
+  %zero = stablehlo.constant dense<0.0> : tensor<bf16>
+  %p = stablehlo.compare GT, %x, %zero : (tensor<bf16>, tensor<bf16>) -> tensor<i1>
+  %0 = "stablehlo.if"(%p) ({
+    %a = stablehlo.negate %y : tensor<2x2xbf16>
+    stablehlo.return %a : tensor<2x2xbf16>
+  }, {
+    stablehlo.return %y : tensor<2x2xbf16>
+  }) : (tensor<i1>) -> tensor<2x2xbf16>
+  return %0 : tensor<2x2xbf16>
+}
+func.func @case_three(%i: tensor<i32>, %x: tensor<5xi16>) -> tensor<5xi16> {
+  %0 = "stablehlo.case"(%i) ({
+    %a = stablehlo.negate %x : tensor<5xi16>
+    stablehlo.return %a : tensor<5xi16>
+  }, {
+    %b = stablehlo.multiply %x, %x : tensor<5xi16>
+    stablehlo.return %b : tensor<5xi16>
+  }, {
+    stablehlo.return %x : tensor<5xi16>
+  }) : (tensor<i32>) -> tensor<5xi16>
+  return %0 : tensor<5xi16>
+}
+"""
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_control_flow_against_the_interpreter(pytester: pytest.Pytester, run_items, seed: int) -> None:
+    """Random predicates, loop counts and case indices in [-8, 8]: out of range too."""
+    pytester.makefile(".mlir", control=CONTROL)
+    _, props = run_items(f"--mlir-seed={seed}")
+    failed = {node: p.get("mlir_kind", p["outcome"]) for node, p in props.items() if p["outcome"] != "passed"}
+    assert not failed and len(props) == 10, failed
+    assert {p["mlir_reference"] for node, p in props.items() if node.endswith("[execute]")} == {
+        "StableHLO reference interpreter"}

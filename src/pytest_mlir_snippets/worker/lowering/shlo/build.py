@@ -105,12 +105,12 @@ def inline(tir: Any, block: Any, arguments: Sequence[Any]) -> list[Any]:
     return list(ops[-1].operands)
 
 
-def ops_named(module: Any, tir: Any, name: str) -> list[Any]:
-    """The ops called ``name``, innermost first (a region's op lowered before its parent's)."""
+def ops_named(module: Any, tir: Any, *names: str) -> list[Any]:
+    """The ops called one of ``names``, innermost first (a region's op before its parent)."""
     found: list[Any] = []
 
     def visit(op: Any) -> Any:
-        if op.name == name:
+        if op.name in names:
             found.append(op)
         return tir.WalkResult.ADVANCE
 
