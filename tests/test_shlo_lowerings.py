@@ -159,3 +159,55 @@ def test_control_flow_against_the_interpreter(pytester: pytest.Pytester, run_ite
     assert not failed and len(props) == 10, failed
     assert {p["mlir_reference"] for node, p in props.items() if node.endswith("[execute]")} == {
         "StableHLO reference interpreter"}
+
+
+SORT = """func.func @ascending_rows(%x: tensor<4x7xf32>) -> tensor<4x7xf32> {
+  %0 = "stablehlo.sort"(%x) <{dimension = 1 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare LT, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) : (tensor<4x7xf32>) -> tensor<4x7xf32>
+  return %0 : tensor<4x7xf32>
+}
+func.func @descending_columns_stable_values(%k: tensor<9x3xi32>, %v: tensor<9x3xf64>)
+    -> (tensor<9x3xi32>, tensor<9x3xf64>) {
+  %0:2 = "stablehlo.sort"(%k, %v) <{dimension = 0 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<f64>, %d: tensor<f64>):
+    %g = stablehlo.compare GT, %a, %b, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %g : tensor<i1>
+  }) : (tensor<9x3xi32>, tensor<9x3xf64>) -> (tensor<9x3xi32>, tensor<9x3xf64>)
+  return %0#0, %0#1 : tensor<9x3xi32>, tensor<9x3xf64>
+}
+func.func @lexicographic_middle(%k: tensor<2x6x3xui16>, %l: tensor<2x6x3xbf16>)
+    -> (tensor<2x6x3xui16>, tensor<2x6x3xbf16>) {
+  %0:2 = "stablehlo.sort"(%k, %l) <{dimension = 1 : i64, is_stable = false}> ({
+  ^bb0(%a: tensor<ui16>, %b: tensor<ui16>, %c: tensor<bf16>, %d: tensor<bf16>):
+    %lt = stablehlo.compare LT, %a, %b, UNSIGNED : (tensor<ui16>, tensor<ui16>) -> tensor<i1>
+    %eq = stablehlo.compare EQ, %a, %b, UNSIGNED : (tensor<ui16>, tensor<ui16>) -> tensor<i1>
+    %lt2 = stablehlo.compare LT, %c, %d, TOTALORDER : (tensor<bf16>, tensor<bf16>) -> tensor<i1>
+    %t = stablehlo.and %eq, %lt2 : tensor<i1>
+    %r = stablehlo.or %lt, %t : tensor<i1>
+    stablehlo.return %r : tensor<i1>
+  }) : (tensor<2x6x3xui16>, tensor<2x6x3xbf16>) -> (tensor<2x6x3xui16>, tensor<2x6x3xbf16>)
+  return %0#0, %0#1 : tensor<2x6x3xui16>, tensor<2x6x3xbf16>
+}
+func.func @one_element(%x: tensor<1xi8>) -> tensor<1xi8> {
+  %0 = "stablehlo.sort"(%x) <{dimension = 0 : i64}> ({
+  ^bb0(%a: tensor<i8>, %b: tensor<i8>):
+    %c = stablehlo.compare LT, %a, %b, SIGNED : (tensor<i8>, tensor<i8>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) : (tensor<1xi8>) -> tensor<1xi8>
+  return %0 : tensor<1xi8>
+}
+"""
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sort_against_the_interpreter(pytester: pytest.Pytester, run_items, seed: int) -> None:
+    """Keys with ties (small random integers): the values show the sort is stable."""
+    pytester.makefile(".mlir", sort=SORT)
+    _, props = run_items(f"--mlir-seed={seed}")
+    failed = {node: p.get("mlir_kind", p["outcome"]) for node, p in props.items() if p["outcome"] != "passed"}
+    assert not failed and len(props) == 8, failed
+    assert {p["mlir_reference"] for node, p in props.items() if node.endswith("[execute]")} == {
+        "StableHLO reference interpreter"}

@@ -21,11 +21,12 @@ from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import mlirtools, shlo, torch_rewrites
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
-STABLEHLO_PIPELINE = (
-    "builtin.module(func.func(stablehlo-legalize-quant-to-math, chlo-legalize-to-stablehlo,"
-    " stablehlo-legalize-deprecated-ops),"
-    " func.func(stablehlo-legalize-to-linalg), stablehlo-convert-to-signless, func.func(canonicalize))"
-)
+# StableHLO: first to plain StableHLO (quantized ops as integer math, chlo decomposed), then
+# ``shlo.rewrite`` (what the legalization has no pattern for), then to linalg
+STABLEHLO_PREPARE = ("builtin.module(func.func(stablehlo-legalize-quant-to-math, chlo-legalize-to-stablehlo,"
+                     " stablehlo-legalize-deprecated-ops))")
+STABLEHLO_PIPELINE = ("builtin.module(func.func(stablehlo-legalize-to-linalg), stablehlo-convert-to-signless,"
+                      " func.func(canonicalize))")
 # torch-mlir's torch-backend-to-linalg-on-tensors-backend-pipeline without its final
 # contract check, which rejects ops the upstream lowering handles (math.absi);
 # ``_leftovers`` reports what is really left, at its location.
@@ -172,6 +173,7 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str,
         if checking:
             checks = check_ops.capture(module, tir, function)
         if kind == "stablehlo":
+            mlirtools.run_passes(module, STABLEHLO_PREPARE, tpm.PassManager.parse, diags, "stablehlo legalization")
             shlo.rewrite(module, tir)
             try:
                 signature = mlirtools.signature(mlirtools.find_function(module, function), tir.ShapedType)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.shlo import control, fixes, scatter
+from pytest_mlir_snippets.worker.lowering.shlo import control, fixes, scatter, sort
 
 
 def rewrite(module: Any, tir: Any) -> None:
     """Every rewrite, in order."""
     fixes.apply(module, tir)
     scatter.lower_all(module, tir)
+    sort.lower_all(module, tir)
     control.lower_all(module, tir)
