@@ -235,7 +235,7 @@ def test_examples(pytester: pytest.Pytester, run_items, copy_into) -> None:
     assert {p["mlir_reference"] for p in stablehlo} == {"StableHLO reference interpreter"}
 
 
-KNOWN_MISSING = {"test_batch_norm_inference": "stablehlo.batch_norm_inference"}
+KNOWN_MISSING: dict[str, str] = {}
 
 
 @pytest.mark.slow

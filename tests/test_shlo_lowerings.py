@@ -211,3 +211,73 @@ def test_sort_against_the_interpreter(pytester: pytest.Pytester, run_items, seed
     assert not failed and len(props) == 8, failed
     assert {p["mlir_reference"] for node, p in props.items() if node.endswith("[execute]")} == {
         "StableHLO reference interpreter"}
+
+
+BATCH_NORM = """func.func @inference(%x: tensor<2x3x4xf32>, %scale: tensor<3xf32>, %offset: tensor<3xf32>,
+                     %mean: tensor<3xf32>, %v: tensor<3xf32>) -> tensor<2x3x4xf32> {
+  %variance = stablehlo.multiply %v, %v : tensor<3xf32>
+  %0 = "stablehlo.batch_norm_inference"(%x, %scale, %offset, %mean, %variance)
+      <{epsilon = 1.0e-3 : f32, feature_index = 1 : i64}>
+      : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+func.func @training_last(%x: tensor<5x2x6xf64>, %scale: tensor<6xf64>, %offset: tensor<6xf64>)
+    -> (tensor<5x2x6xf64>, tensor<6xf64>, tensor<6xf64>) {
+  %0:3 = "stablehlo.batch_norm_training"(%x, %scale, %offset) <{epsilon = 1.0e-5 : f32, feature_index = 2 : i64}>
+      : (tensor<5x2x6xf64>, tensor<6xf64>, tensor<6xf64>) -> (tensor<5x2x6xf64>, tensor<6xf64>, tensor<6xf64>)
+  return %0#0, %0#1, %0#2 : tensor<5x2x6xf64>, tensor<6xf64>, tensor<6xf64>
+}
+func.func @grad_first(%x: tensor<4x3xf32>, %scale: tensor<4xf32>, %mean: tensor<4xf32>, %v: tensor<4xf32>,
+                      %dy: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %variance = stablehlo.multiply %v, %v : tensor<4xf32>
+  %0:3 = "stablehlo.batch_norm_grad"(%x, %scale, %mean, %variance, %dy) <{epsilon = 0.5 : f32, feature_index = 0 : i64}>
+      : (tensor<4x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x3xf32>)
+      -> (tensor<4x3xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %0#0, %0#1, %0#2 : tensor<4x3xf32>, tensor<4xf32>, tensor<4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_batch_norm_against_the_interpreter(pytester: pytest.Pytester, run_items, seed: int) -> None:
+    pytester.makefile(".mlir", batch_norm=BATCH_NORM)
+    _, props = run_items(f"--mlir-seed={seed}")
+    failed = {node: p.get("mlir_kind", p["outcome"]) for node, p in props.items() if p["outcome"] != "passed"}
+    assert not failed and len(props) == 6, failed
+    assert {p["mlir_reference"] for node, p in props.items() if node.endswith("[execute]")} == {
+        "StableHLO reference interpreter"}
+
+
+def test_batch_norm_matches_its_formulas() -> None:
+    """The interpreter does not evaluate batch norm ops (it is given the same expansion),
+    so the expansion is checked against the formulas in numpy too."""
+    import numpy as np
+
+    from pytest_mlir_snippets.golden.inputs import make_inputs
+    from pytest_mlir_snippets.protocol import Options
+    from pytest_mlir_snippets.worker.targets.cpu import CpuBackend
+
+    backend = CpuBackend()
+
+    def run(name: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        compiled = backend.compile(BATCH_NORM, name, Options())
+        inputs = make_inputs(compiled.signature[0], 3, 4)
+        return [v.astype(np.float64) for v in inputs], backend._run(compiled, inputs)
+
+    (x, scale, offset, mean, v), (out,) = run("inference")
+    along = (None, slice(None), None)
+    want = scale[along] * (x - mean[along]) / np.sqrt(v[along] ** 2 + 1e-3) + offset[along]
+    assert np.allclose(out, want, rtol=1e-4, atol=1e-4)
+    (x, scale, offset), (out, got_mean, got_var) = run("training_last")
+    mean, var = x.mean(axis=(0, 1)), x.var(axis=(0, 1))
+    assert np.allclose(got_mean, mean) and np.allclose(got_var, var)
+    assert np.allclose(out, scale * (x - mean) / np.sqrt(var + np.float64(np.float32(1e-5))) + offset)
+    (x, scale, mean, v, dy), (dx, dscale, doffset) = run("grad_first")
+    col = (slice(None), None)
+    n, var = x.shape[1], v ** 2
+    centered, stddev = x - mean[col], np.sqrt(var[col] + 0.5)
+    assert np.allclose(doffset, dy.sum(axis=1), rtol=1e-4, atol=1e-4)
+    assert np.allclose(dscale, (dy * centered / stddev).sum(axis=1), rtol=1e-4, atol=1e-4)
+    want = scale[col] / stddev / n * (dy * n - dy.sum(axis=1)[col]
+                                      - (dy * centered).sum(axis=1)[col] * centered / (var[col] + 0.5))
+    assert np.allclose(dx, want, rtol=1e-4, atol=1e-4)

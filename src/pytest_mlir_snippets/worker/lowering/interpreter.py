@@ -1,6 +1,8 @@
 """The StableHLO reference interpreter (``eval_module`` in torch-mlir's stablehlo module).
 
 It is independent of every lowering: the golden reference for StableHLO snippets.
+The batch norm ops, which it does not evaluate (it aborts the process), are given
+to it as the specification defines them (``shlo/batch_norm.py``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import DTYPES
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
+from pytest_mlir_snippets.worker.lowering.shlo import batch_norm
 
 
 class InterpreterUnavailable(Exception):
@@ -95,7 +98,9 @@ def interpret(module_text: str, function: str, inputs: list[np.ndarray], target:
     ctx = frontend._torch_mlir_context()
     ir = frontend._torch_mlir["ir"]
     with ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
-        module = _with_entry(ir, ir.Module.parse(module_text), function)
+        parsed = ir.Module.parse(module_text)
+        batch_norm.lower_all(parsed, ir)  # the interpreter aborts on them: their definitions instead
+        module = _with_entry(ir, parsed, function)
         main = mlirtools.find_function(module, "main")
         args = [_to_attr(ir, value, t) for value, t in zip(inputs, main.type.inputs)]
         try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.shlo import control, fixes, scatter, sort
+from pytest_mlir_snippets.worker.lowering.shlo import batch_norm, control, fixes, scatter, sort
 
 
 def rewrite(module: Any, tir: Any) -> None:
@@ -14,4 +14,5 @@ def rewrite(module: Any, tir: Any) -> None:
     fixes.apply(module, tir)
     scatter.lower_all(module, tir)
     sort.lower_all(module, tir)
+    batch_norm.lower_all(module, tir)
     control.lower_all(module, tir)

@@ -40,9 +40,10 @@ class Builder:
         return self.arith.IndexCastOp(self.index_type, scalar, loc=self.loc).result
 
     # ---------------------------------------------------------------- tensors
-    def op(self, name: str, results: Sequence[Any], operands: Sequence[Any], **attributes: Any) -> Any:
+    def op(self, name: str, results: Sequence[Any], operands: Sequence[Any], regions: int = 0,
+           **attributes: Any) -> Any:
         return self.tir.Operation.create(name, results=list(results), operands=list(operands), attributes=attributes,
-                                         loc=self.loc)
+                                         regions=regions, loc=self.loc)
 
     def extract(self, tensor: Any, indices: Sequence[Any]) -> Any:
         return self.tensor.ExtractOp(tensor, list(indices), loc=self.loc).result
