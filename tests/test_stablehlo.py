@@ -224,3 +224,54 @@ def test_a_failed_check_names_itself_and_its_line(pytester: pytest.Pytester, run
             "3 (actual) vs 4 (expected)") in out
     assert f"{path}:14:5: error: check.expect_almost_eq failed: 1 of 2 element(s) not within tolerance 0.001" in out
     assert "check_0_mismatches=1" in out and "check_2_mismatches=1" in out
+
+
+SIGNS = """func.func @sign_bf16(%x: tensor<5xbf16>) -> tensor<5xbf16> {
+  %0 = stablehlo.sign %x : tensor<5xbf16>
+  return %0 : tensor<5xbf16>
+}
+func.func @sign_f16(%x: tensor<5xf16>) -> tensor<5xf16> {
+  %0 = stablehlo.sign %x : tensor<5xf16>
+  return %0 : tensor<5xf16>
+}
+func.func @rsqrt_complex(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  %0 = stablehlo.rsqrt %x : tensor<4xcomplex<f32>>
+  return %0 : tensor<4xcomplex<f32>>
+}
+func.func @complex_in_and_out(%x: tensor<2x3xcomplex<f64>>, %y: tensor<2x3xcomplex<f64>>)
+    -> (tensor<2x3xcomplex<f64>>, tensor<2x3xf64>) {
+  %0 = stablehlo.multiply %x, %y : tensor<2x3xcomplex<f64>>
+  %1 = stablehlo.abs %x : (tensor<2x3xcomplex<f64>>) -> tensor<2x3xf64>
+  return %0, %1 : tensor<2x3xcomplex<f64>>, tensor<2x3xf64>
+}
+"""
+COPYSIGN = """func.func @copysign(%a: f16, %b: f16, %c: bf16, %d: bf16, %e: f32, %f: f64) -> (f16, bf16, f32, f64) {
+  %0 = math.copysign %a, %b : f16
+  %1 = math.copysign %c, %d : bf16
+  %d2 = arith.constant -0.0 : f32
+  %2 = math.copysign %e, %d2 : f32
+  %3 = math.copysign %f, %f : f64
+  return %0, %1, %2, %3 : f16, bf16, f32, f64
+}
+"""
+
+
+def test_copysign_of_every_float_type(pytester: pytest.Pytester, run_items) -> None:
+    """math.copysign, which stablehlo.sign on f16/bf16 and complex math make, lowered as bits;
+    complex arguments and results, which the interpreter takes and gives as parts."""
+    import ml_dtypes
+    import numpy as np
+
+    from pytest_mlir_snippets.protocol import Options
+    from pytest_mlir_snippets.worker.targets.cpu import CpuBackend
+
+    pytester.makefile(".mlir", signs=SIGNS)
+    _, props = run_items()
+    assert set(kinds(props).values()) == {"pass"} and len(props) == 8, kinds(props)
+    assert props["signs.mlir::complex_in_and_out[execute]"]["mlir_reference"] == "StableHLO reference interpreter"
+    backend = CpuBackend()
+    compiled = backend.compile(COPYSIGN, "copysign", Options())
+    values = [np.array(v, t) for v, t in [(1.5, np.float16), (-2.0, np.float16), (-3.25, ml_dtypes.bfloat16),
+                                          (0.5, ml_dtypes.bfloat16), (7.0, np.float32), (-4.0, np.float64)]]
+    out = backend._run(compiled, values)
+    assert [float(v) for v in out] == [-1.5, 3.25, -7.0, -4.0]

@@ -78,6 +78,7 @@ def prepare_for_llvm(module: Any) -> None:
     widen_i1_accesses(module, found.get("memref.load", []) + found.get("memref.store", []))
     truncate_through_f32(module, found.get("arith.truncf", []))
     expand_absi(module, found.get("math.absi", []))
+    expand_copysign(module, found.get("math.copysign", []))
 
 
 _MANUAL = frozenset({"memref.alloc", "memref.realloc", "memref.dealloc"})
@@ -104,7 +105,33 @@ def keep_manual_deallocation(module: Any, diagnostics: mlirtools.Collector) -> N
             op.attributes["bufferization.manual_deallocation"] = ir.UnitAttr.get()
 
 
-_REWRITTEN = frozenset({"transform.named_sequence", "memref.load", "memref.store", "arith.truncf", "math.absi"})
+_REWRITTEN = frozenset({"transform.named_sequence", "memref.load", "memref.store", "arith.truncf", "math.absi",
+                        "math.copysign"})
+
+
+def expand_copysign(module: Any, candidates: list[Any] | None = None) -> None:
+    """``math.copysign(a, b)`` as bits: ``a``'s magnitude, ``b``'s sign.
+    ``convert-math-to-libm`` rejects it (f32 included), and libm has none for f16/bf16."""
+    from mlir import ir
+    from mlir.dialects import arith
+
+    if candidates is None:
+        candidates = mlirtools.ops_where(module, ir, lambda op: op.name == "math.copysign")
+    for op in candidates:
+        kind = op.results[0].type
+        vector = str(kind).startswith("vector<")
+        width = ir.FloatType(ir.VectorType(kind).element_type if vector else kind).width
+        element = ir.IntegerType.get_signless(width)
+        bits = ir.VectorType.get(ir.VectorType(kind).shape, element) if vector else element
+        low = ir.IntegerAttr.get(element, (1 << (width - 1)) - 1)  # all but the sign bit
+        high = ir.IntegerAttr.get(element, -(1 << (width - 1)))  # the sign bit
+        with ir.InsertionPoint(op), op.location:
+            masks = [arith.constant(bits, ir.DenseElementsAttr.get_splat(bits, m) if vector else m)
+                     for m in (low, high)]
+            magnitude = arith.andi(arith.bitcast(bits, op.operands[0]), masks[0])
+            sign = arith.andi(arith.bitcast(bits, op.operands[1]), masks[1])
+            op.results[0].replace_all_uses_with(arith.bitcast(kind, arith.ori(magnitude, sign)))
+        op.erase()
 
 
 def expand_absi(module: Any, candidates: list[Any] | None = None) -> None:

@@ -30,7 +30,8 @@ BUFFERIZE = (
     " function-boundary-type-conversion=identity-layout-map},"
     " canonicalize, buffer-deallocation-pipeline, convert-bufferization-to-memref"
 )
-TO_LOOPS = "func.func(convert-linalg-to-loops)"
+# complex arithmetic to arith and math before ``prepare_for_llvm``: it makes math.copysign
+TO_LOOPS = "func.func(convert-linalg-to-loops), convert-complex-to-standard"
 TO_LLVM = (
     "convert-vector-to-scf, convert-scf-to-cf, expand-strided-metadata, lower-affine,"
     " convert-vector-to-llvm, finalize-memref-to-llvm,"
