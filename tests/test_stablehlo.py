@@ -275,3 +275,20 @@ def test_copysign_of_every_float_type(pytester: pytest.Pytester, run_items) -> N
                                           (0.5, ml_dtypes.bfloat16), (7.0, np.float32), (-4.0, np.float64)]]
     out = backend._run(compiled, values)
     assert [float(v) for v in out] == [-1.5, 3.25, -7.0, -4.0]
+
+
+POPCNT = """func.func @popcnt(%a: tensor<7xi32>, %b: tensor<3x2xui8>, %c: tensor<i64>)
+    -> (tensor<7xi32>, tensor<3x2xui8>, tensor<i64>) {
+  %0 = stablehlo.popcnt %a : tensor<7xi32>
+  %1 = stablehlo.popcnt %b : tensor<3x2xui8>
+  %2 = stablehlo.popcnt %c : tensor<i64>
+  return %0, %1, %2 : tensor<7xi32>, tensor<3x2xui8>, tensor<i64>
+}
+"""
+
+
+def test_popcnt(pytester: pytest.Pytester, run_items) -> None:
+    """math.ctpop as LLVM's intrinsic (convert-math-to-libm rejects it), against the interpreter."""
+    pytester.makefile(".mlir", popcnt=POPCNT)
+    _, props = run_items()
+    assert set(kinds(props).values()) == {"pass"} and len(props) == 2, kinds(props)

@@ -79,6 +79,7 @@ def prepare_for_llvm(module: Any) -> None:
     truncate_through_f32(module, found.get("arith.truncf", []))
     expand_absi(module, found.get("math.absi", []))
     expand_copysign(module, found.get("math.copysign", []))
+    as_intrinsics(module, [op for name in _INTRINSICS for op in found.get(name, [])])
 
 
 _MANUAL = frozenset({"memref.alloc", "memref.realloc", "memref.dealloc"})
@@ -105,8 +106,21 @@ def keep_manual_deallocation(module: Any, diagnostics: mlirtools.Collector) -> N
             op.attributes["bufferization.manual_deallocation"] = ir.UnitAttr.get()
 
 
+# math ops convert-math-to-libm rejects, though LLVM has them as intrinsics
+_INTRINSICS = {"math.ctpop": "llvm.intr.ctpop"}
 _REWRITTEN = frozenset({"transform.named_sequence", "memref.load", "memref.store", "arith.truncf", "math.absi",
-                        "math.copysign"})
+                        "math.copysign", *_INTRINSICS})
+
+
+def as_intrinsics(module: Any, candidates: list[Any]) -> None:
+    """The math ops of ``_INTRINSICS`` as the LLVM intrinsics they lower to."""
+    from mlir import ir
+
+    for op in candidates:
+        with ir.InsertionPoint(op), op.location:
+            new = ir.Operation.create(_INTRINSICS[op.name], results=[op.results[0].type], operands=list(op.operands))
+        op.results[0].replace_all_uses_with(new.result)
+        op.erase()
 
 
 def expand_copysign(module: Any, candidates: list[Any] | None = None) -> None:
