@@ -281,3 +281,43 @@ def test_batch_norm_matches_its_formulas() -> None:
     want = scale[col] / stddev / n * (dy * n - dy.sum(axis=1)[col]
                                       - (dy * centered).sum(axis=1)[col] * centered / (var[col] + 0.5))
     assert np.allclose(dx, want, rtol=1e-4, atol=1e-4)
+
+
+SELECT_AND_SCATTER = """func.func @{name}(%x: tensor<{operand}>, %s: tensor<{source}>, %i: tensor<{element}>)
+    -> tensor<{operand}> {{
+  %0 = "stablehlo.select_and_scatter"(%x, %s, %i) <{{{attrs}}}> ({{
+  ^bb0(%a: tensor<{element}>, %b: tensor<{element}>):
+    %c = stablehlo.compare {direction}, %a, %b : (tensor<{element}>, tensor<{element}>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }}, {{
+  ^bb0(%a: tensor<{element}>, %b: tensor<{element}>):
+    %c = stablehlo.add %a, %b : tensor<{element}>
+    stablehlo.return %c : tensor<{element}>
+  }}) : (tensor<{operand}>, tensor<{source}>, tensor<{element}>) -> tensor<{operand}>
+  return %0 : tensor<{operand}>
+}}
+"""
+# (name, operand, source, attributes, select direction); ties among small random integers
+# show which element of a window is selected first
+SELECT_AND_SCATTERS = [
+    ("max_pool_grad", "4x6xf32", "2x3xf32", "window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 2, 2>",
+     "GE"),
+    ("overlapping_min", "5x5xi32", "4x4xi32",
+     "window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 1, 1>", "LE"),
+    ("padded", "3x5xf64", "2x3xf64", "window_dimensions = array<i64: 2, 3>, window_strides = array<i64: 2, 2>,"
+     " padding = dense<[[1, 0], [1, 1]]> : tensor<2x2xi64>", "GT"),
+    ("one_d_ties", "7xi16", "3xi16", "window_dimensions = array<i64: 3>, window_strides = array<i64: 2>", "GE"),
+]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_select_and_scatter_against_the_interpreter(pytester: pytest.Pytester, run_items, seed: int) -> None:
+    text = "\n".join(SELECT_AND_SCATTER.format(name=name, operand=operand, source=source, attrs=attrs,
+                                               direction=direction, element=operand.split("x")[-1])
+                     for name, operand, source, attrs, direction in SELECT_AND_SCATTERS)
+    pytester.makefile(".mlir", select_and_scatter=text)
+    _, props = run_items(f"--mlir-seed={seed}")
+    failed = {node: p.get("mlir_kind", p["outcome"]) for node, p in props.items() if p["outcome"] != "passed"}
+    assert not failed and len(props) == 2 * len(SELECT_AND_SCATTERS), failed
+    assert {p["mlir_reference"] for node, p in props.items() if node.endswith("[execute]")} == {
+        "StableHLO reference interpreter"}
