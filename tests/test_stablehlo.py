@@ -292,3 +292,24 @@ def test_popcnt(pytester: pytest.Pytester, run_items) -> None:
     pytester.makefile(".mlir", popcnt=POPCNT)
     _, props = run_items()
     assert set(kinds(props).values()) == {"pass"} and len(props) == 2, kinds(props)
+
+
+DYNAMIC_PARTS = """func.func @dynamic_parts(%x: tensor<?x3xcomplex<f32>>, %y: tensor<?x3xbf16>)
+    -> (tensor<3xf32>, tensor<3xbf16>) {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %w = stablehlo.constant dense<0.0> : tensor<bf16>
+  %r = stablehlo.real %x : (tensor<?x3xcomplex<f32>>) -> tensor<?x3xf32>
+  %0 = stablehlo.reduce(%r init: %z) applies stablehlo.add across dimensions = [0]
+      : (tensor<?x3xf32>, tensor<f32>) -> tensor<3xf32>
+  %1 = stablehlo.reduce(%y init: %w) applies stablehlo.add across dimensions = [0]
+      : (tensor<?x3xbf16>, tensor<bf16>) -> tensor<3xbf16>
+  return %0, %1 : tensor<3xf32>, tensor<3xbf16>
+}
+"""
+
+
+def test_dynamic_complex_and_bf16_arguments_reach_the_interpreter(pytester: pytest.Pytester, run_items) -> None:
+    pytester.makefile(".mlir", dynamic=DYNAMIC_PARTS)
+    _, props = run_items()
+    assert set(kinds(props).values()) == {"pass"} and len(props) == 2, kinds(props)
+    assert props["dynamic.mlir::dynamic_parts[execute]"]["mlir_reference"] == "StableHLO reference interpreter"

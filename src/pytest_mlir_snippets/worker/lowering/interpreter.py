@@ -54,7 +54,7 @@ _PART = {"complex<f32>": "f32", "complex<f64>": "f64"}
 
 
 def _retyped(t: Any, element: str) -> str:
-    dims = "".join(f"{d}x" for d in t.shape)
+    dims = "".join("?x" if t.is_dynamic_dim(i) else f"{d}x" for i, d in enumerate(t.shape))
     return f"tensor<{dims}{element}>"
 
 
