@@ -313,3 +313,41 @@ def test_dynamic_complex_and_bf16_arguments_reach_the_interpreter(pytester: pyte
     _, props = run_items()
     assert set(kinds(props).values()) == {"pass"} and len(props) == 2, kinds(props)
     assert props["dynamic.mlir::dynamic_parts[execute]"]["mlir_reference"] == "StableHLO reference interpreter"
+
+
+CALLS = """module {
+  func.func @main() -> tensor<4xf32> {
+    %x = stablehlo.constant dense<[1.0, -2.0, 3.0, 0.5]> : tensor<4xf32>
+    %0 = call @running_max(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    %e = stablehlo.constant dense<[1.0, 1.0, 3.0, 3.0]> : tensor<4xf32>
+    %ok = stablehlo.custom_call @check.eq(%e, %0) : (tensor<4xf32>, tensor<4xf32>) -> tensor<i1>
+    return %0 : tensor<4xf32>
+  }
+  func.func private @running_max(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %low = stablehlo.constant dense<0xFF800000> : tensor<f32>
+    %0 = "stablehlo.reduce_window"(%x, %low) <{padding = dense<[[3, 0]]> : tensor<1x2xi64>,
+                                               window_dimensions = array<i64: 4>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %m = func.call @larger(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+      stablehlo.return %m : tensor<f32>
+    }) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+  func.func private @larger(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+    %0 = stablehlo.maximum %a, %b : tensor<f32>
+    return %0 : tensor<f32>
+  }
+}
+"""
+
+
+def test_callees_are_inlined_and_an_unused_check_eq_is_kept(pytester: pytest.Pytester, run_items) -> None:
+    """A call in a reduce_window body does not legalize: callees are inlined first, without
+    the inliner's canonicalization (it dropped the unused, side-effect free check.eq)."""
+    pytester.makefile(".mlir", calls=CALLS)
+    _, props = run_items()
+    assert set(kinds(props).values()) == {"pass"} and len(props) == 2, kinds(props)
+    assert props["calls.mlir::main[execute]"]["mlir_reference"] == "the snippet's 1 check(s) (check.eq)"
+    pytester.makefile(".mlir", calls=CALLS.replace("[1.0, 1.0, 3.0, 3.0]", "[1.0, 1.0, 3.0, 4.0]"))
+    _, props = run_items()
+    assert props["calls.mlir::main[execute]"]["mlir_kind"] == "golden-mismatch"

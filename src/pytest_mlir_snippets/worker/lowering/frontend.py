@@ -21,10 +21,11 @@ from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import mlirtools, shlo, torch_rewrites
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
-# StableHLO: first to plain StableHLO (quantized ops as integer math, chlo decomposed), then
+# StableHLO: first to plain StableHLO (callees inlined, without the inliner's canonicalization,
+# which drops an unused check.eq; quantized ops as integer math; chlo decomposed), then
 # ``shlo.rewrite`` (what the legalization has no pattern for), then to linalg
-STABLEHLO_PREPARE = ("builtin.module(func.func(stablehlo-legalize-quant-to-math, chlo-legalize-to-stablehlo,"
-                     " stablehlo-legalize-deprecated-ops))")
+STABLEHLO_PREPARE = ("builtin.module(inline{default-pipeline=}, func.func(stablehlo-legalize-quant-to-math,"
+                     " chlo-legalize-to-stablehlo, stablehlo-legalize-deprecated-ops))")
 STABLEHLO_PIPELINE = ("builtin.module(func.func(stablehlo-legalize-to-linalg), stablehlo-convert-to-signless,"
                       " func.func(canonicalize))")
 # torch-mlir's torch-backend-to-linalg-on-tensors-backend-pipeline without its final
@@ -170,10 +171,10 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str,
         except Exception as error:
             raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error) from None
         signature, checks = None, []
-        if checking:
-            checks = check_ops.capture(module, tir, function)
         if kind == "stablehlo":
             mlirtools.run_passes(module, STABLEHLO_PREPARE, tpm.PassManager.parse, diags, "stablehlo legalization")
+            if checking:  # after inlining: a check in a callee is the entry's now
+                checks = check_ops.capture(module, tir, function)
             shlo.rewrite(module, tir)
             try:
                 signature = mlirtools.signature(mlirtools.find_function(module, function), tir.ShapedType)
