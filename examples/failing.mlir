@@ -7,14 +7,10 @@ func.func @matmul_bad_shapes(%a: tensor<4x3xf32>, %b: tensor<4x5xf32>) -> tensor
   return %0 : tensor<4x5xf32>
 }
 
-// stablehlo.sort has no lowering to linalg upstream (compile-error naming the op).
-func.func @sort_0(%arg0: tensor<16xf32>) -> tensor<16xf32> {
-  %0 = "stablehlo.sort"(%arg0) <{dimension = 0 : i64, is_stable = true}> ({
-  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
-    %c = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
-    stablehlo.return %c : tensor<i1>
-  }) : (tensor<16xf32>) -> tensor<16xf32>
-  return %0 : tensor<16xf32>
+// stablehlo.cholesky has no lowering to linalg (compile-error naming the op).
+func.func @cholesky_0(%arg0: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = "stablehlo.cholesky"(%arg0) {lower = true} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
 }
 
 // A Tenstorrent TTIR op: no such dialect on the cpu target (unsupported: a skip).

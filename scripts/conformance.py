@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SUITES = {
     "iree-onnx-ops": "iree-onnx-ops",
     "tt-mlir StableHLO": "tt-mlir-snippets/stablehlo",
+    "openxla StableHLO testdata": "stablehlo-testdata",
 }
 
 
@@ -60,10 +61,13 @@ def section(name: str, items: list[dict], seconds: float, workers: int) -> list[
     lines += [f"| {kind} | {count} |" for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1])]
     failing = sorted((k, t) for k, t in tests.items() if t["kind"] != "pass")
     lines += ["", f"### Not passing ({len(failing)})", "", "| test | stage | kind | signature |", "|---|---|---|---|"]
+    names = Counter(key.split("::")[1] for key in tests)
     for key, t in failing:
         text = (t["signature"] or t["message"] or "-").replace("|", "\\|")
         signature = text.splitlines()[0][:160]
-        lines.append(f"| `{key.split('::')[1]}` | {t['stage']} | {t['kind']} | {signature} |")
+        function = key.split("::")[1]  # the file too where names repeat (openxla's @main)
+        label = function if names[function] == 1 else f"{key.split('/', 1)[-1].split('::')[0]}::{function}"
+        lines.append(f"| `{label}` | {t['stage']} | {t['kind']} | {signature} |")
     return [*lines, ""]
 
 
@@ -76,7 +80,7 @@ def main() -> None:
     lines = ["# Conformance on the cpu target", "",
              f"Written by `python scripts/conformance.py` on {time.strftime('%Y-%m-%d')}; "
              "a test passes when its compile and execute items both pass (golden match against the recorded "
-             "outputs, or the StableHLO reference interpreter).", ""]
+             "outputs, the snippet's own StableHLO checks, or the StableHLO reference interpreter).", ""]
     for name, folder in SUITES.items():
         items, seconds = run_suite(args.corpus / folder, args.workers)
         lines += section(name, items, seconds, args.workers)

@@ -36,8 +36,8 @@ def test_inputs_are_seeded() -> None:
 
 
 def test_unfeedable_types_say_why() -> None:
-    with pytest.raises(UnsupportedType, match="element type complex<f32> cannot be fed"):
-        make_inputs([TypeSpec("tensor", "complex<f32>", (2,))], 0, 4)
+    with pytest.raises(UnsupportedType, match="element type f8E4M3FN cannot be fed"):
+        make_inputs([TypeSpec("tensor", "f8E4M3FN", (2,))], 0, 4)
     assert str(TypeSpec("tensor", "f32", (None, 3))) == "tensor<?x3xf32>"
 
 

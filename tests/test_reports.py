@@ -23,13 +23,9 @@ BAD = """func.func @broken_0(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %0 : tensor<4xf32>
 }
 """
-SORT = """func.func @sort_0(%arg0: tensor<16xf32>) -> tensor<16xf32> {
-  %0 = "stablehlo.sort"(%arg0) <{dimension = 0 : i64, is_stable = true}> ({
-  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
-    %c = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
-    stablehlo.return %c : tensor<i1>
-  }) : (tensor<16xf32>) -> tensor<16xf32>
-  return %0 : tensor<16xf32>
+CHOLESKY = """func.func @cholesky_0(%arg0: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = "stablehlo.cholesky"(%arg0) {lower = true} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
 }
 """
 CRASHER = """func.func @wild_load(%t: tensor<4xf32>) -> f32 {
@@ -44,7 +40,7 @@ def make_tree(pytester: pytest.Pytester) -> None:
     (pytester.path / "ops").mkdir()
     (pytester.path / "more").mkdir()
     (pytester.path / "ops" / "ops.mlir").write_text(GOOD + BAD + CRASHER)
-    (pytester.path / "more" / "other.mlir").write_text(SORT + GOOD.replace("add_0", "add_1"))
+    (pytester.path / "more" / "other.mlir").write_text(CHOLESKY + GOOD.replace("add_0", "add_1"))
 
 
 def reports_of(root: Path) -> dict[str, str]:
@@ -127,13 +123,13 @@ def test_json_junit_and_rebuilt_reports(pytester: pytest.Pytester, run_items) ->
     _, props = run_items("--mlir-json=run.json")
     doc = json.loads((pytester.path / "run.json").read_text())
     items = {item["nodeid"]: item for item in doc["items"]}
-    assert doc["files"] == {"more/other.mlir": [["sort_0", 1], ["add_1", 9]],
+    assert doc["files"] == {"more/other.mlir": [["cholesky_0", 1], ["add_1", 5]],
                             "ops/ops.mlir": [["add_0", 1], ["broken_0", 5], ["wild_load", 9]]}
     add = items["ops/ops.mlir::add_0[execute]"]
     assert add["kind"] == "pass" and add["metrics"]["pcc"] == pytest.approx(1.0) and add["line"] == 1
     assert add["inputs"] == ["tensor<4xf32>", "tensor<4xf32>"] and add["duration"] > 0
-    sort = items["more/other.mlir::sort_0[compile]"]
-    assert sort["signature"] == "<path>:N:N: error: failed to legalize operation 'stablehlo.sort'"
+    cholesky = items["more/other.mlir::cholesky_0[compile]"]
+    assert cholesky["signature"] == "<path>:N:N: error: failed to legalize operation 'stablehlo.cholesky'"
     junit = props["ops.mlir::add_0[execute]"]
     assert (junit["mlir_op"], junit["mlir_target"], junit["mlir_input_shapes"], junit["mlir_input_dtypes"]) == (
         "add_0", "cpu", "4; 4", "f32; f32")
@@ -198,7 +194,7 @@ def test_html_has_columns_and_extras(pytester: pytest.Pytester) -> None:
     assert "&#34;name&#34;: &#34;golden metrics&#34;" in page
 
 
-EXPECTING = BAD + GOOD + SORT.replace("sort_0", "sort_1")
+EXPECTING = BAD + GOOD + CHOLESKY.replace("cholesky_0", "cholesky_1")
 
 
 def test_expectations_round_trip(pytester: pytest.Pytester) -> None:
@@ -208,7 +204,7 @@ def test_expectations_round_trip(pytester: pytest.Pytester) -> None:
     first.assert_outcomes(passed=2, failed=2, skipped=2)
     assert [line for line in exp.read_text().splitlines() if not line.startswith("#")] == [
         "ops.mlir::broken_0[compile] compile-error", "ops.mlir::broken_0[execute] skip",
-        "ops.mlir::sort_1[compile] compile-error", "ops.mlir::sort_1[execute] skip"]
+        "ops.mlir::cholesky_1[compile] compile-error", "ops.mlir::cholesky_1[execute] skip"]
     green = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}")
     green.assert_outcomes(passed=2, skipped=2, xfailed=2)
     green.stdout.fnmatch_lines(["*all 3 snippet(s) succeeded across 1 file(s)*"])

@@ -213,8 +213,8 @@ def test_examples(pytester: pytest.Pytester, run_items, copy_into) -> None:
     expected_failures = {
         "failing.mlir::matmul_bad_shapes[compile]": "compile-error",
         "failing.mlir::matmul_bad_shapes[execute]": "skip",
-        "failing.mlir::sort_0[compile]": "compile-error",
-        "failing.mlir::sort_0[execute]": "skip",
+        "failing.mlir::cholesky_0[compile]": "compile-error",
+        "failing.mlir::cholesky_0[execute]": "skip",
         "failing.mlir::ttir_add[compile]": "unsupported",
         "failing.mlir::ttir_add[execute]": "unsupported",
     }
@@ -227,7 +227,7 @@ def test_examples(pytester: pytest.Pytester, run_items, copy_into) -> None:
     assert "FAILED examples/runs/cpu_mlp" not in result.stdout.str()
     assert "(best)" in (pytester.path / "examples" / "runs" / "cpu_mlp" / "benchmark.md").read_text()
     out = result.stdout.str()
-    assert "failed to legalize operation 'stablehlo.sort'" in out
+    assert "failed to legalize operation 'stablehlo.cholesky'" in out
     assert "dialect 'ttir' is not available for target cpu" in out
     result.stdout.fnmatch_lines(
         ["*2 snippet(s) and 2 iteration(s) failed across 9 file(s) (3 unsupported on this target)*"])
@@ -235,9 +235,7 @@ def test_examples(pytester: pytest.Pytester, run_items, copy_into) -> None:
     assert {p["mlir_reference"] for p in stablehlo} == {"StableHLO reference interpreter"}
 
 
-KNOWN_MISSING = {"test_batch_norm_inference": "stablehlo.batch_norm_inference",
-                 "test_scatter_simple": "stablehlo.scatter", "test_scatter_2d": "stablehlo.scatter",
-                 "test_scatter_add": "stablehlo.scatter", "test_sort_key_value": "stablehlo.sort"}
+KNOWN_MISSING: dict[str, str] = {}
 
 
 @pytest.mark.slow

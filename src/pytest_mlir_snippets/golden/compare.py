@@ -26,6 +26,8 @@ DEFAULT_TOLERANCE: dict[str, tuple[float, float]] = {
     "float32": (1e-4, 1e-3),
     "float16": (1e-2, 1e-2),
     "bfloat16": (3e-2, 3e-2),
+    "complex128": (1e-7, 1e-6),
+    "complex64": (1e-4, 1e-3),
 }
 
 
@@ -61,6 +63,8 @@ def compare(actual: np.ndarray, expected: np.ndarray, atol: float | None, rtol: 
     if actual.shape != expected.shape:
         return Comparison(float("inf"), float("inf"), 0.0, False,
                           f"shape {actual.shape} differs from the reference's {expected.shape}")
+    if "c" in (actual.dtype.kind, expected.dtype.kind):  # complex: real and imaginary parts side by side
+        actual, expected = _parts(actual), _parts(expected)
     a = actual.astype(np.float64)
     e = expected.astype(np.float64)
     same_nan = np.array_equal(np.isnan(a), np.isnan(e))
@@ -88,6 +92,10 @@ def compare(actual: np.ndarray, expected: np.ndarray, atol: float | None, rtol: 
         else:
             reason = f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g}, PCC {corr:.6f}"
     return Comparison(max_abs, max_rel, corr, ok, reason)
+
+
+def _parts(value: np.ndarray) -> np.ndarray:
+    return np.stack([np.real(value), np.imag(value)], axis=-1)
 
 
 def compare_all(actual: list[np.ndarray], expected: list[np.ndarray], atol: float | None, rtol: float | None,

@@ -27,6 +27,8 @@ DTYPES: dict[str, np.dtype] = {
     "ui32": np.dtype(np.uint32),
     "ui16": np.dtype(np.uint16),
     "ui8": np.dtype(np.uint8),
+    "complex<f32>": np.dtype(np.complex64),
+    "complex<f64>": np.dtype(np.complex128),
 }
 
 
@@ -60,7 +62,7 @@ class TypeSpec:
 
 
 def make_inputs(specs: list[TypeSpec], seed: int, dynamic_dim: int) -> list[np.ndarray]:
-    """Seeded values for each argument: floats normal, ints small, i1 bool.
+    """Seeded values for each argument: floats (and complex parts) normal, ints small, i1 bool.
 
     Scalars are returned as 0-d arrays. The same seed gives the same values on
     every machine and every xdist worker.
@@ -72,6 +74,8 @@ def make_inputs(specs: list[TypeSpec], seed: int, dynamic_dim: int) -> list[np.n
         shape = spec.concrete_shape(dynamic_dim)
         if dtype.kind == "f" or dtype == DTYPES["bf16"]:
             data = rng.standard_normal(shape).astype(dtype)
+        elif dtype.kind == "c":
+            data = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
         elif dtype.kind == "b":
             data = rng.integers(0, 2, shape).astype(np.bool_)
         elif dtype.kind == "u":

@@ -14,15 +14,20 @@ from typing import Any
 
 import numpy as np
 
+from pytest_mlir_snippets.golden.checks import Check
 from pytest_mlir_snippets.golden.inputs import UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
-from pytest_mlir_snippets.worker.lowering import mlirtools, torch_rewrites
+from pytest_mlir_snippets.worker.lowering import checks as check_ops
+from pytest_mlir_snippets.worker.lowering import mlirtools, shlo, torch_rewrites
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
-STABLEHLO_PIPELINE = (
-    "builtin.module(func.func(chlo-legalize-to-stablehlo, stablehlo-legalize-deprecated-ops),"
-    " func.func(stablehlo-legalize-to-linalg), stablehlo-convert-to-signless, func.func(canonicalize))"
-)
+# StableHLO: first to plain StableHLO (callees inlined, without the inliner's canonicalization,
+# which drops an unused check.eq; quantized ops as integer math; chlo decomposed), then
+# ``shlo.rewrite`` (what the legalization has no pattern for), then to linalg
+STABLEHLO_PREPARE = ("builtin.module(inline{default-pipeline=}, func.func(stablehlo-legalize-quant-to-math,"
+                     " chlo-legalize-to-stablehlo, stablehlo-legalize-deprecated-ops))")
+STABLEHLO_PIPELINE = ("builtin.module(func.func(stablehlo-legalize-to-linalg), stablehlo-convert-to-signless,"
+                      " func.func(canonicalize))")
 # torch-mlir's torch-backend-to-linalg-on-tensors-backend-pipeline without its final
 # contract check, which rejects ops the upstream lowering handles (math.absi);
 # ``_leftovers`` reports what is really left, at its location.
@@ -47,6 +52,9 @@ _USES = {
     "torch": re.compile(r"!torch\.|\btorch\.(?:operator|aten|prim|constant|vtensor)|\"onnx\."),
 }
 _torch_mlir: dict[str, Any] = {}
+# run on an empty module, it loads the chlo dialect (a dependency of this pass), which
+# torch-mlir's bindings cannot register otherwise
+LOADS_CHLO = "builtin.module(func.func(stablehlo-legalize-quant-to-math))"
 
 
 def front_end(module_text: str) -> str | None:
@@ -72,11 +80,13 @@ def _torch_mlir_context() -> Any:
     ctx = tir.Context()
     torch_dialect.register_dialect(ctx)
     stablehlo.register_dialect(ctx)
+    with ctx, tir.Location.unknown():
+        tpm.PassManager.parse(LOADS_CHLO).run(tir.Module.parse("module {}").operation)
     return ctx
 
 
 def legalize(module_text: str, kind: str, target: str, function: str,
-             constants: Mapping[int, np.ndarray] | None = None) -> tuple[str, Any, str]:
+             constants: Mapping[int, np.ndarray] | None = None) -> tuple[str, Any, str, list[Check]]:
     """Parse with torch-mlir, lower ``kind`` to linalg on tensors.
 
     Returns the text, for StableHLO the entry's signature in its own types
@@ -84,12 +94,12 @@ def legalize(module_text: str, kind: str, target: str, function: str,
     what was baked in: a torch function that does not lower as written (axes,
     shapes or pads given as inputs) is lowered again with ``constants``, the
     recorded values of its small integer inputs, as literals; the inputs stay
-    in the signature, unused.
+    in the signature, unused. Last, StableHLO's checks captured as results (``checks``).
     """
     pipelines = (STABLEHLO_PIPELINE,) if kind == "stablehlo" else TORCH_PIPELINES
     try:
-        text, signature = _first_that_lowers(module_text, kind, target, function, pipelines)
-        return text, signature, ""
+        text, signature, checks = _first_that_lowers(module_text, kind, target, function, pipelines)
+        return text, signature, "", checks
     except SnippetFailure as failure:
         if kind != "torch" or not constants or failure.kind is not Kind.COMPILE_ERROR:
             raise
@@ -101,14 +111,14 @@ def legalize(module_text: str, kind: str, target: str, function: str,
     if not baked:
         raise as_written
     try:
-        text, signature = _first_that_lowers(specialized, kind, target, function, pipelines)
+        text, signature, checks = _first_that_lowers(specialized, kind, target, function, pipelines)
     except SnippetFailure:
         raise as_written from None  # the snippet's own failure says more than the retry's
-    return text, signature, baked
+    return text, signature, baked, checks
 
 
 def _first_that_lowers(module_text: str, kind: str, target: str, function: str,
-                       pipelines: tuple[str, ...]) -> tuple[str, Any]:
+                       pipelines: tuple[str, ...]) -> tuple[str, Any, list[Check]]:
     for attempt, pipeline in enumerate(pipelines, 1):
         try:
             return _legalize_with(module_text, kind, target, function, pipeline)
@@ -149,16 +159,23 @@ def _bake_inputs(module_text: str, function: str, constants: Mapping[int, np.nda
         return module.operation.get_asm(enable_debug_info=True), "; ".join(baked)
 
 
-def _legalize_with(module_text: str, kind: str, target: str, function: str, pipeline: str) -> tuple[str, Any]:
+def _legalize_with(module_text: str, kind: str, target: str, function: str,
+                   pipeline: str) -> tuple[str, Any, list[Check]]:
     ctx = _torch_mlir_context()
     tir, tpm = _torch_mlir["ir"], _torch_mlir["pm"]
+    checking = kind == "stablehlo" and check_ops.uses_checks(module_text)
+    ctx.allow_unregistered_dialects = checking  # the check dialect's ops, in generic form
     with ctx, tir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         try:
             module = tir.Module.parse(module_text)
         except Exception as error:
             raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error) from None
-        signature = None
+        signature, checks = None, []
         if kind == "stablehlo":
+            mlirtools.run_passes(module, STABLEHLO_PREPARE, tpm.PassManager.parse, diags, "stablehlo legalization")
+            if checking:  # after inlining: a check in a callee is the entry's now
+                checks = check_ops.capture(module, tir, function)
+            shlo.rewrite(module, tir)
             try:
                 signature = mlirtools.signature(mlirtools.find_function(module, function), tir.ShapedType)
             except UnsupportedType as error:
@@ -175,7 +192,7 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
             raise SnippetFailure(Kind.COMPILE_ERROR, f"{kind} legalization left {len(left)} op(s) without a lowering"
                                  f" to linalg", left)
         text: str = module.operation.get_asm(enable_debug_info=True)
-        return text, signature
+        return text, signature, checks
 
 
 

@@ -1,6 +1,8 @@
 """The StableHLO reference interpreter (``eval_module`` in torch-mlir's stablehlo module).
 
 It is independent of every lowering: the golden reference for StableHLO snippets.
+The batch norm ops, which it does not evaluate (it aborts the process), are given
+to it as the specification defines them (``shlo/batch_norm.py``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import DTYPES
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
+from pytest_mlir_snippets.worker.lowering.shlo import batch_norm
 
 
 class InterpreterUnavailable(Exception):
@@ -47,11 +50,18 @@ def _to_numpy(ir: Any, attr: Any) -> np.ndarray:
 
 
 _WIDEN = {"bf16": "f32", "f16": "f32"}
+_PART = {"complex<f32>": "f32", "complex<f64>": "f64"}
 
 
-def _with_entry(ir: Any, module: Any, function: str) -> Any:
-    """The module plus ``@main`` calling ``function``, bf16/f16 results widened to f32
-    (the bindings cannot read those attributes back)."""
+def _retyped(t: Any, element: str) -> str:
+    dims = "".join("?x" if t.is_dynamic_dim(i) else f"{d}x" for i, d in enumerate(t.shape))
+    return f"tensor<{dims}{element}>"
+
+
+def _with_entry(ir: Any, module: Any, function: str) -> tuple[Any, list[bool], list[bool]]:
+    """The module plus ``@main`` calling ``function``, bf16/f16 results widened to f32 and
+    complex arguments and results given as their real and imaginary parts (the bindings
+    can read back neither); which arguments and which results are complex."""
     entry = mlirtools.find_function(module, function)
     callee = function
     if function == "main":
@@ -60,32 +70,46 @@ def _with_entry(ir: Any, module: Any, function: str) -> Any:
     elif any(op.operation.name == "func.func" and op.attributes["sym_name"].value == "main"
              for op in module.body.operations):
         raise InterpreterUnavailable("another function is already named main")
-    inputs = [str(t) for t in entry.type.inputs]
-    results = [ir.RankedTensorType(t) for t in entry.type.results]
-    if any(not t.startswith("tensor<") for t in inputs):
+    if any(not str(t).startswith("tensor<") for t in entry.type.inputs):
         raise InterpreterUnavailable("non-tensor arguments")
-    args = ", ".join(f"%a{i}: {t}" for i, t in enumerate(inputs))
-    lines, returned, types = [], [], []
+    inputs = [ir.RankedTensorType(t) for t in entry.type.inputs]
+    results = [ir.RankedTensorType(t) for t in entry.type.results]
+    args, lines, returned, types = [], [], [], []
+    split_in = [str(t.element_type) in _PART for t in inputs]
+    for i, (t, split) in enumerate(zip(inputs, split_in)):
+        if split:
+            part = _retyped(t, _PART[str(t.element_type)])
+            args += [f"%re{i}: {part}", f"%im{i}: {part}"]
+            lines.append(f"  %a{i} = stablehlo.complex %re{i}, %im{i} : {t}")
+        else:
+            args.append(f"%a{i}: {t}")
     call = f"%r:{len(results)}" if len(results) > 1 else "%r"
+    lines.append(f"  {call} = func.call @{callee}({', '.join(f'%a{i}' for i in range(len(inputs)))}) : "
+                 f"({', '.join(str(t) for t in inputs)}) -> ({', '.join(str(t) for t in results)})")
+    split_out = []
     for i, t in enumerate(results):
         value = f"%r#{i}" if len(results) > 1 else "%r"
-        wide = _WIDEN.get(str(t.element_type))
-        if wide:
-            new_type = str(t).rsplit("x", 1)[0] + "x" + wide + ">" if t.rank else f"tensor<{wide}>"
-            lines.append(f"  %w{i} = stablehlo.convert {value} : ({t}) -> {new_type}")
-            value, t_text = f"%w{i}", new_type
+        element = str(t.element_type)
+        split_out.append(element in _PART)
+        if element in _PART:
+            part = _retyped(t, _PART[element])
+            lines += [f"  %x{i} = stablehlo.real {value} : ({t}) -> {part}",
+                      f"  %y{i} = stablehlo.imag {value} : ({t}) -> {part}"]
+            returned += [f"%x{i}", f"%y{i}"]
+            types += [part, part]
+        elif element in _WIDEN:
+            wide = _retyped(t, _WIDEN[element])
+            lines.append(f"  %w{i} = stablehlo.convert {value} : ({t}) -> {wide}")
+            returned.append(f"%w{i}")
+            types.append(wide)
         else:
-            t_text = str(t)
-        returned.append(value)
-        types.append(t_text)
+            returned.append(value)
+            types.append(str(t))
     body = "\n".join(lines)
-    result_types = ", ".join(str(t) for t in results)
-    wrapper = (f"func.func @main({args}) -> ({', '.join(types)}) {{\n"
-               f"  {call} = func.call @{callee}({', '.join(f'%a{i}' for i in range(len(inputs)))}) : "
-               f"({', '.join(inputs)}) -> ({result_types})\n{body}\n"
+    wrapper = (f"func.func @main({', '.join(args)}) -> ({', '.join(types)}) {{\n{body}\n"
                f"  return {', '.join(returned)} : {', '.join(types)}\n}}\n")
     text = str(module).rstrip()
-    return ir.Module.parse(text[:-1] + wrapper + "}")
+    return ir.Module.parse(text[:-1] + wrapper + "}"), split_in, split_out
 
 
 def interpret(module_text: str, function: str, inputs: list[np.ndarray], target: str) -> list[np.ndarray]:
@@ -95,12 +119,18 @@ def interpret(module_text: str, function: str, inputs: list[np.ndarray], target:
     ctx = frontend._torch_mlir_context()
     ir = frontend._torch_mlir["ir"]
     with ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
-        module = _with_entry(ir, ir.Module.parse(module_text), function)
+        parsed = ir.Module.parse(module_text)
+        batch_norm.lower_all(parsed, ir)  # the interpreter aborts on them: their definitions instead
+        module, split_in, split_out = _with_entry(ir, parsed, function)
         main = mlirtools.find_function(module, "main")
-        args = [_to_attr(ir, value, t) for value, t in zip(inputs, main.type.inputs)]
+        values = []
+        for value, split in zip(inputs, split_in):
+            values += [np.ascontiguousarray(value.real), np.ascontiguousarray(value.imag)] if split else [value]
+        args = [_to_attr(ir, value, t) for value, t in zip(values, main.type.inputs)]
         try:
             results = stablehlo.eval_module(module, args)
         except Exception as error:
             detail = "; ".join(d.message for d in diags.diagnostics) or str(error)
             raise InterpreterUnavailable(detail) from None
-        return [_to_numpy(ir, r) for r in results]  # widened results compare as floats
+        read = iter([_to_numpy(ir, r) for r in results])  # widened results compare as floats
+        return [next(read) + 1j * next(read) if split else next(read) for split in split_out]

@@ -4,6 +4,7 @@ then the pipeline's parts with ``prepare_for_llvm`` between them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,8 +36,8 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
     from mlir import ir, passmanager
 
     kind = frontend.front_end(module)
-    text, own_signature, baked = (frontend.legalize(module, kind, target, function, constants) if kind
-                                  else (module, None, ""))
+    text, own_signature, baked, checks = (frontend.legalize(module, kind, target, function, constants) if kind
+                                          else (module, None, "", []))
     with mlirtools.context_for(ir, text) as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         try:
             parsed = ir.Module.parse(text)
@@ -49,6 +50,7 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
         except UnsupportedType as error:
             raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
         func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        keep_manual_deallocation(parsed, diags)
         for i, part in enumerate(pipeline):
             if i:
                 (between or prepare_for_llvm)(parsed)
@@ -58,6 +60,8 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
                                 "outputs": [str(s) for s in results]}
         if baked:
             info.update(baked=baked, constants=dict(constants or {}))
+        if checks:
+            info["checks"] = checks
         yield Lowered(parsed, (args, results), diags, info)
 
 
@@ -74,9 +78,74 @@ def prepare_for_llvm(module: Any) -> None:
     widen_i1_accesses(module, found.get("memref.load", []) + found.get("memref.store", []))
     truncate_through_f32(module, found.get("arith.truncf", []))
     expand_absi(module, found.get("math.absi", []))
+    expand_copysign(module, found.get("math.copysign", []))
+    as_intrinsics(module, [op for name in _INTRINSICS for op in found.get(name, [])])
 
 
-_REWRITTEN = frozenset({"transform.named_sequence", "memref.load", "memref.store", "arith.truncf", "math.absi"})
+_MANUAL = frozenset({"memref.alloc", "memref.realloc", "memref.dealloc"})
+
+
+def keep_manual_deallocation(module: Any, diagnostics: mlirtools.Collector) -> None:
+    """A snippet that frees its own buffers (``memref.dealloc``, ``memref.realloc``)
+    keeps doing so: its allocations and frees get ``bufferization.manual_deallocation``,
+    which the ownership-based deallocation leaves to the snippet (it otherwise stops
+    with 'memory free side-effect on MemRef value not supported!'). Buffers that
+    bufferization adds are still freed by the pass. A realloc is expanded first
+    (alloc, copy, dealloc), so that what it allocates and frees is marked too."""
+    from mlir import ir, passmanager
+
+    found = mlirtools.ops_by_name(module, ir, _MANUAL)
+    if found.get("memref.realloc"):
+        mlirtools.run_passes(module, "builtin.module(expand-realloc)", passmanager.PassManager.parse, diagnostics,
+                             "realloc expansion")
+        found = mlirtools.ops_by_name(module, ir, _MANUAL)
+    if not found.get("memref.dealloc"):
+        return
+    for ops in found.values():
+        for op in ops:
+            op.attributes["bufferization.manual_deallocation"] = ir.UnitAttr.get()
+
+
+# math ops convert-math-to-libm rejects, though LLVM has them as intrinsics
+_INTRINSICS = {"math.ctpop": "llvm.intr.ctpop"}
+_REWRITTEN = frozenset({"transform.named_sequence", "memref.load", "memref.store", "arith.truncf", "math.absi",
+                        "math.copysign", *_INTRINSICS})
+
+
+def as_intrinsics(module: Any, candidates: list[Any]) -> None:
+    """The math ops of ``_INTRINSICS`` as the LLVM intrinsics they lower to."""
+    from mlir import ir
+
+    for op in candidates:
+        with ir.InsertionPoint(op), op.location:
+            new = ir.Operation.create(_INTRINSICS[op.name], results=[op.results[0].type], operands=list(op.operands))
+        op.results[0].replace_all_uses_with(new.result)
+        op.erase()
+
+
+def expand_copysign(module: Any, candidates: list[Any] | None = None) -> None:
+    """``math.copysign(a, b)`` as bits: ``a``'s magnitude, ``b``'s sign.
+    ``convert-math-to-libm`` rejects it (f32 included), and libm has none for f16/bf16."""
+    from mlir import ir
+    from mlir.dialects import arith
+
+    if candidates is None:
+        candidates = mlirtools.ops_where(module, ir, lambda op: op.name == "math.copysign")
+    for op in candidates:
+        kind = op.results[0].type
+        vector = str(kind).startswith("vector<")
+        width = ir.FloatType(ir.VectorType(kind).element_type if vector else kind).width
+        element = ir.IntegerType.get_signless(width)
+        bits = ir.VectorType.get(ir.VectorType(kind).shape, element) if vector else element
+        low = ir.IntegerAttr.get(element, (1 << (width - 1)) - 1)  # all but the sign bit
+        high = ir.IntegerAttr.get(element, -(1 << (width - 1)))  # the sign bit
+        with ir.InsertionPoint(op), op.location:
+            masks = [arith.constant(bits, ir.DenseElementsAttr.get_splat(bits, m) if vector else m)
+                     for m in (low, high)]
+            magnitude = arith.andi(arith.bitcast(bits, op.operands[0]), masks[0])
+            sign = arith.andi(arith.bitcast(bits, op.operands[1]), masks[1])
+            op.results[0].replace_all_uses_with(arith.bitcast(kind, arith.ori(magnitude, sign)))
+        op.erase()
 
 
 def expand_absi(module: Any, candidates: list[Any] | None = None) -> None:
@@ -118,32 +187,40 @@ def truncate_through_f32(module: Any, candidates: list[Any] | None = None) -> No
         op.erase()
 
 
+_SUB_BYTE = re.compile(r"^i[1-7]$")
+
+
 def widen_i1_accesses(module: Any, candidates: list[Any] | None = None) -> None:
-    """Turn ``memref.load``/``store`` of i1 into one-element vector accesses.
+    """Turn ``memref.load``/``store`` of i1 (and other integers narrower than a byte:
+    i2, i4) into one-element vector accesses.
 
     The LLVM 22 build of the ``mlir`` wheel asserts (and aborts the process) when
     lowering a scalar i1 memref access to LLVM; a ``vector<1xi1>`` access lowers
-    to the same byte-per-element load and store.
+    to the same byte-per-element load and store. A rank-0 memref gets a 0-d
+    ``vector<i1>`` access (the verifier rejects a vector of higher rank than the memref).
     """
     from mlir import ir
     from mlir.dialects import vector
 
     def i1_access(op: Any) -> bool:
-        return (op.name == "memref.load" and str(op.results[0].type) == "i1") or (
-            op.name == "memref.store" and str(op.operands[0].type) == "i1")
+        scalar = op.results[0] if op.name == "memref.load" else op.operands[0]
+        return _SUB_BYTE.match(str(scalar.type)) is not None
 
     if candidates is None:
         candidates = mlirtools.ops_where(module, ir, lambda op: op.name in ("memref.load", "memref.store"))
     for op in [op for op in candidates if i1_access(op)]:
+        memref = op.operands[0 if op.name == "memref.load" else 1]
+        rank = ir.MemRefType(memref.type).rank  # rank 0: a 0-d vector (vector<1xi1> would outrank it)
         with ir.InsertionPoint(op), op.location:
-            one = ir.VectorType.get([1], ir.IntegerType.get_signless(1))
+            one = ir.VectorType.get([1] if rank else [], ir.IntegerType(op.results[0].type if op.name == "memref.load"
+                                                                         else op.operands[0].type))
             if op.name == "memref.load":
-                loaded = vector.load(one, op.operands[0], list(op.operands[1:]))
-                value = vector.extract(loaded, [], [0])
+                loaded = vector.load(one, memref, list(op.operands[1:]))
+                value = vector.extract(loaded, [], [0] if rank else [])
                 op.results[0].replace_all_uses_with(value)
             else:
                 wide = vector.broadcast(one, op.operands[0])
-                vector.store(wide, op.operands[1], list(op.operands[2:]))
+                vector.store(wide, memref, list(op.operands[2:]))
         op.erase()
 
 

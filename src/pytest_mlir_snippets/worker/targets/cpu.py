@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden import compare as goldens
+from pytest_mlir_snippets.golden.checks import judge as judge_checks
 from pytest_mlir_snippets.golden.inputs import TypeSpec, make_inputs
-from pytest_mlir_snippets.protocol import Kind, Options
+from pytest_mlir_snippets.protocol import Diagnostic, Kind, Options
 from pytest_mlir_snippets.worker import benchstats
 from pytest_mlir_snippets.worker.lowering import jit
 from pytest_mlir_snippets.worker.lowering import passes as lowering
@@ -29,7 +30,8 @@ BUFFERIZE = (
     " function-boundary-type-conversion=identity-layout-map},"
     " canonicalize, buffer-deallocation-pipeline, convert-bufferization-to-memref"
 )
-TO_LOOPS = "func.func(convert-linalg-to-loops)"
+# complex arithmetic to arith and math before ``prepare_for_llvm``: it makes math.copysign
+TO_LOOPS = "func.func(convert-linalg-to-loops), convert-complex-to-standard"
 TO_LLVM = (
     "convert-vector-to-scf, convert-scf-to-cf, expand-strided-metadata, lower-affine,"
     " convert-vector-to-llvm, finalize-memref-to-llvm,"
@@ -106,6 +108,8 @@ class CpuBackend(Backend):
         """Compare what a run of ``compiled`` produced with the recorded outputs, else with
         the reference (the plain lowering on cpu: other targets are judged against it too)."""
         args, results = compiled.signature
+        if compiled.info.get("checks"):
+            return self._judge_checks(compiled, actual)
         if golden and golden.get("outputs") is not None:
             produced = results or [spec for spec in args if spec.kind == "memref"]  # written in place
             expected = recorded(golden["outputs"], produced, "output")
@@ -118,6 +122,23 @@ class CpuBackend(Backend):
             raise SnippetFailure(Kind.GOLDEN_MISMATCH, f"results differ from the {reference}: " + "; ".join(failures),
                                  metrics=comparison.metrics(), info=info)
         return comparison.metrics(), info
+
+    @staticmethod
+    def _judge_checks(compiled: Compiled, actual: list[np.ndarray]) -> tuple[dict[str, float], dict[str, Any]]:
+        """A snippet with StableHLO's checks is its own golden: each check judged as the
+        StableHLO interpreter does (``golden.checks``), a failed one at its line."""
+        checks = compiled.info["checks"]
+        metrics, failed = judge_checks(checks, actual)
+        names = ", ".join(sorted({c.name for c in checks}))
+        info = {"reference": f"the snippet's {len(checks)} check(s) ({names})", "inputs": compiled.info["inputs"],
+                "outputs": compiled.info["outputs"]}
+        if failed:
+            lines = [f"check #{v.check.index} {v.check.name} failed: {v.message}" for v in failed]
+            diagnostics = [Diagnostic("error", f"{v.check.name} failed: {v.message}", v.check.line, v.check.column)
+                           for v in failed]
+            raise SnippetFailure(Kind.GOLDEN_MISMATCH, f"{len(failed)} of {len(checks)} check(s) failed (at the "
+                                 "lines below): " + "; ".join(lines), diagnostics, metrics=metrics, info=info)
+        return metrics, info
 
     def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
         """Wall time of the call alone (arguments built once, inputs at several placements:

@@ -1,0 +1,148 @@
+"""StableHLO's ``check`` convention, captured as results of the function.
+
+openxla's testdata checks its results inside the function:
+``stablehlo.custom_call @check.expect_eq / @check.expect_almost_eq /
+@check.expect_close (actual, expected)``, ``@check.eq`` (which also returns the
+verdict as ``tensor<i1>``), and the check dialect's ops (``"check.expect_eq_const"``,
+``"check.expect_almost_eq_const"`` with the expected value as an attribute, and
+``check.expect_eq / expect_almost_eq / expect_close`` on two operands). Those
+checks are the golden: each one's two values become results of the function
+(its own results are dropped), the checks are erased, and after the run
+``golden.checks`` compares the pairs as StableHLO's interpreter does.
+
+Runs on torch-mlir's bindings (``tir``), before the StableHLO legalization.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pytest_mlir_snippets.golden.checks import Check
+from pytest_mlir_snippets.protocol import Kind
+from pytest_mlir_snippets.worker.lowering import mlirtools
+from pytest_mlir_snippets.worker.targets.base import SnippetFailure
+
+# custom_call targets and check ops -> (rule, tolerance, min ULP, max ULP); the interpreter's
+# values (stablehlo-translate --interpret's fallback): check.eq compares floats within 1e-4
+CUSTOM_CALLS = {
+    "check.expect_eq": ("eq", 0.0, 0, 0),
+    "check.expect_almost_eq": ("almost_eq", 1e-3, 0, 0),
+    "check.expect_close": ("close", 0.0, 0, 3),
+    "check.eq": ("eq_or_almost_eq", 1e-4, 0, 0),
+}
+CHECK_OPS = {
+    "check.expect_eq": ("eq", 0.0, 0, 0),
+    "check.expect_eq_const": ("eq", 0.0, 0, 0),
+    "check.expect_almost_eq": ("almost_eq", 1e-4, 0, 0),  # the ops' default tolerance
+    "check.expect_almost_eq_const": ("almost_eq", 1e-4, 0, 0),
+    "check.expect_close": ("close", 0.0, 0, 1),
+}
+_READABLE = re.compile(r"^(?:f64|f32|f16|bf16|i1|u?i(?:8|16|32|64)|complex<f(?:32|64)>)$")
+_PROPERTY = re.compile(r"\b(value|tolerance|max_ulp_difference|min_ulp_difference) = ")
+
+
+def uses_checks(module_text: str) -> bool:
+    return "@check." in module_text or '"check.' in module_text or "check.expect_" in module_text
+
+
+def _target(op: Any) -> str | None:
+    if op.name == "stablehlo.custom_call":
+        name = str(op.attributes["call_target_name"].value)
+        return name if name in CUSTOM_CALLS else None
+    return op.name if op.name in CHECK_OPS else None
+
+
+def _properties(op: Any) -> dict[str, str]:
+    """An unregistered op's properties (``<{value = ..., tolerance = ...}>``) as text,
+    read from the op's own: the bindings show neither them nor (complex) dense values."""
+    text = str(op)
+    start = text.find("<{")
+    if start < 0:
+        return {}
+    body = text[start + 2: text.rfind("}>")]
+    marks = list(_PROPERTY.finditer(body))
+    return {m.group(1): body[m.end(): marks[i + 1].start() if i + 1 < len(marks) else len(body)].strip().rstrip(",")
+            for i, m in enumerate(marks)}
+
+
+def _number(text: str | None, default: float) -> float:
+    return default if text is None else float(text.split(":")[0].strip())
+
+
+def _readable(value: Any, tir: Any, anchor: Any) -> Any:
+    """``value`` in an element type the JIT's caller reads: sub-byte integers widened to
+    8 bits, other floats (f8...) to f32 (both exact)."""
+    shaped = tir.RankedTensorType(value.type)
+    element = str(shaped.element_type)
+    if _READABLE.match(element):
+        return value
+    if re.fullmatch(r"u?i[1-7]", element):
+        wide = "ui8" if element.startswith("u") else "i8"
+    elif element.startswith(("f", "bf")):
+        wide = "f32"
+    else:
+        raise SnippetFailure(Kind.UNSUPPORTED, f"a check on element type {element} cannot be read back")
+    dims = "".join(f"{d}x" for d in shaped.shape)
+    with tir.InsertionPoint(anchor), anchor.location:
+        return tir.Operation.create("stablehlo.convert", results=[tir.Type.parse(f"tensor<{dims}{wide}>")],
+                                    operands=[value]).result
+
+
+def _directly_in(op: Any, function: str) -> bool:
+    parent = op.parent
+    return bool(parent.name == "func.func" and str(parent.attributes["sym_name"].value) == function)
+
+
+def capture(module: Any, tir: Any, function: str) -> list[Check]:
+    """Rewrite ``function``'s checks into results (see the module's docstring); the
+    checks, in order, with the results they compare. No checks: nothing changes."""
+    func = mlirtools.find_function(module, function)
+    found = mlirtools.ops_where(module, tir, lambda op: _target(op) is not None)
+    if not found:
+        return []
+    block = func.regions[0].blocks[0]
+    ret = list(block.operations)[-1]
+    outside = [op for op in found if not _directly_in(op, function)]
+    if outside:
+        where = mlirtools.location_of(str(outside[0].location))
+        raise SnippetFailure(Kind.UNSUPPORTED, f"a check op outside @{function}'s body (line {where[0]}): only the "
+                             "entry function's own checks can be captured")
+    checks: list[Check] = []
+    results: list[Any] = []
+    for op in found:
+        name = _target(op) or ""
+        rule, tolerance, min_ulp, max_ulp = (CUSTOM_CALLS if op.name == "stablehlo.custom_call" else CHECK_OPS)[name]
+        props = _properties(op) if op.name != "stablehlo.custom_call" else {}
+        operands = list(op.operands)
+        if "value" in props:  # *_const: the expected value is an attribute
+            with op.location:
+                constant = tir.Operation.parse(f'"stablehlo.constant"() <{{value = {props["value"]}}}> : () -> '
+                                               f'{operands[0].type}')
+            tir.InsertionPoint(op).insert(constant)
+            operands.append(constant.result)
+        if len(operands) != 2:
+            raise SnippetFailure(Kind.UNSUPPORTED, f"{name} with {len(operands)} operand(s)")
+        tolerance = _number(props.get("tolerance"), tolerance)
+        min_ulp = int(_number(props.get("min_ulp_difference"), min_ulp))
+        max_ulp = int(_number(props.get("max_ulp_difference"), max_ulp))
+        element = str(tir.RankedTensorType(operands[0].type).element_type)
+        line, column = mlirtools.location_of(str(op.location))
+        checks.append(Check(len(checks), name, rule, element, line, column, tolerance, min_ulp, max_ulp,
+                            len(results)))
+        results += [_readable(v, tir, ret) for v in operands]
+        for verdict in op.results:  # check.eq's tensor<i1>: true (the verdict is taken after the run)
+            with tir.InsertionPoint(op), op.location:
+                true = tir.Operation.create("stablehlo.constant", results=[verdict.type],
+                                            attributes={"value": tir.Attribute.parse("dense<true> : tensor<i1>")})
+            verdict.replace_all_uses_with(true.result)
+    for op in found:
+        op.erase()
+    with tir.InsertionPoint(ret), ret.location:
+        tir.Operation.create(ret.name, operands=results)
+    ret.erase()
+    inputs = list(tir.FunctionType(func.attributes["function_type"].value).inputs)
+    func.attributes["function_type"] = tir.TypeAttr.get(tir.FunctionType.get(inputs, [v.type for v in results]))
+    if "res_attrs" in func.attributes:
+        del func.attributes["res_attrs"]
+    return checks

@@ -1,0 +1,19 @@
+"""Lowerings of the StableHLO ops ``stablehlo-legalize-to-linalg`` leaves alone, and
+fixes where its lowering departs from the specification, all written with torch-mlir's
+bindings and run before that pass: one module per op family."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_mlir_snippets.worker.lowering.shlo import batch_norm, control, fixes, scatter, select_and_scatter, sort
+
+
+def rewrite(module: Any, tir: Any) -> None:
+    """Every rewrite, in order."""
+    fixes.apply(module, tir)
+    scatter.lower_all(module, tir)
+    sort.lower_all(module, tir)
+    batch_norm.lower_all(module, tir)
+    select_and_scatter.lower_all(module, tir)
+    control.lower_all(module, tir)
