@@ -97,6 +97,14 @@ class MlirItem(pytest.Item):
         """(what the item runs, its name) for the HTML report's extras."""
         return "", ""
 
+    def show_output(self, response: Response) -> None:
+        """What the worker printed for a passing item (a snippet's ``printMemrefF32``, as
+        MLIR's integration tests print) as pytest's "Captured stdout call" section: ``-rP``
+        shows it, junit writes it with ``junit_logging=system-out``, pytest-html too. A
+        failure's report shows it already (``failures.format_failure``)."""
+        if response.ok and response.stderr.strip():
+            self.add_report_section("call", "stdout", response.stderr)
+
     def skip(self, reason: str) -> NoReturn:
         """Skip, reported at the item's own location (its file line) rather than here."""
         self.skip_reason = reason

@@ -83,6 +83,7 @@ class IterationItem(MlirItem):
     def _end(self, response: Response) -> None:
         self.response = response
         self.kind = response.kind
+        self.show_output(response)
         if not response.ok:
             self.fail(response)
 

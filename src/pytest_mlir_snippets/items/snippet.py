@@ -182,6 +182,7 @@ class SnippetItem(MlirItem):
 
     def _show_output(self, response: Response) -> None:
         settings = run_state(self.config).settings
+        self.show_output(response)
         if response.ir and settings.print_ir:
             self.add_report_section("call", "compiled IR", response.ir)
         if response.ir and settings.save_artifacts:

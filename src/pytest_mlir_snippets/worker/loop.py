@@ -19,6 +19,7 @@ from typing import Any
 
 from pytest_mlir_snippets.golden.recorded import specializable
 from pytest_mlir_snippets.protocol import ENVIRONMENT, Kind, Request, Response, read_message, write_message
+from pytest_mlir_snippets.worker import native_io
 from pytest_mlir_snippets.worker.optrun.iteration import compile_iteration
 from pytest_mlir_snippets.worker.optrun.schedule import check_schedule
 from pytest_mlir_snippets.worker.targets import Backend, Compiled, SnippetFailure, load_backend
@@ -158,15 +159,16 @@ def main() -> int:
     responses = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # stray prints from native code go to the capture file
     sys.stdout = sys.stderr
+    native_io.line_buffered_stdout()
     worker = Worker(target)
     while True:
         request = read_message(requests)
         if request is None:  # end of input: the device was closed by a request before it
-            sys.stderr.flush()
+            native_io.flush()
             os._exit(0)  # no interpreter teardown of MLIR and torch: a third of a second saved
         start = time.perf_counter()
         response = worker.handle(request)
         response.seconds = time.perf_counter() - start
-        sys.stderr.flush()
+        native_io.flush()  # what the snippet printed is in the capture file before the answer
         write_message(responses, response)
 

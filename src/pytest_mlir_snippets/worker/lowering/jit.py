@@ -73,34 +73,6 @@ def _read_memref(desc: Any, spec: TypeSpec) -> np.ndarray:
     return np.array(strided_view(address, spec.dtype, shape, strides), copy=True)
 
 
-class _Unranked(ctypes.Structure):
-    _fields_ = [("rank", ctypes.c_int64), ("descriptor", ctypes.c_void_p)]
-
-
-def _unranked_view(memref: _Unranked, element: np.dtype) -> np.ndarray:
-    rank = memref.rank
-    words = (ctypes.c_int64 * (3 + 2 * rank)).from_address(memref.descriptor or 0)
-    shape = tuple(words[3: 3 + rank])
-    strides = tuple(words[3 + rank: 3 + 2 * rank])
-    return strided_view(words[1] + words[2] * element.itemsize, element, shape, strides)
-
-
-def _memref_copy(element_size: int, source: Any, dest: Any) -> None:
-    """``memrefCopy`` of MLIR's C runner utils, which the PyPI wheel does not ship."""
-    element = np.dtype((np.void, element_size))
-    _unranked_view(dest.contents, element)[...] = _unranked_view(source.contents, element)
-
-
-_COPY_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.POINTER(_Unranked), ctypes.POINTER(_Unranked))
-RUNTIME_SYMBOLS = {"memrefCopy": _COPY_TYPE(_memref_copy)}
-
-
-def link_runtime(engine: Any) -> None:
-    """Give the JIT the runtime functions lowered code may call."""
-    for name, function in RUNTIME_SYMBOLS.items():
-        engine.raw_register_runtime(name, ctypes.cast(function, ctypes.c_void_p))
-
-
 GLOBAL_MARKER = 0xDEADBEEF
 _LIBC = ctypes.CDLL(None)
 _LIBC.free.argtypes = [ctypes.c_void_p]

@@ -76,7 +76,6 @@ def prepare_for_llvm(module: Any) -> None:
     if "transform.named_sequence" in found or "transform.with_named_sequence" in module.operation.attributes:
         drop_schedule(module, ir)
     widen_i1_accesses(module, found.get("memref.load", []) + found.get("memref.store", []))
-    truncate_through_f32(module, found.get("arith.truncf", []))
     expand_absi(module, found.get("math.absi", []))
     expand_copysign(module, found.get("math.copysign", []))
     as_intrinsics(module, [op for name in _INTRINSICS for op in found.get(name, [])])
@@ -108,7 +107,7 @@ def keep_manual_deallocation(module: Any, diagnostics: mlirtools.Collector) -> N
 
 # math ops convert-math-to-libm rejects, though LLVM has them as intrinsics
 _INTRINSICS = {"math.ctpop": "llvm.intr.ctpop"}
-_REWRITTEN = frozenset({"transform.named_sequence", "memref.load", "memref.store", "arith.truncf", "math.absi",
+_REWRITTEN = frozenset({"transform.named_sequence", "memref.load", "memref.store", "math.absi",
                         "math.copysign", *_INTRINSICS})
 
 
@@ -164,26 +163,6 @@ def expand_absi(module: Any, candidates: list[Any] | None = None) -> None:
             zero = arith.constant(kind, zero_attr)
             negative = arith.cmpi(arith.CmpIPredicate.slt, value, zero)
             op.results[0].replace_all_uses_with(arith.select(negative, arith.subi(zero, value), value))
-        op.erase()
-
-
-def truncate_through_f32(module: Any, candidates: list[Any] | None = None) -> None:
-    """``arith.truncf`` from f64 to f16/bf16 goes through f32: the direct one needs a
-    compiler-rt routine (``__truncdfhf2``) the JIT cannot find."""
-    from mlir import ir
-    from mlir.dialects import arith
-
-    if candidates is None:
-        candidates = mlirtools.ops_where(module, ir, lambda op: op.name == "arith.truncf")
-    for op in candidates:
-        if "f64" not in str(op.operands[0].type) or "16" not in str(op.results[0].type):
-            continue
-        with ir.InsertionPoint(op), op.location:
-            source = op.operands[0]
-            source_type = str(source.type)
-            middle = ir.F32Type.get() if source_type == "f64" else ir.Type.parse(source_type.replace("f64", "f32"))
-            narrowed = arith.truncf(op.results[0].type, arith.truncf(middle, source))
-            op.results[0].replace_all_uses_with(narrowed)
         op.erase()
 
 

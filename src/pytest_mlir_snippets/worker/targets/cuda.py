@@ -24,6 +24,7 @@ from pytest_mlir_snippets.protocol import Kind, Options
 from pytest_mlir_snippets.worker import benchstats
 from pytest_mlir_snippets.worker.lowering import jit, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
+from pytest_mlir_snippets.worker.lowering.runtime_libs import runner_libraries
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
 from pytest_mlir_snippets.worker.targets.cpu import BUFFERIZE, FRONT, PLAIN, CpuBackend
 from pytest_mlir_snippets.worker.targets.cuda_runtime import Driver, DriverAPI, HostRuntime
@@ -206,8 +207,8 @@ class CudaBackend(Backend):
         runtime = self._runnable()
         if ptx and runtime is not None:
             try:
-                program.engine = self._cpu.engine_type(low.module, opt_level=opt_level)
-                jit.link_runtime(program.engine)
+                program.engine = self._cpu.engine_type(low.module, opt_level=opt_level,
+                                                       shared_libs=runner_libraries())
                 runtime.register(program.engine)
             except Exception as error:
                 raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error) from None
