@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 import pytest
 
 from pytest_mlir_snippets.items.failures import FAILURES, ItemFailure, MlirFailureRepr
-from pytest_mlir_snippets.protocol import Kind, Response
+from pytest_mlir_snippets.protocol import SKIP, Kind, Response
 from pytest_mlir_snippets.reporting.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.session import run_state
 
@@ -111,8 +111,9 @@ class MlirItem(pytest.Item):
         raise pytest.skip.Exception(reason, _use_item_location=True)
 
     def fail(self, response: Response) -> NoReturn:
-        """End with ``response``'s outcome: a skip for ``unsupported``, else a failure of its kind."""
-        self.kind = response.kind
+        """End with ``response``'s outcome: a skip for ``unsupported`` (of kind ``skip`` when the
+        machine lacks the device: ``protocol.SKIP``), else a failure of its kind."""
+        self.kind = None if response.info.get(SKIP) else response.kind
         if response.kind is Kind.UNSUPPORTED:
             self.skip(response.message)
         raise FAILURES[response.kind.value](response)

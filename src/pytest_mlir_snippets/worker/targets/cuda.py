@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_mlir_snippets.protocol import Kind, Options
+from pytest_mlir_snippets.protocol import ENVIRONMENT, SKIP, Kind, Options
 from pytest_mlir_snippets.worker import benchstats
 from pytest_mlir_snippets.worker.lowering import jit, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
@@ -238,7 +238,8 @@ class CudaBackend(Backend):
         runtime = self._started()
         program: Program = compiled.handle
         if program.engine is None:
-            raise SnippetFailure(Kind.UNSUPPORTED, "compiled where no CUDA device was found: nothing to run")
+            raise SnippetFailure(Kind.UNSUPPORTED, "no CUDA device when it was compiled: nothing to run",
+                                 info={ENVIRONMENT: True, SKIP: True})
         if not program.initialized:  # global constructors load the kernels' modules
             program.engine.initialize()
             program.initialized = True
@@ -260,8 +261,9 @@ class CudaBackend(Backend):
 
     def _started(self) -> HostRuntime:
         runtime = self._runnable()
-        if runtime is None:
-            raise SnippetFailure(Kind.UNSUPPORTED, self._why_not or "no CUDA device")
+        if runtime is None:  # a skip, not `unsupported`: the machine lacks the device
+            raise SnippetFailure(Kind.UNSUPPORTED, self._why_not or "no CUDA device",
+                                 info={ENVIRONMENT: True, SKIP: True})
         return runtime
 
     def _synchronize(self) -> None:
