@@ -43,6 +43,76 @@ def test_snippets_compile_to_ptx_and_execute_needs_a_device(pytester: pytest.Pyt
         result.stdout.fnmatch_lines(["*no CUDA device*"])
 
 
+SEQUENTIAL = """func.func @cumsum(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %r = scf.for %i = %c1 to %c8 step %c1 iter_args(%t = %a) -> tensor<8xf32> {
+    %p = arith.subi %i, %c1 : index
+    %x = tensor.extract %t[%p] : tensor<8xf32>
+    %y = tensor.extract %t[%i] : tensor<8xf32>
+    %s = arith.addf %x, %y : f32
+    %n = tensor.insert %s into %t[%i] : tensor<8xf32>
+    scf.yield %n : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}
+func.func @total(%a: tensor<8xf32>) -> tensor<f32> {
+  %init = arith.constant dense<0.0> : tensor<f32>
+  %r = linalg.reduce ins(%a : tensor<8xf32>) outs(%init : tensor<f32>) dimensions = [0]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<f32>
+}
+func.func @product_0d(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+  %0 = arith.mulf %a, %b : tensor<f32>
+  return %0 : tensor<f32>
+}
+"""
+
+
+def test_snippets_without_a_parallel_loop_become_single_thread_kernels() -> None:
+    """scf.for only, a reduction to a 0-d result, 0-d arithmetic: no parallel loop to map,
+    so the work runs as a kernel of one block of one thread (it made no gpu.binary). (No
+    pytester here: its teardown would unload the MLIR modules this test imports.)"""
+    from pytest_mlir_snippets.protocol import Options
+    from pytest_mlir_snippets.worker.lowering import mlirtools
+    from pytest_mlir_snippets.worker.optrun.iteration import launches
+    from pytest_mlir_snippets.worker.targets.cuda import CudaBackend, default_pipeline
+
+    backend = CudaBackend()
+    for name in ("cumsum", "total", "product_0d"):
+        compiled = backend.compile(SEQUENTIAL, name, Options(cuda_chip="sm_80", print_ir=True))
+        assert compiled.info["single_thread"] and compiled.info["kernels"] == 4, name  # the module's three, a copy
+        assert f".visible .entry {name}_kernel(" in compiled.info["ptx"]
+    from mlir import ir, passmanager
+
+    from pytest_mlir_snippets.worker.targets.cuda import BetweenParts
+
+    pipeline = default_pipeline("sm_80")[:3]  # to outlined kernels, before NVVM
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(SEQUENTIAL)
+        between = BetweenParts(pipeline)
+        for i, part in enumerate(pipeline):
+            if i:
+                between(module)
+            passmanager.PassManager.parse(part).run(module.operation)
+        found = launches(module, ir)
+        assert sorted(between.single_thread) == ["cumsum", "product_0d", "total"]
+        single = [k for k in found if (k["grid"], k["block"]) == ([1, 1, 1], [1, 1, 1])]
+        assert len(found) == 4 and len(single) == 3  # cumsum: its loop, then the copy of the result
+        assert not mlirtools.ops_where(module, ir, lambda op: op.name in ("scf.for", "memref.load")
+                                       and op.parent.name == "func.func")  # no work left in host code
+
+
+def test_sequential_snippets_compile_on_cuda(pytester: pytest.Pytester, run_items) -> None:
+    pytester.makefile(".mlir", ops=SEQUENTIAL)
+    result, props = run_items("--mlir-target=cuda", "--mlir-skip-exec")
+    assert {n: p["mlir_kind"] for n, p in props.items()} == {
+        f"ops.mlir::{n}[compile]": "pass" for n in ("cumsum", "total", "product_0d")}, result.stdout.str()[-2000:]
+
+
 ADD_CONSTANT = """func.func @add_constant(%a: tensor<4xf32>) -> tensor<4xf32> {
   %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
   %0 = arith.addf %a, %c : tensor<4xf32>

@@ -25,6 +25,7 @@ from pytest_mlir_snippets.worker import benchstats
 from pytest_mlir_snippets.worker.lowering import jit, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.lowering.runtime_libs import runner_libraries
+from pytest_mlir_snippets.worker.lowering.single_thread import single_thread_launches
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
 from pytest_mlir_snippets.worker.targets.cpu import BUFFERIZE, FRONT, PLAIN, CpuBackend
 from pytest_mlir_snippets.worker.targets.cuda_runtime import Driver, DriverAPI, HostRuntime
@@ -34,12 +35,14 @@ DEFAULT_CHIP = "sm_80"
 _CHIP = re.compile(r"^sm_(\d+)[a-z]?$")
 # the bufferized snippet to GPU kernels: parallel loops tiled (inner tile = threads),
 # mapped to blocks and threads, outlined; TO_NVVM then lowers host and device.
+# Between the two, a function left without a launch gets a single-thread one
+# (``single_thread.single_thread_launches``).
 TO_GPU = (
     "func.func(convert-linalg-to-parallel-loops,"
     " scf-parallel-loop-tiling{parallel-loop-tile-sizes=16,16 no-min-max-bounds=true}, gpu-map-parallel-loops,"
-    " convert-parallel-loops-to-gpu), gpu-kernel-outlining, func.func(lower-affine),"
-    " convert-scf-to-cf"
+    " convert-parallel-loops-to-gpu)"
 )
+OUTLINE = "gpu-kernel-outlining, func.func(lower-affine), convert-scf-to-cf"
 
 
 def ptx_features(chip: str) -> str:
@@ -59,8 +62,26 @@ def default_pipeline(chip: str) -> list[str]:
     """The cuda target's pipeline: the cpu target's front half, GPU mapping, then NVVM
     and PTX (``prepare`` runs between the parts)."""
     return [f"builtin.module({FRONT}, {PLAIN}, {BUFFERIZE})", f"builtin.module({TO_GPU})",
+            f"builtin.module({OUTLINE})",
             f"builtin.module(gpu-lower-to-nvvm-pipeline{{cubin-format=isa cubin-chip={chip}"
             f" cubin-features={ptx_features(chip)}}})"]
+
+
+class BetweenParts:
+    """What runs between the parts of a cuda pipeline: ``prepare`` always, and before
+    outlining (the default pipeline), single-thread launches for the functions the
+    mapping gave none (their names are kept in ``single_thread``)."""
+
+    def __init__(self, pipeline: list[str]) -> None:
+        self.pipeline = pipeline
+        self.done = 0
+        self.single_thread: list[str] = []
+
+    def __call__(self, module: Any) -> None:
+        self.done += 1
+        if self.done < len(self.pipeline) and self.pipeline[self.done] == f"builtin.module({OUTLINE})":
+            self.single_thread += single_thread_launches(module, HOST_COPY)
+        prepare(module)
 
 
 def prepare(module: Any) -> None:
@@ -164,7 +185,8 @@ class CudaBackend(Backend):
 
         chip = options.cuda_chip or self._device_chip()
         pipeline = [options.pipeline] if options.pipeline else default_pipeline(chip)
-        with lowering.lowered(module, function, pipeline, self.name, constants, between=prepare) as low:
+        between = BetweenParts(pipeline)
+        with lowering.lowered(module, function, pipeline, self.name, constants, between=between) as low:
             from mlir import ir
 
             ptx = gpu_assembly(low.module, ir)
@@ -177,6 +199,8 @@ class CudaBackend(Backend):
                 raise SnippetFailure(Kind.UNSUPPORTED, "a function of scalars only: nothing to run on the GPU")
             raise SnippetFailure(Kind.COMPILE_ERROR, "the pipeline made no gpu.binary: nothing would run on the GPU")
         info = dict(low.info, chip=chip, kernels=len(kernels), ptx_lines=ptx.count("\n"))
+        if between.single_thread:  # no parallel loop: the work runs as one thread
+            info["single_thread"] = True
         if options.print_ir:  # --mlir-print-ir or --mlir-save-artifacts: keep kernels.ptx
             info["ptx"] = ptx
         return Compiled(final, function, low.signature, program, info)
