@@ -3,6 +3,10 @@ execute items that skip without a device."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -121,65 +125,112 @@ ADD_CONSTANT = """func.func @add_constant(%a: tensor<4xf32>) -> tensor<4xf32> {
 """
 
 
-def _double_backend(**kwargs: str) -> tuple[Any, Any]:
-    import sys
-
-    sys.path.insert(0, str(ROOT / "tests" / "data" / "cuda_double"))
-    try:
-        from driver import RecordingDriver
-    finally:
-        sys.path.pop(0)
-    from pytest_mlir_snippets.worker.targets.cuda import CudaBackend
-
-    driver = RecordingDriver(**kwargs)
-    return CudaBackend(driver=driver), driver
+DOUBLE = ROOT / "tests" / "data" / "cuda_double"
 
 
-def test_host_code_runs_against_the_driver_interface() -> None:
-    """Without a GPU: the JIT-compiled host code loads the PTX modules (once the device
-    is open), launches every kernel with its grid and block, and allocates and frees
-    managed memory only; the double runs no kernel, so the result differs from the cpu
-    target's and says so."""
-    from pytest_mlir_snippets.protocol import Options
-
-    backend, driver = _double_backend()
-    compiled = backend.compile(ADD_CONSTANT, "add_constant", Options())
-    assert not driver.log  # nothing touches the device at compile time
-    backend.open_device(0)
-    with pytest.raises(SnippetFailure) as failed:
-        backend.execute(compiled, Options(), None)
-    assert failed.value.kind.value == "golden-mismatch"
-    assert "differ from the plain lowering (cpu)" in failed.value.message
-    loads = [e for e in driver.log if e[0] == "load"]
-    assert loads and all(".entry add_constant_kernel" in driver.modules[h] for _, h in loads)
-    launches = [e for e in driver.log if e[0] == "launch"]
-    assert len(launches) == 2 and all(e[2] == (1, 1, 1) and e[3] == (16, 1, 1) for e in launches)
-    assert {e[2] for e in driver.log if e[0] == "function"} == {"add_constant_kernel"}
-    assert not driver.live  # inputs, the constant's copy, the result: all freed
-    before = len(loads)
-    with pytest.raises(SnippetFailure):
-        backend.execute(compiled, Options(), None)  # a second run loads nothing again
-    assert len([e for e in driver.log if e[0] == "load"]) == before
+@pytest.fixture(scope="session")
+def fake_libcuda(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The double of libcuda.so.1 (tests/data/cuda_double/libcuda.c), built once."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler to build the CUDA driver double")
+    folder = tmp_path_factory.mktemp("cuda_double")
+    subprocess.run([compiler, "-shared", "-fPIC", "-O1", "-Wl,-soname,libcuda.so.1", "-o",
+                    str(folder / "libcuda.so.1"), str(DOUBLE / "libcuda.c")], check=True)
+    return folder
 
 
-def test_a_driver_error_is_an_execute_error_and_resets_the_device() -> None:
-    """A kernel fault leaves a CUDA context unusable: the worker resets the device and
-    forgets what it compiled (its modules were loaded in the old context)."""
-    from pytest_mlir_snippets.protocol import Options, Request
-    from pytest_mlir_snippets.worker.loop import Worker
+@pytest.fixture
+def double(fake_libcuda: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Sandbox workers started from here see a CUDA device: the double of
+    cuda.bindings.driver first on their path, the double of libcuda.so.1 (which upstream's
+    libmlir_cuda_runtime.so links) on their library path. Returns the double's log."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(DOUBLE), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(fake_libcuda))
+    log = tmp_path / "cuda-double.log"
+    monkeypatch.setenv("CUDA_DOUBLE_LOG", str(log))
+    return log
 
-    backend, driver = _double_backend(fail_launch="CUDA_ERROR_ILLEGAL_ADDRESS")
-    worker = Worker("cuda")
-    worker._backend = backend
-    assert worker.handle(Request("open", options=Options())).ok
-    response = worker.handle(Request("execute", ADD_CONSTANT, "add_constant", Options()))
-    assert response.kind.value == "execute-error", response.message
-    assert "cuLaunchKernel failed with CUDA_ERROR_ILLEGAL_ADDRESS" in response.message
-    assert ("reset",) in driver.log and not worker._compiled
-    assert not driver.live
-    driver.fail_launch = ""  # the next item compiles and loads again; nothing left over fails it
-    response = worker.handle(Request("execute", ADD_CONSTANT, "add_constant", Options()))
-    assert response.kind.value == "golden-mismatch", response.message  # the double runs no kernel
+
+def _log(path: Path) -> list[list[str]]:
+    return [line.split() for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _records(pytester: pytest.Pytester) -> dict[str, dict[str, Any]]:
+    return {r["name"]: r for r in json.loads((pytester.path / "run.json").read_text())["items"]}
+
+
+def test_host_code_runs_over_upstreams_runtime(pytester: pytest.Pytester, run_items, double: Path) -> None:
+    """Without a GPU, against the double of the driver: cuda-python finds the device and
+    its chip (sm_90: the PTX is made for it), the JIT-compiled host code loads the kernels'
+    modules and launches them through upstream's libmlir_cuda_runtime.so, inputs and every
+    buffer the host code allocates are managed memory, and everything is freed. The double
+    runs no kernel, so the result differs from the cpu target's and says so."""
+    pytester.makefile(".mlir", ops=ADD_CONSTANT)
+    result, props = run_items("--mlir-target=cuda", "--mlir-json=run.json", "--mlir-save-artifacts")
+    assert props["ops.mlir::add_constant[compile]"]["mlir_kind"] == "pass", result.stdout.str()[-3000:]
+    execute = _records(pytester)["add_constant[execute]"]
+    assert execute["kind"] == "golden-mismatch", execute
+    assert "differ from the plain lowering (cpu)" in execute["message"]
+    ptx = (pytester.path / "ops_mlir_snippets" / "ops.mlir" / "add_constant" / "cuda" / "kernels.ptx").read_text()
+    assert ".target sm_90" in ptx  # the device's chip, from cuda-python
+    log = _log(double)
+    loads = [e for e in log if e[0] == "load"]
+    assert loads and all(e[2] == "add_constant_kernel" for e in loads)
+    launches = [e for e in log if e[0] == "launch"]
+    assert launches and all(e[2:8] == ["1", "1", "1", "16", "1", "1"] for e in launches), log
+    allocated = [e[1] for e in log if e[0].startswith("alloc")]
+    assert allocated and all(e[0] == "alloc_managed" for e in log if e[0].startswith("alloc"))
+    assert sorted(allocated) == sorted(e[1] for e in log if e[0] == "free")  # all freed
+    assert ["reset", "0"] not in log and log[-1] == ["release", "0"]
+
+
+def test_a_kernel_fault_is_an_execute_error_and_resets_the_device(pytester: pytest.Pytester, run_items,
+                                                                  double: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed launch fails its item with CUDA's name for it (upstream's wrapper printed it;
+    the context's next synchronization returns it too); the worker resets the device
+    (cuDevicePrimaryCtxReset), probes it, and the next item loads its modules again."""
+    monkeypatch.setenv("CUDA_DOUBLE_FAIL", "cuLaunchKernel=CUDA_ERROR_ILLEGAL_ADDRESS")
+    pytester.makefile(".mlir", ops=ADD_CONSTANT + ADD_CONSTANT.replace("add_constant", "add_again"))
+    run_items("--mlir-target=cuda", "--mlir-json=run.json")
+    records = _records(pytester)
+    first, second = records["add_constant[execute]"], records["add_again[execute]"]
+    assert first["kind"] == "execute-error", first
+    assert "cuLaunchKernel failed with CUDA_ERROR_ILLEGAL_ADDRESS" in first["message"]
+    assert second["kind"] == "golden-mismatch", second  # ran after the reset (the double runs no kernel)
+    log = _log(double)
+    reset = log.index(["reset", "0"])
+    assert any(e[0] == "launch_failed" for e in log[:reset])
+    assert any(e[0] == "load" and e[2] == "add_again_kernel" for e in log[reset:])
+    assert any(e[0] == "launch" for e in log[reset:])
+
+
+def test_no_device_is_a_skip(pytester: pytest.Pytester, run_items, double: Path,
+                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUDA_DOUBLE_DEVICES", "0")
+    pytester.makefile(".mlir", ops=ADD_CONSTANT)
+    _, props = run_items("--mlir-target=cuda", "--mlir-json=run.json", "-rs")
+    execute = _records(pytester)["add_constant[execute]"]
+    assert execute["kind"] == "skip" and execute["message"] == "no CUDA device: the driver reports no device"
+    assert props["ops.mlir::add_constant[compile]"]["mlir_kind"] == "pass"
+    assert not any(e[0] == "load" for e in _log(double))  # the runtime was never loaded
+
+
+def test_an_optimization_run_iteration_runs_over_upstreams_runtime(pytester: pytest.Pytester, run_items,
+                                                                   copy_into, double: Path) -> None:
+    """v0 of the cuda example: its correctness runs (the double runs no kernel: a mismatch)
+    with thread-mapped launches; its benchmark times the calls; all memory freed."""
+    copy_into(ROOT / "examples" / "runs" / "cuda_matmul", "run")
+    run_items("-k", "v0", "--mlir-json=run.json", "--mlir-bench-time=0.05", "--mlir-bench-settle=0.2")
+    records = _records(pytester)
+    assert records["v0[correctness]"]["kind"] == "golden-mismatch", records["v0[correctness]"]
+    assert records["v0[benchmark]"]["kind"] == "pass", records["v0[benchmark]"]
+    log = _log(double)
+    launches = [e for e in log if e[0] == "launch"]
+    assert launches and all(int(e[5]) * int(e[6]) * int(e[7]) > 1 for e in launches)  # v0 maps threads
+    allocated = [e[1] for e in log if e[0].startswith("alloc")]
+    assert sorted(allocated) == sorted(e[1] for e in log if e[0] == "free")
 
 
 @pytest.mark.gpu
@@ -196,34 +247,3 @@ def test_snippets_run_on_the_gpu(pytester: pytest.Pytester, run_items, copy_into
         result.stdout.str()[-4000:]
 
 
-def test_an_optimization_run_iteration_runs_against_the_driver_interface() -> None:
-    from pytest_mlir_snippets.protocol import Options
-
-    run = ROOT / "examples" / "runs" / "cuda_matmul"
-    backend, driver = _double_backend()
-    compiled = backend.compile_iteration((run / "model_linalg.mlir").read_text(), (run / "v0" / "transform.mlir")
-                                         .read_text(), (run / "v0" / "pass_pipeline.txt").read_text(), "forward")
-    backend.open_device(0)
-    with pytest.raises(SnippetFailure, match="differ from the plain lowering"):  # no kernel ran
-        backend.execute(compiled, Options(), None)
-    launches = [e for e in driver.log if e[0] == "launch"]
-    assert launches and all(e[3][0] * e[3][1] * e[3][2] > 1 for e in launches)  # v0 maps threads
-    assert not driver.live
-
-
-def test_a_failed_benchmark_resets_the_device_too() -> None:
-    from pytest_mlir_snippets.protocol import Options, Request
-    from pytest_mlir_snippets.worker.loop import Worker
-
-    run = ROOT / "examples" / "runs" / "cuda_matmul"
-    backend, driver = _double_backend(fail_launch="CUDA_ERROR_LAUNCH_FAILED")
-    worker = Worker("cuda")
-    worker._backend = backend
-    assert worker.handle(Request("open", options=Options())).ok
-    options = Options(bench_time=0.01, bench_warmup=1, bench_settle=0.1)
-    response = worker.handle(Request("iteration-benchmark", (run / "model_linalg.mlir").read_text(), "forward",
-                                     options, attachments={"schedule": (run / "v0" / "transform.mlir").read_text(),
-                                                           "pipeline": (run / "v0" / "pass_pipeline.txt").read_text()}))
-    assert response.kind.value == "execute-error" and "CUDA_ERROR_LAUNCH_FAILED" in response.message
-    assert response.info["stage"] == "iteration-benchmark"
-    assert ("reset",) in driver.log and not worker._compiled and not driver.live
