@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -233,6 +234,19 @@ def test_an_optimization_run_iteration_runs_over_upstreams_runtime(pytester: pyt
     assert sorted(allocated) == sorted(e[1] for e in log if e[0] == "free")
 
 
+def test_gpu_check_stops_without_a_device(fake_libcuda: Path, tmp_path: Path) -> None:
+    """``bash scripts/gpu_check.sh`` where the driver reports no device (the double, so
+    that a GPU machine does not start the whole check here): one line, exit code 2,
+    nothing written."""
+    env = dict(os.environ, LD_LIBRARY_PATH=str(fake_libcuda), CUDA_DOUBLE_DEVICES="0", PYTHON=sys.executable,
+               PYTHONPATH=os.pathsep.join(filter(None, [str(DOUBLE), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_check.sh"), "--doc", str(tmp_path / "gpu.md")],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "no CUDA device (the driver reports no device)" in done.stdout
+    assert not (tmp_path / "gpu.md").exists()
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
 def test_snippets_run_on_the_gpu(pytester: pytest.Pytester, run_items, copy_into) -> None:
@@ -247,3 +261,13 @@ def test_snippets_run_on_the_gpu(pytester: pytest.Pytester, run_items, copy_into
         result.stdout.str()[-4000:]
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+def test_single_thread_kernels_run_on_the_gpu(pytester: pytest.Pytester, run_items) -> None:
+    """Where a GPU exists: the snippets without a parallel loop run as one-thread kernels
+    and match the cpu target."""
+    pytester.makefile(".mlir", ops=SEQUENTIAL)
+    result, props = run_items("--mlir-target=cuda")
+    assert {n: p["mlir_kind"] for n, p in props.items()} == {
+        f"ops.mlir::{n}[{s}]": "pass" for n in ("cumsum", "total", "product_0d") for s in ("compile", "execute")}, \
+        result.stdout.str()[-4000:]
