@@ -121,13 +121,25 @@ DATA_DEPENDENT = """func.func @main(%b: tensor<i64>, %x: tensor<?x4xf32>, %i: te
   return %2 : tensor<?x4xf32>
 }
 """
-# static programs that compute their shapes from constants
+# static programs that compute their shapes from constants, and empty slices and pads
+# (a size of 1 makes them: x[1:b])
 STATIC = """func.func @reshape_iota(%x: tensor<2x6xf32>) -> tensor<3x4xf32> {
   %s = stablehlo.constant dense<[3, 4]> : tensor<2xi32>
   %0 = stablehlo.dynamic_reshape %x, %s : (tensor<2x6xf32>, tensor<2xi32>) -> tensor<?x4xf32>
   %1 = stablehlo.dynamic_iota %s, dim = 1 : (tensor<2xi32>) -> tensor<3x?xf32>
   %2 = stablehlo.add %0, %1 : (tensor<?x4xf32>, tensor<3x?xf32>) -> tensor<3x4xf32>
   return %2 : tensor<3x4xf32>
+}
+func.func @empty_slice(%x: tensor<1x5xf32>, %y: tensor<0x5xf32>) -> tensor<1x5xf32> {
+  %0 = stablehlo.slice %x [1:1, 0:5] : (tensor<1x5xf32>) -> tensor<0x5xf32>
+  %1 = stablehlo.add %0, %y : tensor<0x5xf32>
+  %2 = stablehlo.concatenate %1, %x, dim = 0 : (tensor<0x5xf32>, tensor<1x5xf32>) -> tensor<1x5xf32>
+  return %2 : tensor<1x5xf32>
+}
+func.func @pad_of_nothing(%x: tensor<0x3xf32>, %v: tensor<f32>) -> tensor<2x5xf32> {
+  %0 = stablehlo.pad %x, %v, low = [1, 1], high = [1, 1], interior = [2, 0]
+      : (tensor<0x3xf32>, tensor<f32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
 }
 """
 
@@ -136,7 +148,7 @@ def outcomes(props: dict[str, dict[str, str]]) -> dict[str, str]:
     return {node: p.get("mlir_kind", p["outcome"]) for node, p in props.items()}
 
 
-@pytest.mark.parametrize(("size", "seed"), [(2, 0), (3, 1), (4, 2), (6, 3)])
+@pytest.mark.parametrize(("size", "seed"), [(1, 0), (3, 1), (4, 2), (6, 3)])
 def test_dynamic_programs_against_the_interpreter(pytester: pytest.Pytester, run_items, size: int,
                                                   seed: int) -> None:
     pytester.makefile(".mlir", dynamic=DYNAMIC)
@@ -168,7 +180,7 @@ def test_refined_programs_compute_what_numpy_does() -> None:
         inputs = make_inputs(compiled.signature[0], size, size)
         return inputs, backend._run(compiled, inputs)
 
-    for size in (2, 5):
+    for size in (1, 2, 5):
         (b, x, y), (out,) = run("broadcast_add", size)
         assert int(b) == size and x.shape == (size, 4) and np.array_equal(out, x[None] + y)
         (_, _, x), (out,) = run("flatten_iota", size)
@@ -209,9 +221,9 @@ def test_data_dependent_shapes_are_a_compile_error_at_their_line(pytester: pytes
     assert props["data_dependent.mlir::main[execute]"]["outcome"] == "skipped"
 
 
-def test_static_programs_with_shape_computations(pytester: pytest.Pytester, run_items) -> None:
+def test_static_programs_with_shape_computations_and_empty_slices(pytester: pytest.Pytester, run_items) -> None:
     pytester.makefile(".mlir", static=STATIC)
     _, props = run_items()
-    assert set(outcomes(props).values()) == {"pass"} and len(props) == 2, outcomes(props)
+    assert set(outcomes(props).values()) == {"pass"} and len(props) == 6, outcomes(props)
     assert {p["mlir_reference"] for node, p in props.items() if node.endswith("[execute]")} == {
         "StableHLO reference interpreter"}
