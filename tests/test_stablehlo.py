@@ -363,7 +363,6 @@ IMPLEMENTATION_DEFINED = {"quantized/div_singularity_0_by_0_lhs_float32_2__rhs_f
 DYNAMIC_NOT_PASSING = {
     "dynamic/conv_general_dilated_1d_stride_2_even_dynamic.mlir",  # two window strides for one spatial dimension
     "dynamic/dynamlic_slice_t2.mlir",  # slice bounds computed from an input: no static shape
-    "dynamic/vmap_triangular_solve_a_complex64_4_4_b_complex64_4_1_dynamic.mlir",  # no triangular_solve lowering
 }
 
 

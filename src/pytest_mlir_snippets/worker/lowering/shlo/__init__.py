@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.shlo import batch_norm, control, fixes, scatter, select_and_scatter, sort
+from pytest_mlir_snippets.worker.lowering.shlo import (
+    batch_norm,
+    control,
+    fixes,
+    scatter,
+    select_and_scatter,
+    sort,
+    triangular_solve,
+)
 
 
 def rewrite(module: Any, tir: Any) -> None:
@@ -15,5 +23,6 @@ def rewrite(module: Any, tir: Any) -> None:
     scatter.lower_all(module, tir)
     sort.lower_all(module, tir)
     batch_norm.lower_all(module, tir)
+    triangular_solve.lower_all(module, tir)
     select_and_scatter.lower_all(module, tir)
     control.lower_all(module, tir)
