@@ -15,7 +15,7 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import DTYPES
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
-from pytest_mlir_snippets.worker.lowering.shlo import batch_norm, refine, triangular_solve
+from pytest_mlir_snippets.worker.lowering.shlo import batch_norm, fft, refine, triangular_solve
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 
@@ -141,7 +141,8 @@ def interpret(module_text: str, function: str, inputs: list[np.ndarray], target:
     with ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         parsed = ir.Module.parse(module_text)
         batch_norm.lower_all(parsed, ir)  # the interpreter aborts on them: their definitions instead
-        triangular_solve.lower_all(parsed, ir)  # it has no support for this one: its expansion instead
+        triangular_solve.lower_all(parsed, ir)  # it has no support for these two: their expansions instead
+        fft.lower_all(parsed, ir)
         _refine(parsed, ir, function, inputs, diags)
         module, split_in, split_out = _with_entry(ir, parsed, function)
         main = mlirtools.find_function(module, "main")

@@ -9,6 +9,7 @@ from typing import Any
 from pytest_mlir_snippets.worker.lowering.shlo import (
     batch_norm,
     control,
+    fft,
     fixes,
     scatter,
     select_and_scatter,
@@ -24,5 +25,6 @@ def rewrite(module: Any, tir: Any) -> None:
     sort.lower_all(module, tir)
     batch_norm.lower_all(module, tir)
     triangular_solve.lower_all(module, tir)
+    fft.lower_all(module, tir)
     select_and_scatter.lower_all(module, tir)
     control.lower_all(module, tir)
