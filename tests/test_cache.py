@@ -58,6 +58,8 @@ def test_a_warm_rerun_compiles_nothing(pytester: pytest.Pytester) -> None:
     assert {n: p.get("mlir_cache") for n, p in edited.items()} == {
         "ops.mlir::add_0[compile]": "hit", "ops.mlir::mul_0[compile]": None, "ops.mlir::bad_0[compile]": "hit"}
     assert {p.get("mlir_cache") for p in compile_props(pytester, "--mlir-opt-level=2").values()} == {None}
+    # dynamic programs are refined to --mlir-dynamic-dim: another size is another compile
+    assert {p.get("mlir_cache") for p in compile_props(pytester, "--mlir-dynamic-dim=3").values()} == {None}
 
 
 class Hostile:

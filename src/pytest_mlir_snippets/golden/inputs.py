@@ -43,6 +43,7 @@ class TypeSpec:
     kind: str
     element: str
     shape: tuple[int | None, ...] = ()  # None: a dynamic dimension
+    size: int | None = None  # a dimension argument: always this value (worker/lowering/shlo/refine.py)
 
     @property
     def dtype(self) -> np.dtype:
@@ -58,20 +59,24 @@ class TypeSpec:
         if self.kind == "scalar":
             return self.element
         dims = "".join(f"{'?' if d is None else d}x" for d in self.shape)
-        return f"{self.kind}<{dims}{self.element}>"
+        text = f"{self.kind}<{dims}{self.element}>"
+        return text if self.size is None else f"{text} = {self.size} (dimension size)"
 
 
 def make_inputs(specs: list[TypeSpec], seed: int, dynamic_dim: int) -> list[np.ndarray]:
     """Seeded values for each argument: floats (and complex parts) normal, ints small, i1 bool.
 
-    Scalars are returned as 0-d arrays. The same seed gives the same values on
-    every machine and every xdist worker.
+    A dimension argument (``size``) gets its size. Scalars are returned as 0-d arrays.
+    The same seed gives the same values on every machine and every xdist worker.
     """
     rng = np.random.default_rng(seed)
     values = []
     for spec in specs:
         dtype = spec.dtype
         shape = spec.concrete_shape(dynamic_dim)
+        if spec.size is not None:
+            values.append(np.full(shape, spec.size, dtype=dtype))
+            continue
         if dtype.kind == "f" or dtype == DTYPES["bf16"]:
             data = rng.standard_normal(shape).astype(dtype)
         elif dtype.kind == "c":

@@ -20,6 +20,7 @@ from typing import Any
 from pytest_mlir_snippets.golden.recorded import specializable
 from pytest_mlir_snippets.protocol import ENVIRONMENT, Kind, Request, Response, read_message, write_message
 from pytest_mlir_snippets.worker import native_io
+from pytest_mlir_snippets.worker.lowering.shlo.refine import dynamic_dim
 from pytest_mlir_snippets.worker.optrun.iteration import compile_iteration
 from pytest_mlir_snippets.worker.optrun.schedule import check_schedule
 from pytest_mlir_snippets.worker.targets import Backend, Compiled, SnippetFailure, load_backend
@@ -47,7 +48,8 @@ class Worker:
 
     def handle(self, request: Request) -> Response:
         try:
-            return self._dispatch(request)
+            with dynamic_dim(request.options.dynamic_dim):  # what dynamic programs are refined to
+                return self._dispatch(request)
         except SnippetFailure as failure:
             return Response(failure.kind, failure.message, failure.diagnostics, failure.metrics,
                             dict(failure.info, stage=failure.info.get("stage", request.op)))
@@ -128,7 +130,7 @@ class Worker:
         opts = request.options
         constants = specializable(request.golden["inputs"]) if request.golden else {}
         key = (request.module, request.function, opts.target, opts.pipeline, opts.print_ir, opts.opt_level,
-               tuple((i, v.dtype.str, v.shape, v.tobytes()) for i, v in constants.items()))
+               opts.dynamic_dim, tuple((i, v.dtype.str, v.shape, v.tobytes()) for i, v in constants.items()))
         return self._cached(key, lambda: self.backend.compile(request.module, request.function, opts, constants))
 
     def _cached(self, key: tuple[Any, ...], compile_: Callable[[], Compiled]) -> Compiled:

@@ -7,6 +7,7 @@ TOSA, linalg, tensor, arith and math need nothing here.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -19,6 +20,7 @@ from pytest_mlir_snippets.golden.inputs import UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import mlirtools, shlo, torch_rewrites
+from pytest_mlir_snippets.worker.lowering.shlo import refine
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 # StableHLO: first to plain StableHLO (callees inlined, without the inliner's canonicalization,
@@ -175,11 +177,13 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str,
             mlirtools.run_passes(module, STABLEHLO_PREPARE, tpm.PassManager.parse, diags, "stablehlo legalization")
             if checking:  # after inlining: a check in a callee is the entry's now
                 checks = check_ops.capture(module, tir, function)
+            sizes = _refine(module, tir, tpm, function, diags)
             shlo.rewrite(module, tir)
             try:
-                signature = mlirtools.signature(mlirtools.find_function(module, function), tir.ShapedType)
+                args, results = mlirtools.signature(mlirtools.find_function(module, function), tir.ShapedType)
             except UnsupportedType as error:
                 raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
+            signature = ([dataclasses.replace(spec, size=sizes.get(i)) for i, spec in enumerate(args)], results)
         if kind == "torch":
             mlirtools.run_passes(module, ONNX_TO_TORCH, tpm.PassManager.parse, diags, "ONNX import")
             torch_rewrites.flatten_losses(module, tir)
@@ -194,6 +198,27 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str,
         text: str = module.operation.get_asm(enable_debug_info=True)
         return text, signature, checks
 
+
+
+def _refine(module: Any, tir: Any, tpm: Any, function: str, diags: mlirtools.Collector) -> dict[int, int]:
+    """A dynamic entry refined to static shapes (``shlo/refine.py``), every dynamic dimension
+    and dimension argument ``--mlir-dynamic-dim``; the dimension arguments' sizes."""
+    func = mlirtools.find_function(module, function)
+    if not refine.needs_refinement(module, func, tir):
+        return {}
+    size = refine.DYNAMIC_DIM.get()
+    sizes = {i: size for i in refine.dimension_arguments(func, tir)}
+    try:
+        left = refine.refine(module, tir, function, sizes, refine.concrete_shapes(func, tir, size),
+                             tpm.PassManager.parse, diags)
+    except ValueError as error:
+        raise SnippetFailure(Kind.COMPILE_ERROR, str(error)) from None
+    if left:
+        where = [Diagnostic("error", f"'{op.name}' still has a dynamic result: {op.results[0].type}",
+                            *mlirtools.location_of(str(op.location))) for op in left[:5]]
+        raise SnippetFailure(Kind.COMPILE_ERROR, f"shape refinement (dynamic dimensions = {size}) left {len(left)} "
+                             "op(s) with dynamic shapes", where)
+    return sizes
 
 
 def _mark_fresh_buffers(module: Any, tir: Any) -> None:

@@ -2,7 +2,9 @@
 
 It is independent of every lowering: the golden reference for StableHLO snippets.
 The batch norm ops, which it does not evaluate (it aborts the process), are given
-to it as the specification defines them (``shlo/batch_norm.py``).
+to it as the specification defines them (``shlo/batch_norm.py``). A dynamic program
+(it aborts on dynamic result types) is refined to the shapes and dimension sizes of
+the inputs it is given first, as the compile refines it (``shlo/refine.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import DTYPES
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
-from pytest_mlir_snippets.worker.lowering.shlo import batch_norm
+from pytest_mlir_snippets.worker.lowering.shlo import batch_norm, fft, refine, triangular_solve
+from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 
 class InterpreterUnavailable(Exception):
@@ -112,6 +115,23 @@ def _with_entry(ir: Any, module: Any, function: str) -> tuple[Any, list[bool], l
     return ir.Module.parse(text[:-1] + wrapper + "}"), split_in, split_out
 
 
+def _refine(module: Any, ir: Any, function: str, inputs: list[np.ndarray], diags: mlirtools.Collector) -> None:
+    """A dynamic ``function`` refined to the shapes of ``inputs``, its dimension arguments
+    replaced by their values."""
+    from torch_mlir.passmanager import PassManager
+
+    func = mlirtools.find_function(module, function)
+    if not refine.needs_refinement(module, func, ir):
+        return
+    sizes = {i: int(inputs[i]) for i in refine.dimension_arguments(func, ir)}
+    try:
+        left = refine.refine(module, ir, function, sizes, [value.shape for value in inputs], PassManager.parse, diags)
+    except (SnippetFailure, ValueError) as error:
+        raise InterpreterUnavailable(f"the dynamic program was not refined: {error}") from None
+    if left:
+        raise InterpreterUnavailable(f"shape refinement left {len(left)} op(s) with dynamic shapes")
+
+
 def interpret(module_text: str, function: str, inputs: list[np.ndarray], target: str) -> list[np.ndarray]:
     """Evaluate ``function`` of a StableHLO module on ``inputs``."""
     import torch_mlir._mlir_libs._stablehlo as stablehlo
@@ -121,6 +141,9 @@ def interpret(module_text: str, function: str, inputs: list[np.ndarray], target:
     with ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         parsed = ir.Module.parse(module_text)
         batch_norm.lower_all(parsed, ir)  # the interpreter aborts on them: their definitions instead
+        triangular_solve.lower_all(parsed, ir)  # it has no support for these two: their expansions instead
+        fft.lower_all(parsed, ir)
+        _refine(parsed, ir, function, inputs, diags)
         module, split_in, split_out = _with_entry(ir, parsed, function)
         main = mlirtools.find_function(module, "main")
         values = []

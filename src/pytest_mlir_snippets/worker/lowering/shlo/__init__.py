@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.shlo import batch_norm, control, fixes, scatter, select_and_scatter, sort
+from pytest_mlir_snippets.worker.lowering.shlo import (
+    batch_norm,
+    control,
+    fft,
+    fixes,
+    scatter,
+    select_and_scatter,
+    sort,
+    triangular_solve,
+)
 
 
 def rewrite(module: Any, tir: Any) -> None:
@@ -15,5 +24,7 @@ def rewrite(module: Any, tir: Any) -> None:
     scatter.lower_all(module, tir)
     sort.lower_all(module, tir)
     batch_norm.lower_all(module, tir)
+    triangular_solve.lower_all(module, tir)
+    fft.lower_all(module, tir)
     select_and_scatter.lower_all(module, tir)
     control.lower_all(module, tir)
