@@ -69,7 +69,7 @@ def load_factory(target: str) -> tuple[Any, str, str]:
 def export(factory: Any, func_name: str = "forward") -> tuple[Any, Any, tuple[Any, ...], Any]:
     """(the linalg-on-tensors module, the model, its inputs, its outputs) of ``factory()``."""
     import torch
-    from torch_mlir import fx
+    from torch_mlir import fx  # type: ignore[attr-defined, unused-ignore]
 
     model, inputs = factory()
     model = model.eval()
