@@ -50,6 +50,28 @@ def per_test(items: list[dict]) -> dict[str, dict]:
     return tests
 
 
+def folders(tests: dict[str, dict]) -> list[str]:
+    """Files passing (every test of the file) per folder, when the suite has subfolders."""
+    files: dict[str, bool] = {}
+    for key, test in tests.items():
+        file = key.split("::")[0]
+        files[file] = files.get(file, True) and test["kind"] == "pass"
+    tops = {file.split("/", 1)[0] for file in files}
+    if len(tops) == 1 and all("/" in file for file in files):  # the suite's own folder (the rootdir's child)
+        files = {file.split("/", 1)[1]: passed for file, passed in files.items()}
+    counts: dict[str, list[int]] = {}
+    for file, passed in files.items():
+        folder = file.split("/", 1)[0] + "/" if "/" in file else "(top level)"
+        counts.setdefault(folder, [0, 0])
+        counts[folder][0] += passed
+        counts[folder][1] += 1
+    if not 1 < len(counts) <= 10:  # one folder, or a folder per test (IREE's layout)
+        return []
+    lines = ["", "| folder | files passing |", "|---|---|"]
+    lines += [f"| {folder} | {ok} of {total} |" for folder, (ok, total) in sorted(counts.items())]
+    return [*lines, f"| all | {sum(files.values())} of {len(files)} |"]
+
+
 def section(name: str, items: list[dict], seconds: float, workers: int) -> list[str]:
     tests = per_test(items)
     passed = sum(t["kind"] == "pass" for t in tests.values())
@@ -59,6 +81,7 @@ def section(name: str, items: list[dict], seconds: float, workers: int) -> list[
              f"{seconds:.1f} s wall at -n {workers} ({seconds / max(1, len(tests)):.3f} s per test).", "",
              "| outcome | tests |", "|---|---|"]
     lines += [f"| {kind} | {count} |" for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1])]
+    lines += folders(tests)
     failing = sorted((k, t) for k, t in tests.items() if t["kind"] != "pass")
     lines += ["", f"### Not passing ({len(failing)})", "", "| test | stage | kind | signature |", "|---|---|---|---|"]
     names = Counter(key.split("::")[1] for key in tests)
