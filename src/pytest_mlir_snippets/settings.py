@@ -59,8 +59,8 @@ OPTIONS = (
     Option("--mlir-opt-level", "LLVM optimization level of the JIT for snippet items (default 0: the items check "
            "MLIR's lowering, and -O0 code generation is a third faster; optimization runs use 3)",
            "mlir_opt_level", 0, int, choices=("0", "1", "2", "3")),
-    Option("--mlir-cuda-chip", "cuda and iree-cuda target chip (default: the device's, else sm_80); the PTX version "
-           "follows it",
+    Option("--mlir-cuda-chip", "cuda target chip (default: the device's, else sm_80), the PTX version follows it; "
+           "iree-cuda: IREE's --iree-cuda-target (default sm_80)",
            metavar="sm_NN"),
     Option("--mlir-sys-desc", "tt-mlir system descriptor (default: $SYSTEM_DESC_PATH, else "
            "ttrt-artifacts/system_desc.ttsys)", metavar="PATH"),

@@ -12,8 +12,9 @@ The format is IREE's (``onnx_ops/configs/onnx_ops_cpu_llvm_sync.json``)::
 A test name is an IREE test folder (``<folder>/model.mlir`` beside
 ``run_module_io_flags.txt``), relative to the suite's root: the folder above
 ``configs/`` when the config lives there, else the config's own folder. A name
-matches every test folder whose path ends with it, so a flat copy of the tests
-(``copy/test_acos``) matches ``onnx/node/generated/test_acos`` too.
+stands for the test folder whose path ends with it, else for a folder of its last
+part's name, so a flat copy of the tests (``copy/test_acos``) still matches
+``onnx/node/generated/test_acos``; new names are written relative to the root.
 
 IREE's runner has one item per test; here a test's function has ``[compile]`` and
 ``[execute]``. An expected compile failure is "any failure" of ``[compile]`` (its
@@ -99,13 +100,17 @@ class IreeConfig:
         return file.name == "model.mlir" or (file.parent / IREE_FLAGS).is_file()
 
     def _listed(self, key: str, folder: Path) -> str | None:
-        """The name in list ``key`` that stands for ``folder`` (its path ends with the name)."""
+        """The name in list ``key`` that stands for ``folder``: one its path ends with, else
+        one whose last part is the folder's name (a copy of the tests laid out otherwise)."""
         parts = folder.resolve().parts
+        fallback = None
         for name in self.lists[key]:
             tail = PurePosixPath(name).parts
             if tail and parts[-len(tail):] == tail:
                 return name
-        return None
+            if tail and tail[-1] == folder.name and fallback is None:
+                fallback = name
+        return fallback
 
     def name_for(self, folder: Path) -> str:
         """A new entry's name: the folder relative to the suite's root, else its own name."""

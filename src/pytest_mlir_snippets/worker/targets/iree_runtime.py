@@ -134,7 +134,7 @@ def _argument(value: np.ndarray, spec: Any) -> Any:
     C-contiguous arrays (0-d arrays included: a ``tensor<f32>``)."""
     if spec.kind == "scalar":
         return np.asarray(value).item()
-    return np.ascontiguousarray(value)
+    return np.require(value, requirements="C")  # not ascontiguousarray: it makes a 0-d array 1-d
 
 
 def _host(value: Any, spec: Any) -> np.ndarray:
