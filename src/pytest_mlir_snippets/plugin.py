@@ -11,7 +11,7 @@ import pytest
 
 from pytest_mlir_snippets import settings, termination
 from pytest_mlir_snippets.items.base import MlirItem
-from pytest_mlir_snippets.items.expectations import Expectations, ExpectationsError
+from pytest_mlir_snippets.items.expectations import ExpectationsError, load_expectations
 from pytest_mlir_snippets.items.iteration import OptimizationRun
 from pytest_mlir_snippets.items.layout import is_run_model
 from pytest_mlir_snippets.items.snippet import SnippetItem
@@ -35,9 +35,12 @@ def pytest_configure(config: pytest.Config) -> None:
     state = RunState(settings.Settings.from_config(config), config)
     if state.settings.expectations is not None:
         try:
-            state.expectations = Expectations.load(state.settings.expectations)
+            state.expectations = load_expectations(state.settings.expectations)
         except ExpectationsError as error:
             raise pytest.UsageError(str(error)) from None
+        # an IREE config's flags go to the IREE targets' compiler and runtime
+        state.settings.iree_compile_flags = state.expectations.compile_flags
+        state.settings.iree_run_flags = state.expectations.run_flags
     elif state.settings.update_expectations:
         raise pytest.UsageError("--mlir-update-expectations needs --mlir-expectations FILE")
     config.stash[STATE] = state

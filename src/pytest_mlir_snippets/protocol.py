@@ -61,6 +61,8 @@ class Options:
     bench_time: float = 1.0  # then timed calls for at least this many seconds
     bench_settle: float = 10.0  # and at most this many more, while the CPU ran slowed (benchstats)
     bench_previous_ms: float = 0.0  # the same code's last settled median on this machine (0: unknown)
+    iree_compile_flags: list[str] = field(default_factory=list)  # iree-cpu/iree-cuda: from an IREE config JSON
+    iree_run_flags: list[str] = field(default_factory=list)  # iree-run-module's flags of that config
 
 
 EXECUTING = ("execute", "iteration-execute", "iteration-benchmark")  # requests that run code on the device

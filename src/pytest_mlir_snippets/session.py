@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_mlir_snippets.items.expectations import Expectations
+from pytest_mlir_snippets.items.expectations import ExpectationSource
 from pytest_mlir_snippets.protocol import Request, Response
 from pytest_mlir_snippets.sandbox.pool import DeviceManager
 from pytest_mlir_snippets.settings import Settings
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 class RunState:
     settings: Settings
     config: pytest.Config
-    expectations: Expectations | None = None
+    expectations: ExpectationSource | None = None
     compiled: dict[str, Response] = field(default_factory=dict)  # snippet id -> compile response
     managers: dict[str, DeviceManager] = field(default_factory=dict)
     compile_cache: CompileCache | None = None  # made at first use: config.cache comes after our configure

@@ -19,7 +19,7 @@ import pytest
 
 from pytest_mlir_snippets.protocol import Options
 
-TARGETS = ("cpu", "cuda", "ttmetal", "ttnn")
+TARGETS = ("cpu", "cuda", "ttmetal", "ttnn", "iree-cpu", "iree-cuda")
 GROUP = "mlir"
 DEVICE_KEY = "mlir_device_id"  # what the controller hands each xdist worker (pytest_configure_node)
 
@@ -59,7 +59,8 @@ OPTIONS = (
     Option("--mlir-opt-level", "LLVM optimization level of the JIT for snippet items (default 0: the items check "
            "MLIR's lowering, and -O0 code generation is a third faster; optimization runs use 3)",
            "mlir_opt_level", 0, int, choices=("0", "1", "2", "3")),
-    Option("--mlir-cuda-chip", "cuda target chip (default: the device's, else sm_80); the PTX version follows it",
+    Option("--mlir-cuda-chip", "cuda target chip (default: the device's, else sm_80), the PTX version follows it; "
+           "iree-cuda: IREE's --iree-cuda-target (default sm_80)",
            metavar="sm_NN"),
     Option("--mlir-sys-desc", "tt-mlir system descriptor (default: $SYSTEM_DESC_PATH, else "
            "ttrt-artifacts/system_desc.ttsys)", metavar="PATH"),
@@ -150,6 +151,8 @@ class Settings:
     update_expectations: bool = False
     run_crashers: bool = False
     json: Path | None = None
+    iree_compile_flags: list[str] = field(default_factory=list)  # from an IREE config JSON (--mlir-expectations)
+    iree_run_flags: list[str] = field(default_factory=list)
     snippet_files: list[str] = field(default_factory=lambda: ["*.mlir"])
     ignore_files: list[str] = field(default_factory=lambda: ["preprocessed.mlir"])
 

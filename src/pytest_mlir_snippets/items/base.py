@@ -47,10 +47,17 @@ class MlirItem(pytest.Item):
     deadline: float | None = None
 
     # -------------------------------------------------------------- expectations
-    def expect(self, status: str | None, any_failure: bool = False, last_stage: bool = True) -> None:
+    def expect(self, status: str | None, any_failure: bool = False, last_stage: bool = True,
+               reason: str = "expected to fail") -> None:
         """Hold the item to ``status`` (from an expectations file) or, with ``any_failure``
-        (a lit XFAIL line), to failing somewhere: pytest's strict xfail on the last stage."""
+        (a lit XFAIL line), to failing somewhere: pytest's strict xfail on the last stage.
+        ``"fail"`` (an IREE config's expected compile or run failure) expects any failure
+        of this item, whatever its kind; ``reason`` says where that comes from."""
         settings = run_state(self.config).settings
+        if status == "fail":
+            self.expected = status
+            self.add_marker(pytest.mark.xfail(strict=True, raises=ItemFailure, reason=reason))
+            return
         if status in (None, "pass", "skip") and not any_failure:
             if status == "skip":
                 self.expected = status  # skipped for its compile's expected failure: no failure of its own

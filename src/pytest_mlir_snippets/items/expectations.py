@@ -5,7 +5,8 @@ An expected failure of the expected kind is an xfail; a pass, or a failure of
 another kind, fails (pytest's strict xfail with ``raises=``, see ``items.base``).
 Items expected to crash are not run unless ``--mlir-run-crashers``.
 ``--mlir-update-expectations`` rewrites the file from the run, so that CI adopts a
-new baseline with one command.
+new baseline with one command. An iree-test-suites config JSON is read and written in
+its own format (``items.ireeconfig``): ``load_expectations`` picks by suffix.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from pytest_mlir_snippets.reporting.files import write_atomic
 from pytest_mlir_snippets.reporting.record import ItemRecord
 
-STATUSES = ("pass", "compile-error", "execute-error", "golden-mismatch", "crash", "timeout", "contract-error", "skip")
+# "fail": any failure of that item (an IREE config's expected compile or run failure)
+STATUSES = ("pass", "compile-error", "execute-error", "golden-mismatch", "crash", "timeout", "contract-error", "skip",
+            "fail")
 ANY_FAILURE = "any failure"  # what a lit XFAIL line expects
 _LIT = re.compile(r"^\s*//\s*(XFAIL|UNSUPPORTED)\s*:\s*(.*)$")
 HEADER = """# Expected outcome per item: "<file>::<function>[<stage>] <status>", the file relative
@@ -29,6 +33,38 @@ HEADER = """# Expected outcome per item: "<file>::<function>[<stage>] <status>",
 
 class ExpectationsError(ValueError):
     pass
+
+
+class ExpectationSource(Protocol):
+    """What items and the recorder ask of an expectations file, whatever its format."""
+
+    path: Path
+
+    @property
+    def compile_flags(self) -> list[str]: ...
+
+    @property
+    def run_flags(self) -> list[str]: ...
+
+    def status_of(self, file: Path, name: str) -> str | None: ...
+
+    def skip_reason(self, file: Path, name: str) -> str | None: ...
+
+    def reason(self, stage: str) -> str: ...
+
+    def update(self, records: list[ItemRecord], rootpath: Path) -> None: ...
+
+
+def load_expectations(path: Path) -> ExpectationSource:
+    """``path`` as expectations: an IREE config for ``.json``, else lines (``Expectations``)."""
+    if path.suffix == ".json":
+        from pytest_mlir_snippets.items.ireeconfig import ConfigError, IreeConfig
+
+        try:
+            return IreeConfig.load(path)
+        except ConfigError as error:
+            raise ExpectationsError(str(error)) from None
+    return Expectations.load(path)
 
 
 @dataclass
@@ -51,6 +87,20 @@ class Expectations:
                                         f"{', '.join(STATUSES)}, got {line!r}")
             entries[key.strip()] = status
         return cls(path, entries)
+
+    @property
+    def compile_flags(self) -> list[str]:
+        return []  # lines carry no flags
+
+    @property
+    def run_flags(self) -> list[str]:
+        return []
+
+    def skip_reason(self, file: Path, name: str) -> str | None:
+        return None
+
+    def reason(self, stage: str) -> str:
+        return "expected to fail"
 
     def key(self, file: Path, name: str) -> str:
         return f"{Path(os.path.relpath(file, self.path.parent)).as_posix()}::{name}"

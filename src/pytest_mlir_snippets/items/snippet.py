@@ -52,9 +52,14 @@ class SnippetItem(MlirItem):
         if unsupported:
             self.kind = Kind.UNSUPPORTED
             self.add_marker(pytest.mark.skip(reason=f"UNSUPPORTED: {target} (a line above the function)"))
-        listed = state.expectations.status_of(self.path, self.name) if state.expectations else None
+        expectations = state.expectations
+        listed = expectations.status_of(self.path, self.name) if expectations else None
+        skipped = expectations.skip_reason(self.path, self.name) if expectations else None
+        if skipped:  # an IREE config's skip_compile_tests / skip_run_tests
+            self.add_marker(pytest.mark.skip(reason=skipped))
         last = self.stage == (STAGES[0] if state.settings.skip_exec else STAGES[-1])
-        self.expect(listed, any_failure=xfail and listed is None, last_stage=last)
+        self.expect(listed, any_failure=xfail and listed is None, last_stage=last,
+                    reason=expectations.reason(self.stage) if expectations else "expected to fail")
 
     @property
     def split(self) -> Split:
@@ -193,6 +198,9 @@ class SnippetItem(MlirItem):
             (folder / "compiled.mlir").write_text(response.ir)
             if response.info.get("ptx"):
                 (folder / "kernels.ptx").write_text(response.info["ptx"])
+        if settings.save_artifacts and response.info.get("files"):
+            write_files(artifact_dir(settings.output_root, self.path, self.function.uid, settings.target,
+                                     self.config.rootpath), response.info["files"], self.split.text)
 
     def describe(self, record: ItemRecord, response: Response) -> None:
         super().describe(record, response)
@@ -221,3 +229,22 @@ class SnippetItem(MlirItem):
         if isinstance(excinfo.value, ItemFailure):
             return MlirFailureRepr(format_failure(excinfo.value.response, self, self.expected))
         return super().repr_failure(excinfo)
+
+
+def write_files(folder: Path, files: dict[str, str], snippet: str) -> None:
+    """Files a backend made for the artifact folder (an IREE ``model.vmfb``, the inputs as
+    ``.npy``, the commands that reproduce the item), base64 in the response: their
+    names are the backend's, kept inside the folder; shell scripts made executable."""
+    import base64
+
+    from pytest_mlir_snippets.paths import safe_name
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "snippet.mlir").exists():
+        (folder / "snippet.mlir").write_text(snippet)
+    for name, data in files.items():
+        path = folder / safe_name(name)
+        path.write_bytes(base64.b64decode(data))
+        if path.suffix == ".sh":
+            path.chmod(0o755)
+

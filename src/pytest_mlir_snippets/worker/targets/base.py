@@ -69,6 +69,11 @@ class Backend(abc.ABC):
         """Time ``compiled`` (``benchstats.measure``); return its statistics."""
         raise SnippetFailure(Kind.UNSUPPORTED, f"benchmarks are not run on target {self.name}")
 
+    def reference_for(self, module: str, function: str, options: Options,
+                      inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:
+        """Reference outputs for another target's run (the cpu target gives them)."""
+        raise SnippetFailure(Kind.UNSUPPORTED, f"target {self.name} gives no reference outputs")
+
     # Device lifecycle: the defaults suit a target whose device is the host.
     def configure(self, options: Options) -> None:  # noqa: B027 - optional, empty by default
         """Take the run's device options (before ``open_device``)."""

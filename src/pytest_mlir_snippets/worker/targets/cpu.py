@@ -7,7 +7,7 @@ vectorization), run on the same inputs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -112,38 +112,10 @@ class CpuBackend(Backend):
               actual: list[np.ndarray]) -> tuple[dict[str, float], dict[str, Any]]:
         """Compare what a run of ``compiled`` produced with the recorded outputs, else with
         the reference (the plain lowering on cpu: other targets are judged against it too)."""
-        args, results = compiled.signature
-        if compiled.info.get("checks"):
-            return self._judge_checks(compiled, actual)
-        if golden and golden.get("outputs") is not None:
-            produced = results or [spec for spec in args if spec.kind == "memref"]  # written in place
-            expected = recorded(golden["outputs"], produced, "output")
-            reference = golden.get("source", "recorded outputs")
-        else:
-            expected, reference = self._reference_outputs(compiled, options, inputs)
-        comparison, failures = goldens.compare_all(actual, expected, options.atol, options.rtol, options.pcc)
-        info = {"reference": reference, "inputs": compiled.info["inputs"], "outputs": compiled.info["outputs"]}
-        if not comparison.passed:
-            raise SnippetFailure(Kind.GOLDEN_MISMATCH, f"results differ from the {reference}: " + "; ".join(failures),
-                                 metrics=comparison.metrics(), info=info)
-        return comparison.metrics(), info
+        return judge_outputs(compiled, options, golden, actual,
+                             lambda: self._reference_outputs(compiled, options, inputs))
 
-    @staticmethod
-    def _judge_checks(compiled: Compiled, actual: list[np.ndarray]) -> tuple[dict[str, float], dict[str, Any]]:
-        """A snippet with StableHLO's checks is its own golden: each check judged as the
-        StableHLO interpreter does (``golden.checks``), a failed one at its line."""
-        checks = compiled.info["checks"]
-        metrics, failed = judge_checks(checks, actual)
-        names = ", ".join(sorted({c.name for c in checks}))
-        info = {"reference": f"the snippet's {len(checks)} check(s) ({names})", "inputs": compiled.info["inputs"],
-                "outputs": compiled.info["outputs"]}
-        if failed:
-            lines = [f"check #{v.check.index} {v.check.name} failed: {v.message}" for v in failed]
-            diagnostics = [Diagnostic("error", f"{v.check.name} failed: {v.message}", v.check.line, v.check.column)
-                           for v in failed]
-            raise SnippetFailure(Kind.GOLDEN_MISMATCH, f"{len(failed)} of {len(checks)} check(s) failed (at the "
-                                 "lines below): " + "; ".join(lines), diagnostics, metrics=metrics, info=info)
-        return metrics, info
+
 
     def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
         """Wall time of the call alone (arguments built once, inputs at several placements:
@@ -173,6 +145,15 @@ class CpuBackend(Backend):
         except Exception as error:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"execution failed: {error}") from None
 
+    def reference_for(self, module: str, function: str, options: Options,
+                      inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:
+        """Another target's reference (``worker/reference.py``): what this target's
+        reference gives for ``function`` of ``module`` on ``inputs``, and its name."""
+        from pytest_mlir_snippets.worker.lowering.frontend import front_end
+
+        stub = Compiled("", function, None, info={"source": module, "front_end": front_end(module) or "upstream"})
+        return self._reference_outputs(stub, options, inputs)
+
     def _reference_outputs(self, compiled: Compiled, options: Options,
                            inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:
         """StableHLO: the reference interpreter; everything else: the plain lowering."""
@@ -197,6 +178,44 @@ class CpuBackend(Backend):
                                      + failure.message, failure.diagnostics) from None
         with native_io.quiet_stdout():  # a snippet that prints has printed once already
             return self._run(self._reference[key], inputs)
+
+
+def judge_outputs(compiled: Compiled, options: Options, golden: dict[str, Any] | None, actual: list[np.ndarray],
+                  reference: Callable[[], tuple[list[np.ndarray], str]]) -> tuple[dict[str, float], dict[str, Any]]:
+    """``actual`` against the snippet's own checks, else the recorded outputs, else what
+    ``reference()`` gives (outputs, and the name of the reference); metrics or a golden-mismatch."""
+    args, results = compiled.signature
+    if compiled.info.get("checks"):
+        return _judge_checks(compiled, actual)
+    if golden and golden.get("outputs") is not None:
+        produced = results or [spec for spec in args if spec.kind == "memref"]  # written in place
+        expected = recorded(golden["outputs"], produced, "output")
+        name = golden.get("source", "recorded outputs")
+    else:
+        expected, name = reference()
+    comparison, failures = goldens.compare_all(actual, expected, options.atol, options.rtol, options.pcc)
+    info = {"reference": name, "inputs": compiled.info["inputs"], "outputs": compiled.info["outputs"]}
+    if not comparison.passed:
+        raise SnippetFailure(Kind.GOLDEN_MISMATCH, f"results differ from the {name}: " + "; ".join(failures),
+                             metrics=comparison.metrics(), info=info)
+    return comparison.metrics(), info
+
+
+def _judge_checks(compiled: Compiled, actual: list[np.ndarray]) -> tuple[dict[str, float], dict[str, Any]]:
+    """A snippet with StableHLO's checks is its own golden: each check judged as the
+    StableHLO interpreter does (``golden.checks``), a failed one at its line."""
+    checks = compiled.info["checks"]
+    metrics, failed = judge_checks(checks, actual)
+    names = ", ".join(sorted({c.name for c in checks}))
+    info = {"reference": f"the snippet's {len(checks)} check(s) ({names})", "inputs": compiled.info["inputs"],
+            "outputs": compiled.info["outputs"]}
+    if failed:
+        lines = [f"check #{v.check.index} {v.check.name} failed: {v.message}" for v in failed]
+        diagnostics = [Diagnostic("error", f"{v.check.name} failed: {v.message}", v.check.line, v.check.column)
+                       for v in failed]
+        raise SnippetFailure(Kind.GOLDEN_MISMATCH, f"{len(failed)} of {len(checks)} check(s) failed (at the "
+                             "lines below): " + "; ".join(lines), diagnostics, metrics=metrics, info=info)
+    return metrics, info
 
 
 def recorded(values: list[np.ndarray], specs: list[TypeSpec], what: str) -> list[np.ndarray]:

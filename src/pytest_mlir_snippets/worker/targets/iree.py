@@ -1,0 +1,221 @@
+"""The ``iree-cpu`` and ``iree-cuda`` targets: IREE's compiler and runtime from PyPI
+(``iree-base-compiler``, ``iree-base-runtime``: the ``[iree]`` extra).
+
+Compile runs IREE's compiler in this process (``iree_compiler.Compiler``): the
+target's flags (``llvm-cpu`` for the host CPU; ``cuda`` for ``--mlir-cuda-chip``,
+else sm_80), then an IREE config's ``iree_compile_flags``. ``iree-cuda`` compiles on
+any machine. Execute opens the driver's device once per worker (``local-task``,
+``cuda``; a config's ``--device=`` wins), runs the entry on the snippet's inputs
+(recorded, else generated) and judges the results as the cpu target does: recorded
+outputs, else the cpu target's own lowering of the snippet (a differential check
+between two compilers), or StableHLO's interpreter.
+With ``--mlir-save-artifacts`` the item keeps ``model.vmfb`` and the
+``iree-compile`` / ``iree-run-module`` commands that reproduce it outside pytest.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import io
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from pytest_mlir_snippets.golden.inputs import make_inputs
+from pytest_mlir_snippets.protocol import ENVIRONMENT, Kind, Options
+from pytest_mlir_snippets.worker.reference import CpuReference
+from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
+from pytest_mlir_snippets.worker.targets.iree_compiler import ONNX_TO_TORCH, Compiler
+from pytest_mlir_snippets.worker.targets.iree_runtime import Program, Runtime, sort_run_flags
+
+PACKAGES = ("iree.compiler", "iree.runtime")
+# flags that choose the target device: when a config gives its own, the target's are left out
+# the snippet's own types at the boundary: IREE demotes f64 to f32 by default, and the
+# inputs, recorded outputs and reference are the snippet's f64
+KEEP_ABI = ("--iree-input-demote-f64-to-f32=false",)
+_DEVICE_FLAGS = ("--iree-hal-target-backends", "--iree-hal-target-device", "--iree-hal-local-target-device-backends")
+
+
+_SCRIPT = '#!/bin/sh\n# made by pytest-mlir-snippets: {what} as the item did\ncd "$(dirname "$0")"\n'
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _npy(value: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, np.asarray(value), allow_pickle=False)
+    return buffer.getvalue()
+
+
+class IreeBackend(Backend):
+    """What both IREE targets share; a subclass gives the device flags and the driver."""
+
+    driver = "local-task"
+
+    def __init__(self) -> None:
+        self._compiler: Compiler | None = None
+        self._runtime: Runtime | None = None
+        self._run_flags = sort_run_flags([])
+        self._reference: CpuReference | None = None  # the cpu target in a child process, for reference runs
+
+    def missing(self) -> str | None:
+        absent = [name for name in PACKAGES if importlib.util.find_spec(name) is None]
+        if absent:
+            return (f"IREE is not installed ({', '.join(absent)} missing): install pytest-mlir-snippets[iree] "
+                    "(iree-base-compiler, iree-base-runtime)")
+        return None
+
+    def target_flags(self, options: Options) -> list[str]:
+        raise NotImplementedError
+
+    def flags(self, options: Options) -> list[str]:
+        """The target's flags, then the config's: a flag the config gives replaces the
+        target's, and the config's device flags replace all of the target's."""
+        own = options.iree_compile_flags
+        given = {f.split("=", 1)[0] for f in own}
+        device = bool(given & set(_DEVICE_FLAGS))
+        kept = [f for f in [*self.target_flags(options), *KEEP_ABI]
+                if f.split("=", 1)[0] not in given and not (device and f.split("=", 1)[0] in _DEVICE_FLAGS)]
+        return [*kept, *own]
+
+    # ------------------------------------------------------------------ compile
+    def compile(self, module: str, function: str, options: Options,
+                constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
+        if options.pipeline:
+            raise SnippetFailure(Kind.UNSUPPORTED, f"--mlir-pipeline does not apply to target {self.name}: give "
+                                 "iree-compile flags in an IREE config (--mlir-expectations config.json)",
+                                 info={ENVIRONMENT: True})
+        if self._compiler is None:
+            self._compiler = Compiler()
+        flags = self.flags(options)
+        out = self._compiler.compile(module, function, flags, self.name, keep_ir=options.print_ir)
+        args, results = out.signature
+        info: dict[str, Any] = {
+            "source": module, "front_end": "stablehlo" if out.input_type == "stablehlo" else out.input_type,
+            "inputs": [str(s) for s in args], "outputs": [str(s) for s in results], "iree_route": out.route,
+            "vmfb_bytes": len(out.vmfb)}
+        if options.save_artifacts:
+            info["files"] = {"model.vmfb": _b64(out.vmfb),
+                             "iree-compile.sh": _b64(self._compile_command(flags, out.route).encode())}
+        return Compiled(out.ir, function, (args, results), Program(out.vmfb), info)
+
+    @staticmethod
+    def _compile_command(flags: list[str], route: str) -> str:
+        """The shell commands that compile ``snippet.mlir`` as this item did."""
+        own_type = any(f.startswith("--iree-input-type=") for f in flags)
+        head = _SCRIPT.format(what="compiles snippet.mlir")
+        if route.startswith("onnx via") and not own_type:
+            pipeline = shlex.quote(f"--pass-pipeline=builtin.module({ONNX_TO_TORCH})")
+            return (head + f"iree-opt snippet.mlir {pipeline} -o snippet.torch.mlir\n"
+                    + shlex.join(["iree-compile", "snippet.torch.mlir", *flags, "--iree-input-type=torch",
+                                  "-o", "model.vmfb"]) + "\n")
+        kind = route.split()[0]
+        extra = [] if own_type or kind == "none" else [f"--iree-input-type={kind}"]
+        return head + shlex.join(["iree-compile", "snippet.mlir", *flags, *extra, "-o", "model.vmfb"]) + "\n"
+
+    # ------------------------------------------------------------------ execute
+    def execute(self, compiled: Compiled, options: Options,
+                golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
+        from pytest_mlir_snippets.worker.targets.cpu import judge_outputs, recorded
+
+        args, results = compiled.signature
+        inputs = recorded(golden["inputs"], args, "input") if golden else make_inputs(
+            args, options.seed, options.dynamic_dim)
+        runtime = self._started()
+        actual = runtime.call(compiled.handle, compiled.function, inputs, args, results)
+        if len(actual) != len(results):
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"the call returned {len(actual)} value(s), the function "
+                                 f"has {len(results)} result(s)")
+        try:
+            metrics, info = judge_outputs(compiled, options, golden, actual,
+                                          lambda: self._reference_outputs(compiled, options, inputs))
+        except SnippetFailure as failure:
+            if options.save_artifacts:
+                failure.info["files"] = self._run_files(compiled, inputs, golden)
+            raise
+        if options.save_artifacts:
+            info["files"] = self._run_files(compiled, inputs, golden)
+        info["device"] = runtime.driver_name
+        return metrics, info
+
+    def _reference_outputs(self, compiled: Compiled, options: Options,
+                           inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:
+        """The cpu target's outputs, from a cpu worker of this worker's own (the upstream
+        bindings cannot load beside IREE's: ``worker/reference.py``)."""
+        if self._reference is None:
+            self._reference = CpuReference()
+        return self._reference.outputs(compiled.info["source"], compiled.function, options, inputs)
+
+    def _run_files(self, compiled: Compiled, inputs: list[np.ndarray], golden: dict[str, Any] | None) -> dict[
+            str, str]:
+        """The inputs (and recorded outputs) as ``.npy`` files and the ``iree-run-module`` command."""
+        files = {f"input_{i}.npy": _b64(_npy(v)) for i, v in enumerate(inputs)}
+        outputs = golden.get("outputs") if golden else None
+        if outputs is not None:
+            files.update({f"expected_output_{i}.npy": _b64(_npy(v)) for i, v in enumerate(outputs)})
+        runtime = self._started()
+        device = runtime.driver_name + (f"://{runtime.path}" if runtime.path else "")
+        command = ["iree-run-module", "--module=model.vmfb", f"--device={device}", f"--function={compiled.function}",
+                   *self._run_flags.runtime, *(f"--input=@input_{i}.npy" for i in range(len(inputs))),
+                   *(f"--expected_output=@expected_output_{i}.npy" for i in range(len(outputs or [])))]
+        text = _SCRIPT.format(what="runs model.vmfb") + shlex.join(command) + "\n"
+        files["iree-run-module.sh"] = _b64(text.encode())
+        return files
+
+    # ------------------------------------------------------------------ device
+    def configure(self, options: Options) -> None:
+        self._run_flags = sort_run_flags(options.iree_run_flags)
+
+    def _started(self) -> Runtime:
+        if self._runtime is None or self._runtime.device is None:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, "the IREE device is not open")
+        return self._runtime
+
+    def open_device(self, device_id: int | None) -> dict[str, Any]:
+        if self._runtime is None:
+            self._runtime = Runtime(self._run_flags.device or self.driver, self._run_flags.runtime)
+        info = self._runtime.open(device_id)
+        if self._run_flags.ignored:
+            info["ignored_run_flags"] = [*info.get("ignored_run_flags", []), *self._run_flags.ignored]
+        return info
+
+    def probe(self) -> None:
+        self._started().probe()
+
+    def reset(self) -> None:
+        """After a failed run: a fresh device (compiled programs get a new context for it)."""
+        if self._runtime is not None and self._runtime.device is not None:
+            self._runtime.close()
+            self._runtime.open(None)
+
+    def close_device(self) -> None:
+        if self._runtime is not None:
+            self._runtime.close()
+        if self._reference is not None:
+            self._reference.close()
+
+
+class IreeCpuBackend(IreeBackend):
+    name = "iree-cpu"
+    driver = "local-task"
+
+    def target_flags(self, options: Options) -> list[str]:
+        own_cpu = any(f.startswith("--iree-llvmcpu-target-cpu") for f in options.iree_compile_flags)
+        return ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+                *([] if own_cpu else ["--iree-llvmcpu-target-cpu=host"])]
+
+
+class IreeCudaBackend(IreeBackend):
+    name = "iree-cuda"
+    driver = "cuda"
+
+    def target_flags(self, options: Options) -> list[str]:
+        """``--mlir-cuda-chip``, else sm_80: IREE embeds PTX, which the driver compiles for the
+        GPU it runs on (IREE 3.13 knows chips up to sm_89: sm_90 is 'missing GPU target')."""
+        return ["--iree-hal-target-device=cuda", f"--iree-cuda-target={options.cuda_chip or 'sm_80'}"]
+
