@@ -214,8 +214,9 @@ class SnippetItem(MlirItem):
         record.baked = str(response.info.get("baked", ""))
         if "golden_report" in response.info:  # tt-mlir's, kept whole
             record.golden_report = json.dumps(response.info["golden_report"], sort_keys=True)
-        if "cache" in response.info:
-            record.info["cache"] = response.info["cache"]
+        for key in ("cache", "iree_route"):  # a compile cache hit; the IREE input route taken
+            if key in response.info:
+                record.info[key] = response.info[key]
 
     def source_text(self) -> tuple[str, str]:
         return self.split.text, "snippet"

@@ -191,7 +191,7 @@ class IreeBackend(Backend):
         """After a failed run: a fresh device (compiled programs get a new context for it)."""
         if self._runtime is not None and self._runtime.device is not None:
             self._runtime.close()
-            self._runtime.open(None)
+            self._runtime.open(self._runtime.device_id)
 
     def close_device(self) -> None:
         if self._runtime is not None:

@@ -70,14 +70,17 @@ class Runtime:
         self.hal: Any = None
         self.generation = 0
         self.ignored_flags: list[str] = []
+        self.device_id: int | None = None  # --mlir-devices' id, kept for reopening
 
     def open(self, device_id: int | None) -> dict[str, Any]:
         rt = self.rt
+        self.device_id = device_id
         for flag in self.runtime_flags:  # one by one: an unknown flag is noted, the others still apply
             try:
                 rt.flags.parse_flags(flag)
             except ValueError:
-                self.ignored_flags.append(flag)
+                if flag not in self.ignored_flags:
+                    self.ignored_flags.append(flag)
         try:
             driver = rt.get_driver(self.driver_name)
             devices = driver.query_available_devices()
