@@ -46,6 +46,23 @@ def test_blocks_of_slowed_calls_do_not_count_even_with_fast_probes() -> None:
     assert benchstats.counted(probes, 1000, samples, expected=2.0).sum() == 9 * BLOCK
 
 
+def test_a_slower_memory_layout_is_not_a_slowed_cpu() -> None:
+    """Blocks take turns over layouts (jit.Placements); one layout 1.3x slower than the
+    other for good is judged against its own usual block, and the figure is the mean of
+    the layouts' medians, not a median that jumps between the two; a spell in one still goes."""
+    layouts = 2
+    samples = np.tile(np.repeat([1.0, 1.3], BLOCK), 8)
+    samples[4 * BLOCK:5 * BLOCK] = 1.5  # a slowed block of the first layout
+    probes = np.full(len(samples), 1000.0)
+    counted = benchstats.counted(probes, 1000, samples, layouts=layouts)
+    assert counted.sum() == 15 * BLOCK and not counted[4 * BLOCK:5 * BLOCK].any()
+    assert benchstats.counted(probes, 1000, samples, expected=1.15, layouts=layouts).sum() == 15 * BLOCK
+    stats = benchstats.summarize(list(samples), list(probes), usual=1000, layouts=layouts)
+    assert stats["median_ms"] == pytest.approx(1.15) and stats["slowed"] == BLOCK
+    assert (stats["layout_min_ms"], stats["layout_max_ms"]) == (1.0, 1.3)
+    assert benchstats.summarize(list(samples), list(probes), usual=1000)["median_ms"] == 1.0  # one layout: 1.3 is slowed
+
+
 def test_a_run_that_never_ran_at_the_usual_speed_keeps_every_sample() -> None:
     samples = [2.0] * 40
     # this process saw probes of 1000 ns before: all of these (1900) are slowed, too many to drop
@@ -136,7 +153,7 @@ def _stack(before_exec: Callable[[], None] | None) -> str:
 def test_workers_get_the_same_memory_layout_every_time() -> None:
     """Where a process's stack, heap and code sit moves a kernel's time for the process's life;
     the sandbox starts workers without address-space randomization, and the worker can tell."""
-    fix = sandbox._fixed_layout()
+    fix = sandbox.fixed_layout_hook()
     told = subprocess.run([sys.executable, "-c", "from pytest_mlir_snippets.worker import benchstats; "
                            "print(benchstats.fixed_layout())"], preexec_fn=fix, capture_output=True, text=True)
     if told.stdout.strip() != "True":

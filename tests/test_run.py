@@ -230,7 +230,7 @@ def test_examples(pytester: pytest.Pytester, run_items, copy_into) -> None:
     assert "failed to legalize operation 'stablehlo.cholesky'" in out
     assert "dialect 'ttir' is not available for target cpu" in out
     result.stdout.fnmatch_lines(
-        ["*2 snippet(s) and 2 iteration(s) failed across 9 file(s) (1 unsupported on this target)*"])
+        ["*2 snippet(s) and 2 iteration(s) failed across 12 file(s) (1 unsupported on this target)*"])
     stablehlo = [p for node, p in props.items() if node.startswith("stablehlo.mlir") and "execute" in node]
     assert {p["mlir_reference"] for p in stablehlo} == {"StableHLO reference interpreter"}
 

@@ -44,6 +44,9 @@ def render_iteration(folder: Path, target: str, data: dict[str, Any]) -> str:
     if "slowed" in data:
         lines.append(f"| left out (CPU slowed) | {int(data['slowed'])}, median of all samples "
                      f"{_ms(data['median_all_ms'])} |")
+    if "layout_min_ms" in data:
+        lines.append(f"| memory layouts | medians {_ms(data['layout_min_ms'])}..{_ms(data['layout_max_ms'])} "
+                     "(stack phase and input placement; the median above is their mean) |")
     if data.get("settled") == 0:
         lines.append("| settled | no: the CPU did not run at its usual speed for long enough (see "
                      "--mlir-bench-settle); these figures are not comparable |")

