@@ -60,7 +60,18 @@ def test_a_slower_memory_layout_is_not_a_slowed_cpu() -> None:
     stats = benchstats.summarize(list(samples), list(probes), usual=1000, layouts=layouts)
     assert stats["median_ms"] == pytest.approx(1.15) and stats["slowed"] == BLOCK
     assert (stats["layout_min_ms"], stats["layout_max_ms"]) == (1.0, 1.3)
-    assert benchstats.summarize(list(samples), list(probes), usual=1000)["median_ms"] == 1.0  # one layout: 1.3 is slowed
+    one_layout = benchstats.summarize(list(samples), list(probes), usual=1000)
+    assert one_layout["median_ms"] == 1.0  # with one layout, the slower one would be a slowed CPU
+
+
+def test_the_timed_calls_start_with_the_first_layout_after_the_warm_up() -> None:
+    """jit.Placements counts calls to change layouts; the warm-up's must not shift the
+    timed calls off the blocks benchstats judges (``begin`` restarts the count)."""
+    events: list[str] = []
+    options = Options(bench_warmup=3, bench_time=0.001, bench_settle=0)
+    benchstats.measure(lambda: events.append("run"), options, after=lambda: events.append("after"),
+                       begin=lambda: events.append("begin"), layouts=2)
+    assert events[:7] == ["run", "after"] * 3 + ["begin"] and events[7] == "run"
 
 
 def test_a_run_that_never_ran_at_the_usual_speed_keeps_every_sample() -> None:

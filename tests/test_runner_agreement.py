@@ -6,12 +6,13 @@ every run, docs/benchmark-agreement.md). Two causes of disagreement were found:
   ``promote``: a ``memref.copy`` in the tile loops) ran each copy through a Python
   ``memrefCopy`` that the plugin registered with the ExecutionEngine: 18x slower than
   ``mlir-runner`` for the padded matmul below (25.4 ms against 1.39 ms), and the run named
-  the wrong iteration best. The copy is upstream's ``libmlir_c_runner_utils`` now, in both;
-- some kernels run up to 1.3x slower with the stack at one 16-byte phase of 64 than at
-  another (their vector spills), and a process keeps the stack position its environment's
-  size gives it: ``cpu_conv/v2`` took 0.142 ms in the plugin's worker and 0.172 ms under
-  ``mlir-runner``. The plugin now calls the kernel with the stack at each phase in turn,
-  whatever its caller's (``jit.Placements``), and reports the mean of the layouts' medians.
+  the wrong iteration best. The copy is upstream's ``libmlir_c_runner_utils`` in both;
+- some kernels run up to 1.3x slower with the stack at one place than at another (their
+  vector spills against 64-byte lines and their data), and a process keeps the stack
+  position its environment's size gives it: ``cpu_conv/v2`` took 0.142 ms in the plugin's
+  worker and 0.172 ms under ``mlir-runner``. The plugin calls the kernel with the stack at
+  8 places in turn, whatever its caller's (``jit.Placements``), and reports the mean of
+  the layouts' medians; the last test checks the places.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def test_an_iteration_that_copies_per_tile_times_as_under_mlir_runner(pytester: 
     result.assert_outcomes(passed=1)
     items = json.loads((pytester.path / "run.json").read_text())["items"]
     plugin = next(item["benchmark"]["median_ms"] for item in items if item["name"] == "v1[benchmark]")
-    runner = upstream.median(max(50, int(500 / plugin)))
+    runner = min(upstream.median(max(160, int(500 / plugin))) for _ in range(2))  # a busy machine slows, never speeds
     # docs/benchmark-agreement.md holds them within 1.15x on a quiet machine; 1.5x here leaves room for a
     # busy one, and the Python memrefCopy was 18x
     assert 1 / 1.5 < plugin / runner < 1.5, f"plugin {plugin:.3f} ms, mlir-runner {runner:.3f} ms"
@@ -109,9 +110,9 @@ WHERE = """func.func @where(%out: memref<1xi64>) {
 """
 
 
-def stack_phases() -> list[int]:
-    """Where the stack is (its place within 64 bytes) when each of ``jit.Placements``'s
-    layouts calls a function."""
+def stack_places() -> list[int]:
+    """Where the stack is within a page when each of ``jit.Placements``'s layouts calls a
+    function."""
     from pytest_mlir_snippets.protocol import Options
     from pytest_mlir_snippets.worker.lowering import jit
     from pytest_mlir_snippets.worker.targets.cpu import CpuBackend
@@ -121,18 +122,19 @@ def stack_phases() -> list[int]:
     backend.link(compiled)
     args, results = compiled.signature
     placements = jit.Placements(compiled.handle, "where", args, results, [np.zeros(1, np.int64)])
-    phases = []
+    places = []
     for call in placements.calls:
         call.run()
-        phases.append(int(call.outputs()[0][0]) % 64)
-    return phases
+        places.append(int(call.outputs()[0][0]) % 4096)
+    return places
 
 
-def test_every_layout_calls_with_the_stack_at_its_own_phase_whatever_the_callers() -> None:
-    here = stack_phases()
-    assert sorted(set(here)) == sorted({(here[0] - s) % 64 for s in (0, 16, 32, 48)}), here  # all four phases
+def test_every_layout_calls_with_the_stack_at_its_own_place_whatever_the_callers() -> None:
+    here = stack_places()
+    assert sorted({p % 64 for p in here}) == sorted({(here[0] - s) % 64 for s in (0, 16, 32, 48)}), here
+    assert len(set(here)) == len(here)  # and each at another place in the page
     elsewhere: list[int] = []
-    thread = threading.Thread(target=lambda: elsewhere.extend(stack_phases()))  # another stack, another phase
+    thread = threading.Thread(target=lambda: elsewhere.extend(stack_places()))  # another stack, elsewhere
     thread.start()
     thread.join()
     assert elsewhere == here

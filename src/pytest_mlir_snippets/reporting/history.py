@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_mlir_snippets.reporting.files import write_atomic
-from pytest_mlir_snippets.worker.benchstats import FIGURES
+from pytest_mlir_snippets.worker.benchstats import FIGURES, METHOD
 
 FILE = "benchmarks.json"
 VERSION = 1
@@ -26,11 +26,12 @@ Entries = dict[str, dict[str, Any]]  # iteration -> its last measurement
 
 
 def code_digest(*texts: str) -> str:
-    """What a measurement was of: the texts given, the toolchain and this machine."""
+    """What a measurement was of: the texts given, the toolchain, this machine and the
+    way figures are measured (``benchstats.METHOD``)."""
     from pytest_mlir_snippets.sandbox.cache import toolchain  # not at import: the cache module brings numpy
 
     digest = hashlib.sha256()
-    for text in (*texts, toolchain(), platform.node()):
+    for text in (*texts, toolchain(), platform.node(), METHOD):
         digest.update(text.encode() + b"\0")
     return digest.hexdigest()[:16]
 

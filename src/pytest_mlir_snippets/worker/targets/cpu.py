@@ -124,9 +124,10 @@ class CpuBackend(Backend):
         self.link(compiled)
         args, results = compiled.signature
         inputs = self.inputs(compiled, options, golden)
-        call = jit.Placements(compiled.handle, compiled.function, args, results, inputs)
         try:
-            return benchstats.measure(call.run, options, after=call.release, layouts=call.PLACES)
+            call = jit.Placements(compiled.handle, compiled.function, args, results, inputs)
+            return benchstats.measure(call.run, options, after=call.release, begin=call.restart,
+                                      layouts=call.PLACES)
         except Exception as error:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"execution failed: {error}") from None
 
