@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 from pathlib import Path
 
-# mlir's JIT before any torch_mlir import (tests/test_splitter.py): with torch_mlir's LLVM loaded
-# first, the JIT cannot resolve symbols. numpy once here: pytester's in-process runs unload what they
-# import, and numpy cannot be loaded twice in one process (the plugin imports it lazily).
-import mlir.execution_engine  # noqa: F401
-import numpy  # noqa: F401
 import pytest
+
+# The MLIR bindings the worker's code imports, loaded once here, upstream's JIT before any
+# torch_mlir module (with torch_mlir's LLVM loaded first the JIT cannot resolve symbols:
+# tests/test_splitter.py). Tests call that code in process, and pytester's in-process runs
+# unload every module imported meanwhile; imported again, bindings abort (nanobind's
+# "duplicate key") or refuse their attribute builders ("already registered"), and numpy
+# cannot be loaded twice either.
+BINDINGS = ["numpy", "mlir.execution_engine", "mlir.ir", "mlir.passmanager", "mlir.runtime",
+            *(f"mlir.dialects.{d}" for d in ("arith", "func", "gpu", "linalg", "memref", "vector")),
+            "torch_mlir.ir", "torch_mlir.passmanager", "torch_mlir._mlir_libs._stablehlo",
+            *(f"torch_mlir.dialects.{d}" for d in ("arith", "func", "scf", "tensor", "torch"))]
+for _name in BINDINGS:
+    try:
+        importlib.import_module(_name)
+    except ImportError:  # torch_mlir without the frontends extra: the tests that need it skip
+        pass
 
 pytest_plugins = ["pytester"]
 
