@@ -9,21 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.shlo.build import Builder, ops_named
+from pytest_mlir_snippets.worker.lowering.shlo.build import Builder, replace, static_ops
 
 OPS = ("stablehlo.batch_norm_inference", "stablehlo.batch_norm_training", "stablehlo.batch_norm_grad")
 
 
 def lower_all(module: Any, tir: Any) -> int:
     """Every batch norm op with static shapes, expanded; how many."""
-    found = [op for op in ops_named(module, tir, *OPS)
-             if all(tir.RankedTensorType(v.type).has_static_shape for v in op.operands)]
+    found = static_ops(module, tir, *OPS)
     for op in found:
         with tir.InsertionPoint(op):
             values = _Expand(op, tir).run()
-        for old, new in zip(op.results, values):
-            old.replace_all_uses_with(new)
-        op.erase()
+        replace(op, values)
     return len(found)
 
 

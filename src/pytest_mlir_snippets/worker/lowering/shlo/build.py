@@ -106,6 +106,19 @@ def inline(tir: Any, block: Any, arguments: Sequence[Any]) -> list[Any]:
     return list(ops[-1].operands)
 
 
+def static_ops(module: Any, tir: Any, *names: str) -> list[Any]:
+    """``ops_named``, those whose operands all have static shapes (what the lowerings expand)."""
+    return [op for op in ops_named(module, tir, *names)
+            if all(tir.RankedTensorType(v.type).has_static_shape for v in op.operands)]
+
+
+def replace(op: Any, values: Sequence[Any]) -> None:
+    """``op``'s results replaced by ``values``, one for one, and ``op`` erased."""
+    for old, new in zip(op.results, values):
+        old.replace_all_uses_with(new)
+    op.erase()
+
+
 def ops_named(module: Any, tir: Any, *names: str) -> list[Any]:
     """The ops called one of ``names``, innermost first (a region's op before its parent)."""
     found: list[Any] = []

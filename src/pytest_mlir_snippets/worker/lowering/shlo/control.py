@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.shlo.build import Builder, inline, ops_named
+from pytest_mlir_snippets.worker.lowering.shlo.build import Builder, inline, ops_named, replace
 
 OPS = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
 
@@ -32,12 +32,6 @@ def _tensors_only(op: Any, tir: Any) -> bool:
     return all(isinstance(v.type, tir.RankedTensorType) for v in [*op.operands, *op.results])
 
 
-def _replace(op: Any, values: list[Any]) -> None:
-    for old, new in zip(op.results, values):
-        old.replace_all_uses_with(new)
-    op.erase()
-
-
 def _while(op: Any, tir: Any) -> None:
     types = [r.type for r in op.results]
     with tir.InsertionPoint(op):
@@ -50,7 +44,7 @@ def _while(op: Any, tir: Any) -> None:
         b.scf.ConditionOp(b.extract(verdict, []), list(before.arguments), loc=op.location)
     with tir.InsertionPoint(after):
         b.scf.YieldOp(inline(tir, op.regions[1].blocks[0], list(after.arguments)), loc=op.location)
-    _replace(op, list(loop.results))
+    replace(op, list(loop.results))
 
 
 def _if(op: Any, tir: Any) -> None:
@@ -59,7 +53,7 @@ def _if(op: Any, tir: Any) -> None:
         values = b.if_else(b.extract(op.operands[0], []), [r.type for r in op.results],
                            lambda: inline(tir, op.regions[0].blocks[0], []),
                            lambda: inline(tir, op.regions[1].blocks[0], []))
-    _replace(op, values)
+    replace(op, values)
 
 
 def _case(op: Any, tir: Any) -> None:
@@ -72,4 +66,4 @@ def _case(op: Any, tir: Any) -> None:
     for block, source in zip([*switch.case_blocks, switch.default_block], op.regions):
         with tir.InsertionPoint(block):
             b.scf.YieldOp(inline(tir, source.blocks[0], []), loc=op.location)
-    _replace(op, list(switch.results))
+    replace(op, list(switch.results))

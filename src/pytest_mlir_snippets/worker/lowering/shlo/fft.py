@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_mlir_snippets.worker.lowering.shlo.build import ops_named
+from pytest_mlir_snippets.worker.lowering.shlo.build import replace, static_ops
 from pytest_mlir_snippets.worker.lowering.shlo.hlo import Hlo
 
 _PART = {"complex<f32>": "f32", "complex<f64>": "f64"}
@@ -28,13 +28,11 @@ _PART = {"complex<f32>": "f32", "complex<f64>": "f64"}
 
 def lower_all(module: Any, tir: Any) -> int:
     """Every ``fft`` with static shapes, expanded; how many."""
-    found = [op for op in ops_named(module, tir, "stablehlo.fft")
-             if tir.RankedTensorType(op.operands[0].type).has_static_shape]
+    found = static_ops(module, tir, "stablehlo.fft")
     for op in found:
         with tir.InsertionPoint(op):
             result = _expand(op, tir)
-        op.results[0].replace_all_uses_with(result)
-        op.erase()
+        replace(op, [result])
     return len(found)
 
 

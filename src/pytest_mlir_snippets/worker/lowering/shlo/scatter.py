@@ -13,17 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.shlo.build import Builder, inline, ops_named
+from pytest_mlir_snippets.worker.lowering.shlo.build import Builder, inline, replace, static_ops
 
 
 def lower_all(module: Any, tir: Any) -> int:
     """Every ``stablehlo.scatter`` of ``module`` with static shapes, as loops; how many."""
-    done = 0
-    for op in ops_named(module, tir, "stablehlo.scatter"):
-        if all(tir.RankedTensorType(v.type).has_static_shape for v in op.operands):
-            lower(op, tir)
-            done += 1
-    return done
+    found = static_ops(module, tir, "stablehlo.scatter")
+    for op in found:
+        lower(op, tir)
+    return len(found)
 
 
 def lower(op: Any, tir: Any) -> None:
@@ -76,9 +74,7 @@ def lower(op: Any, tir: Any) -> None:
             return b.if_else(inside, [r.type for r in results], update, lambda: list(results))
 
         new = b.loops(b.shape(updates[0]), inputs, body)
-    for old, value in zip(op.results, new):
-        old.replace_all_uses_with(value)
-    op.erase()
+    replace(op, new)
 
 
 def _plus(b: Builder, a: Any, c: Any) -> Any:

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.shlo.build import Builder, inline, ops_named
+from pytest_mlir_snippets.worker.lowering.shlo.build import Builder, inline, replace, static_ops
 
 
 def lower_all(module: Any, tir: Any) -> int:
     """Every ``stablehlo.select_and_scatter`` with static shapes, as loops; how many."""
-    found = [op for op in ops_named(module, tir, "stablehlo.select_and_scatter")
-             if all(tir.RankedTensorType(v.type).has_static_shape for v in op.operands)]
+    found = static_ops(module, tir, "stablehlo.select_and_scatter")
     for op in found:
         lower(op, tir)
     return len(found)
@@ -91,8 +90,7 @@ def lower(op: Any, tir: Any) -> None:
 
         (final,) = b.loops(b.shape(source), [start], per_source)
     twin.erase()
-    op.results[0].replace_all_uses_with(final)
-    op.erase()
+    replace(op, [final])
 
 
 def _zero(tir: Any, element: Any) -> Any:

@@ -14,17 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.shlo.build import Builder, inline, ops_named
+from pytest_mlir_snippets.worker.lowering.shlo.build import Builder, inline, replace, static_ops
 
 
 def lower_all(module: Any, tir: Any) -> int:
     """Every ``stablehlo.sort`` with static shapes, as loops; how many."""
-    done = 0
-    for op in ops_named(module, tir, "stablehlo.sort"):
-        if all(tir.RankedTensorType(v.type).has_static_shape for v in op.operands):
-            lower(op, tir)
-            done += 1
-    return done
+    found = static_ops(module, tir, "stablehlo.sort")
+    for op in found:
+        lower(op, tir)
+    return len(found)
 
 
 def lower(op: Any, tir: Any) -> None:
@@ -64,6 +62,4 @@ def lower(op: Any, tir: Any) -> None:
             return b.loops([n, n - 1], values, step) if n > 1 else values
 
         results = b.loops(others, inputs, slice_sort)
-    for old, value in zip(op.results, results):
-        old.replace_all_uses_with(value)
-    op.erase()
+    replace(op, results)

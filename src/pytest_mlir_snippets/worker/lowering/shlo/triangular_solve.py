@@ -15,19 +15,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.shlo.build import ops_named
+from pytest_mlir_snippets.worker.lowering.shlo.build import replace, static_ops
 from pytest_mlir_snippets.worker.lowering.shlo.hlo import Hlo, computed_in
 
 
 def lower_all(module: Any, tir: Any) -> int:
     """Every ``triangular_solve`` with static shapes, expanded; how many."""
-    found = [op for op in ops_named(module, tir, "stablehlo.triangular_solve")
-             if all(tir.RankedTensorType(v.type).has_static_shape for v in op.operands)]
+    found = static_ops(module, tir, "stablehlo.triangular_solve")
     for op in found:
         with tir.InsertionPoint(op):
             result = _expand(op, tir)
-        op.results[0].replace_all_uses_with(result)
-        op.erase()
+        replace(op, [result])
     return len(found)
 
 
