@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
 import statistics
 import subprocess
@@ -34,6 +33,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_mlir_snippets.items import layout
 from pytest_mlir_snippets.tools.upstream_timing import UpstreamError, UpstreamIteration
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,16 +55,13 @@ class Row:
 
 
 def cpu_runs() -> list[Path]:
-    found = []
-    for env in sorted((ROOT / "examples" / "runs").glob("*/env_check.md")):
-        if re.search(r"^- target: cpu\s*$", env.read_text(), re.M):
-            found.append(env.parent)
-    return found
+    """The optimization runs under examples/runs/ whose own target is cpu."""
+    return [run for run in sorted((ROOT / "examples" / "runs").iterdir())
+            if layout.is_run_model(run / layout.MODEL) and layout.declared_target(run) == "cpu"]
 
 
 def iterations(run: Path) -> list[str]:
-    return sorted((p.name for p in run.iterdir() if p.is_dir() and re.fullmatch(r"v\d+", p.name)),
-                  key=lambda name: int(name[1:]))
+    return [folder.name for folder in layout.iterations(run)]
 
 
 def plugin_run(run: Path, bench_time: float) -> tuple[dict[str, float], str]:

@@ -28,10 +28,12 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec, make_inputs
 from pytest_mlir_snippets.golden.recorded import load_recorded
+from pytest_mlir_snippets.items.layout import MODEL
+from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
 from pytest_mlir_snippets.protocol import Options
 from pytest_mlir_snippets.sandbox.process import fixed_layout_hook
 from pytest_mlir_snippets.worker.lowering.jit import Placements
-from pytest_mlir_snippets.worker.lowering.mlirtools import signature
+from pytest_mlir_snippets.worker.lowering.mlirtools import find_function, signature
 from pytest_mlir_snippets.worker.lowering.runtime_libs import library_dir, runner_libraries
 from pytest_mlir_snippets.worker.targets.cpu import recorded
 
@@ -58,22 +60,22 @@ def tool(name: str, *args: str, stdin: str | None = None) -> str:
 
 
 def function_of(model: str) -> tuple[str, list[TypeSpec], list[TypeSpec]]:
-    """The model's public function (the one an optimization run benchmarks) and its signature."""
+    """The function an optimization run benchmarks (the plugin's choice: the model's first)
+    and its signature."""
     from mlir import ir
 
+    functions = SnippetSource(model).functions
+    if not functions:
+        raise UpstreamError(f"{MODEL} has no public func.func")
     with ir.Context(), ir.Location.unknown():
-        module = ir.Module.parse(model)
-        for op in module.body.operations:
-            if op.operation.name == "func.func" and "sym_visibility" not in op.attributes:
-                args, results = signature(op, ir.ShapedType)
-                return str(ir.StringAttr(op.attributes["sym_name"]).value), args, results
-    raise UpstreamError("model_linalg.mlir has no public func.func")
+        args, results = signature(find_function(ir.Module.parse(model), functions[0].name), ir.ShapedType)
+    return functions[0].name, args, results
 
 
 def inputs_for(run: Path, function: str, args: list[TypeSpec]) -> list[np.ndarray]:
     """What the plugin feeds the benchmark: the recorded inputs (viewed in the function's
     types as the cpu target does), else its seeded ones with the default options."""
-    golden = load_recorded(run / "model_linalg.mlir", function, 1)
+    golden = load_recorded(run / MODEL, function, 1)
     if golden:
         return recorded(golden["inputs"], args, "input")
     defaults = Options()
@@ -159,7 +161,7 @@ class UpstreamIteration:
     times it with ``mlir-runner``."""
 
     def __init__(self, run: Path, iteration: str, warmup: int = 5) -> None:
-        model = run / "model_linalg.mlir"
+        model = run / MODEL
         self.function, self.args, self.results = function_of(model.read_text())
         scheduled = tool("mlir-opt", str(model), "--transform-preload-library=transform-library-paths="
                          f"{run / iteration / 'transform.mlir'}", "--transform-interpreter")

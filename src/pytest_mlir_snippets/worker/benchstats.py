@@ -122,14 +122,15 @@ def layout_medians(samples: np.ndarray, keep: np.ndarray, layouts: int) -> list[
     return [float(np.median(c)) for c in chosen if len(c) >= MIN_SAMPLES]
 
 
-def typical(samples: np.ndarray, keep: np.ndarray, layouts: int = 1) -> float:
-    """The figure a run reports: the mean over the layouts of each one's median call (a
-    kernel can be 1.3x slower in some layouts for as long as they last, and a median over
-    all calls would jump between the modes); the median of the kept calls with one layout."""
+def typical(samples: np.ndarray, keep: np.ndarray, layouts: int = 1) -> tuple[float, list[float]]:
+    """The figure a run reports, with the layouts' medians it comes from: the mean over
+    the layouts of each one's median call (a kernel can be 1.3x slower in some layouts for
+    as long as they last, and a median over all calls would jump between the modes); the
+    median of the kept calls with one layout (and no layout medians)."""
     import numpy as np
 
     medians = layout_medians(samples, keep, layouts) if layouts > 1 else []
-    return float(np.mean(medians)) if medians else float(np.median(samples[keep]))
+    return (float(np.mean(medians)) if medians else float(np.median(samples[keep]))), medians
 
 
 def _usual(probes: np.ndarray) -> float:
@@ -143,10 +144,11 @@ def _settled(samples: np.ndarray, probes: np.ndarray, needed: int, expected: flo
     import numpy as np
 
     keep = counted(probes, _usual(probes), samples, expected, layouts)
-    if keep.sum() < max(MIN_SAMPLES, needed) or (expected and typical(samples, keep, layouts) > AGREES * expected):
+    if keep.sum() < max(MIN_SAMPLES, needed):
         return False
-    if layouts > 1 and len(layout_medians(samples, keep, layouts)) < layouts:
-        return False  # a figure over some layouts only is not comparable with one over all
+    figure, medians = typical(samples, keep, layouts)
+    if (expected and figure > AGREES * expected) or (layouts > 1 and len(medians) < layouts):
+        return False  # slower than before; or a figure over some layouts only, not comparable with one over all
     low = probes.min()
     return bool(low <= SLOWED * _fastest[0] or np.count_nonzero(probes > 1.5 * low) >= 0.05 * len(probes))
 
@@ -213,12 +215,12 @@ def summarize(samples_ms: list[float], probes: list[int] | None = None, usual: f
         if keep.sum() < MIN_SAMPLES:
             keep[:] = True
     data = everything[keep]
-    stats = {"median_ms": typical(everything, keep, layouts), "p20_ms": float(np.percentile(data, 20)),
+    figure, medians = typical(everything, keep, layouts)
+    stats = {"median_ms": figure, "p20_ms": float(np.percentile(data, 20)),
              "p80_ms": float(np.percentile(data, 80)), "min_ms": float(data.min()), "max_ms": float(data.max()),
              "std_ms": float(data.std()), "samples": float(len(data)),
              "slowed": float(len(everything) - len(data)), "median_all_ms": float(np.median(everything)),
              "settled": float(settled)}
-    medians = layout_medians(everything, keep, layouts) if layouts > 1 else []
     if medians:
         stats |= {"layout_min_ms": min(medians), "layout_max_ms": max(medians)}
     return stats

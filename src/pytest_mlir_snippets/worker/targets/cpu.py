@@ -115,8 +115,6 @@ class CpuBackend(Backend):
         return judge_outputs(compiled, options, golden, actual,
                              lambda: self._reference_outputs(compiled, options, inputs))
 
-
-
     def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
         """Wall time of the call alone (arguments built once, inputs at several placements:
         ``jit.Placements``), on a monotonic clock; the buffers each call returns are freed
