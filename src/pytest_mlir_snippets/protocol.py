@@ -24,6 +24,66 @@ class Kind(enum.StrEnum):
     TIMEOUT = "timeout"
     UNSUPPORTED = "unsupported"
     CONTRACT_ERROR = "contract-error"  # an optimization-run iteration breaks its file contract
+    NO_GOLDEN = "no-golden"  # --mlir-require-golden: the verdict rests on nothing independent
+
+
+class Status(enum.StrEnum):
+    """What a record says of an item that has no outcome kind of its own."""
+
+    SKIP = "skip"  # skipped: no device, nothing to compare, an expectation's skip
+    NOT_RUN = "not-run"  # never ran (expected to crash; a CI shard that did not report)
+    ERROR = "error"  # not an MLIR outcome: a bug, or a hook that raised
+
+
+class Outcome(enum.StrEnum):
+    """pytest's verdict on an item, as records keep it."""
+
+    NONE = ""  # not decided yet (a skeleton)
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    XFAILED = "xfailed"
+    XPASSED = "xpassed"
+    NOT_RUN = "not run"
+
+
+class Stage(enum.StrEnum):
+    """The stages items are made of; the stage is the part of a node id in brackets."""
+
+    COMPILE = "compile"
+    EXECUTE = "execute"
+    FILE = "file"  # a snippet file that cannot be split: the <file> item
+    CONTRACT = "contract"  # optimization-run iterations ...
+    HOST_OPS = "host_ops"
+    LAUNCH = "launch"
+    CORRECTNESS = "correctness"
+    BENCHMARK = "benchmark"
+    PYTORCH = "pytorch"  # the PyTorch reference's benchmark of a run
+    CALL = "call"  # a Python test that used the mlir_device fixture
+
+
+class Golden(enum.StrEnum):
+    """What an execute verdict compared the results with (SPEC 4): its golden basis."""
+
+    RECORDED = "recorded"  # recorded outputs (IREE's io flags, an .npz sidecar)
+    CHECKS = "checks"  # the function's own check ops (openxla's, IREE's check dialect)
+    FILECHECK = "filecheck"  # the printed output against the file's CHECK lines
+    INTERPRETER = "interpreter"  # StableHLO's reference interpreter
+    TORCH = "torch"  # an optimization run's PyTorch reference
+    TT = "tt"  # tt-mlir's own golden report
+    DIFFERENTIAL_CPU = "differential:cpu"  # a second, independent compiler's result
+    DIFFERENTIAL_IREE_CPU = "differential:iree-cpu"
+    SELF = "self"  # the plugin's own plainer lowering: a last resort, not independent
+    NONE = "none"  # nothing was compared
+
+    @classmethod
+    def differential(cls, target: str) -> Golden:
+        return cls(f"differential:{target}")
+
+    @property
+    def independent(self) -> bool:
+        """Whether a pass on this basis means something independent was compared."""
+        return self not in (Golden.SELF, Golden.NONE)
 
 
 @dataclass
@@ -50,6 +110,7 @@ class Options:
     atol: float | None = None  # None: by element type (golden.DEFAULT_TOLERANCE)
     rtol: float | None = None
     pcc: float = 0.99
+    lenient_shapes: bool = False  # recorded outputs may differ from results by unit dimensions
     print_ir: bool = False
     device_id: int | None = None
     cuda_chip: str | None = None  # cuda target: None = the device's, else sm_80
@@ -66,6 +127,8 @@ class Options:
 
 
 EXECUTING = ("execute", "iteration-execute", "iteration-benchmark")  # requests that run code on the device
+# Response.info key: the verdict's golden basis (a ``Golden`` value) on an execute's response
+GOLDEN = "golden"
 # Response.info key, true when the verdict is about this machine (a package or a file it
 # lacks), not about the request: the compile cache never keeps such a verdict.
 ENVIRONMENT = "environment"

@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 import pytest
 
 from pytest_mlir_snippets.items.failures import FAILURES, ItemFailure, MlirFailureRepr
-from pytest_mlir_snippets.protocol import SKIP, Kind, Response
+from pytest_mlir_snippets.protocol import GOLDEN, SKIP, Golden, Kind, Outcome, Response, Stage, Status
 from pytest_mlir_snippets.reporting.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.session import run_state
 
@@ -130,13 +130,15 @@ class MlirItem(pytest.Item):
         """The record's fixed part: what the item is."""
         assert self.parent is not None
         return ItemRecord(nodeid=self.nodeid, name=self.name, file=self.parent.nodeid, function=self.subject,
-                          stage=self.stage, target=run_state(self.config).settings.target,
+                          stage=Stage(self.stage), target=run_state(self.config).settings.target,
                           expected=self.expected or "")
 
     def describe(self, record: ItemRecord, response: Response) -> None:
         """Fill in what the response says (diagnostics at file locations, metrics, ...)."""
         record.message = response.message
         record.metrics = dict(response.metrics)
+        if response.info.get(GOLDEN):
+            record.golden = Golden(response.info[GOLDEN])
         record.output = response.stderr
         record.seconds = response.seconds
 
@@ -157,17 +159,17 @@ class MlirItem(pytest.Item):
         if self.response is not None:
             self.describe(record, self.response)
         wasxfail = getattr(report, "wasxfail", None)
-        record.outcome = ("xfailed" if wasxfail is not None and report.skipped else
-                          "xpassed" if wasxfail is not None else report.outcome)
+        record.outcome = Outcome("xfailed" if wasxfail is not None and report.skipped else
+                                 "xpassed" if wasxfail is not None else report.outcome)
         record.duration = round(report.duration, 6)
         if self.kind is not None:
-            record.kind = self.kind.value
+            record.kind = self.kind
         elif wasxfail is not None and report.when == "setup":
-            record.kind = "not-run"  # expected to crash: not run unless asked
+            record.kind = Status.NOT_RUN  # expected to crash: not run unless asked
         elif report.skipped:
-            record.kind = "skip"
+            record.kind = Status.SKIP
         elif report.failed:
-            record.kind = "error"  # not an MLIR outcome: a bug, or a hook that raised
+            record.kind = Status.ERROR  # not an MLIR outcome: a bug, or a hook that raised
         if report.skipped and wasxfail is not None:
             record.message = record.message or str(wasxfail)  # MLIR's words for the expected failure
         elif report.skipped:

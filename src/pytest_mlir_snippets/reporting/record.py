@@ -10,12 +10,13 @@ rebuilt together. Nothing here imports pytest.
 
 from __future__ import annotations
 
+import enum
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_mlir_snippets.protocol import Kind
+from pytest_mlir_snippets.protocol import Golden, Kind, Outcome, Stage, Status
 
 FAILURE_KINDS = tuple(k.value for k in Kind if k not in (Kind.PASS, Kind.UNSUPPORTED))
 METRICS = ("max_abs_err", "max_rel_err", "pcc")
@@ -52,9 +53,9 @@ class ItemRecord:
     name: str  # the item's name in its file: add_0[compile], v3[benchmark], <file>
     file: str  # the input file's node id: a snippet file, or an optimization run's model_linalg.mlir
     function: str  # a function's unique id; an iteration (v3); "pytorch"; "<file>"; "run"
-    stage: str  # compile, execute, file; contract, host_ops, launch, correctness, benchmark, pytorch
-    kind: str = Kind.PASS.value  # an outcome kind, or skip, not-run
-    outcome: str = ""  # pytest's: passed, failed, skipped, xfailed
+    stage: Stage
+    kind: Kind | Status = Kind.PASS  # an outcome kind, or skip, not-run, error
+    outcome: Outcome = Outcome.NONE  # pytest's
     target: str = ""
     line: int = 0
     duration: float = 0.0  # pytest's, of the phase that decided the outcome
@@ -67,7 +68,9 @@ class ItemRecord:
     metrics: dict[str, float] = field(default_factory=dict)
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
-    reference: str = ""
+    golden: Golden | None = None  # what an execute (or correctness) verdict compared with; None: no verdict
+    reference: str = ""  # the golden in words (which check ops, which interpreter, why not another)
+    stdout: str = ""  # what the entry printed, as FileCheck saw it (golden filecheck)
     baked: str = ""  # recorded inputs compiled in as constants (see Backend.compile)
     golden_report: str = ""  # tt-mlir's golden report (JSON), ttmetal/ttnn
     benchmark: dict[str, Any] = field(default_factory=dict)  # figures of a benchmark item (benchstats)
@@ -104,12 +107,18 @@ class ItemRecord:
         return f"{self.file}::{self.function}"
 
     def to_json(self) -> dict[str, Any]:
-        return dict(vars(self))
+        """Plain data (enums as their strings): xdist's serializer takes basic types only."""
+        return {k: v.value if isinstance(v, enum.Enum) else v for k, v in vars(self).items()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ItemRecord:
         known = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in data.items() if k in known})
+        record = cls(**{k: v for k, v in data.items() if k in known})
+        record.stage = Stage(record.stage)
+        record.kind = _kind(str(record.kind))
+        record.outcome = Outcome(record.outcome)
+        record.golden = Golden(record.golden) if record.golden else None
+        return record
 
     def sign(self) -> None:
         """Fill in the failure signature of a failed record."""
@@ -117,7 +126,12 @@ class ItemRecord:
             self.signature = failure_signature(self.diagnostics, self.message or self.details)
 
 
-_FIELD_TYPES: dict[str, Any] = {"line": int, "duration": (int, float), "seconds": (int, float),
+def _kind(value: str) -> Kind | Status:
+    return Status(value) if value in Status.__members__.values() else Kind(value)
+
+
+_FIELD_TYPES: dict[str, Any] = {"golden": (str, type(None)),
+                                "line": int, "duration": (int, float), "seconds": (int, float),
                                 "diagnostics": list, "inputs": list, "outputs": list,
                                 "metrics": dict, "benchmark": dict, "info": dict}  # the others: str
 
@@ -133,6 +147,11 @@ def check_json(data: dict[str, Any]) -> None:
                 name == "metrics" and not all(isinstance(v, int | float) for v in value.values())):
             raise TypeError(f"field {name!r} of {str(data.get('nodeid', 'a record'))!r}: "
                             f"unexpected {type(value).__name__} {str(value)[:40]}")
+    try:
+        ItemRecord.from_json({"nodeid": "", "name": "", "file": "", "function": "", "stage": Stage.COMPILE, **{
+            k: data[k] for k in ("stage", "kind", "outcome", "golden") if k in data}})
+    except ValueError as error:
+        raise TypeError(f"{str(data.get('nodeid', 'a record'))!r}: {error}") from None
 
 
 def tally(records: list[ItemRecord]) -> tuple[int, int, int, int]:
@@ -158,6 +177,8 @@ def junit_properties(record: ItemRecord) -> list[tuple[str, object]]:
     """The record as junit properties (what tt-mlir's infra and CI dashboards read)."""
     props: list[tuple[str, object]] = [("mlir_kind", record.kind), ("mlir_target", record.target),
                                        ("mlir_stage", record.stage)]
+    if record.golden is not None:
+        props.append(("mlir_golden", record.golden))
     if record.is_snippet and record.stage != "file":
         props += [("mlir_op", record.function), ("mlir_line", record.line)]
     if record.run:
@@ -177,4 +198,4 @@ def junit_properties(record: ItemRecord) -> list[tuple[str, object]]:
     props += [(f"mlir_{name}", value) for name, value in record.info.items() if isinstance(value, str | int | float)]
     if record.worker:
         props.append(("mlir_worker", record.worker))
-    return props
+    return [(name, value.value if isinstance(value, enum.Enum) else value) for name, value in props]

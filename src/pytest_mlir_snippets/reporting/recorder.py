@@ -17,7 +17,7 @@ import pytest
 
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
-from pytest_mlir_snippets.protocol import Kind
+from pytest_mlir_snippets.protocol import Kind, Outcome
 from pytest_mlir_snippets.reporting.publish import Functions, publish, summary_lines
 from pytest_mlir_snippets.reporting.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.reporting.runreport import RunInfo
@@ -82,7 +82,7 @@ class Recorder:
         gateway = getattr(getattr(report, "node", None), "gateway", None)
         worker = str(getattr(gateway, "id", "?"))
         record = ItemRecord.from_json(skeleton)
-        record.kind, record.outcome, record.worker = Kind.CRASH.value, "failed", worker
+        record.kind, record.outcome, record.worker = Kind.CRASH, Outcome.FAILED, worker
         record.message = f"worker '{worker}' crashed while running this item (the xdist worker process died)"
         record.signature = "the xdist worker process died while running the item"
         report.mlir_record = record.to_json()  # type: ignore[attr-defined]

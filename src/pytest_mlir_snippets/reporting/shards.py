@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_mlir_snippets.protocol import Outcome, Status
 from pytest_mlir_snippets.reporting.record import ItemRecord
 
 Plan = list[dict[str, Any]]  # the skeleton records of every item of every shard
@@ -34,7 +35,7 @@ def lost_items(documents: list[dict[str, Any]], records: dict[str, ItemRecord]) 
     for nodeid, entry in sorted(planned.items()):
         if nodeid not in records:
             record = ItemRecord.from_json(entry)
-            record.kind, record.outcome = "not-run", "not run"
+            record.kind, record.outcome = Status.NOT_RUN, Outcome.NOT_RUN
             record.message = f"not run: {which} did not report" if missing else "not run by any shard"
             lost.append(record)
     if not missing and not lost:
