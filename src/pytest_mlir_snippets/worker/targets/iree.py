@@ -26,6 +26,7 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import make_inputs
 from pytest_mlir_snippets.protocol import ENVIRONMENT, Kind, Options
+from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
 from pytest_mlir_snippets.worker.reference import CpuReference
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
 from pytest_mlir_snippets.worker.targets.iree_compiler import ONNX_TO_TORCH, Compiler
@@ -121,8 +122,6 @@ class IreeBackend(Backend):
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,
                 golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
-        from pytest_mlir_snippets.worker.targets.cpu import judge_outputs, recorded
-
         args, results = compiled.signature
         inputs = recorded(golden["inputs"], args, "input") if golden else make_inputs(
             args, options.seed, options.dynamic_dim)
