@@ -32,10 +32,10 @@ from pytest_mlir_snippets.items.layout import MODEL
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
 from pytest_mlir_snippets.protocol import Options
 from pytest_mlir_snippets.sandbox.process import fixed_layout_hook
+from pytest_mlir_snippets.worker.judge import recorded
 from pytest_mlir_snippets.worker.lowering.jit import Placements
 from pytest_mlir_snippets.worker.lowering.mlirtools import find_function, signature
 from pytest_mlir_snippets.worker.lowering.runtime_libs import library_dir, runner_libraries
-from pytest_mlir_snippets.worker.judge import recorded
 
 MAIN_PIPELINE = ("builtin.module(func.func(convert-linalg-to-loops), convert-scf-to-cf, expand-strided-metadata,"
                  " finalize-memref-to-llvm, convert-arith-to-llvm, convert-func-to-llvm, convert-cf-to-llvm,"
