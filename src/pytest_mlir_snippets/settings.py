@@ -43,6 +43,14 @@ class Option:
         return self.dest.removeprefix("mlir_")
 
 
+def _flag(text: str) -> bool:
+    """An ini flag's value: true/false, yes/no, on/off, 1/0."""
+    value = text.strip().lower()
+    if value not in ("true", "false", "yes", "no", "on", "off", "1", "0"):
+        raise pytest.UsageError(f"not a true/false value: {text!r}")
+    return value in ("true", "yes", "on", "1")
+
+
 OPTIONS = (
     Option("--mlir-target", "compile and execute for this target (default: cpu)", "mlir_target", "cpu",
            choices=TARGETS),
@@ -83,6 +91,10 @@ OPTIONS = (
     Option("--mlir-rtol", "relative tolerance (default by element type: f32 1e-3, f16 1e-2, bf16 3e-2)",
            "mlir_rtol", type=float),
     Option("--mlir-pcc", "minimum PCC (default 0.99)", "mlir_pcc", 0.99, float),
+    Option("--mlir-require-golden", "fail execute verdicts that compared nothing (golden none) or only the "
+           "plugin's own lowering (golden self), as kind no-golden", "mlir_require_golden", False, _flag),
+    Option("--mlir-lenient-shapes", "recorded outputs may differ from the results by unit dimensions (1x4 for 4)",
+           default=False),
     Option("--mlir-devices", "device ids, one per xdist worker, e.g. 0,1", default="", metavar="IDS"),
     Option("--mlir-memory-limit", "address-space limit of each sandbox worker, e.g. 8G (default: a share of the "
            "machine's memory)", "mlir_memory_limit", metavar="SIZE"),
@@ -103,8 +115,8 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup(GROUP, "MLIR snippets (pytest-mlir-snippets)")
     for opt in OPTIONS:
         kwargs: dict[str, Any] = {"dest": opt.dest, "help": opt.help}
-        if opt.default is False:
-            kwargs.update(action="store_true", default=False)
+        if opt.default is False:  # a flag; with an ini line as its default when not given
+            kwargs.update(action="store_true", default=None if opt.ini else False)
         else:
             kwargs.update(default=None, type=opt.type or str)
             if opt.choices:
@@ -144,6 +156,8 @@ class Settings:
     atol: float | None = None
     rtol: float | None = None
     pcc: float = 0.99
+    require_golden: bool = False
+    lenient_shapes: bool = False
     devices: list[int] = field(default_factory=list)
     device_id: int | None = None  # this process's device (--mlir-devices)
     memory_limit: int | None = None

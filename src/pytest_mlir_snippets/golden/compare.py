@@ -68,12 +68,16 @@ def compare(actual: np.ndarray, expected: np.ndarray, atol: float | None, rtol: 
     a = actual.astype(np.float64)
     e = expected.astype(np.float64)
     same_nan = np.array_equal(np.isnan(a), np.isnan(e))
+    # an infinity is matched by the same infinity only, as numpy's assert_allclose and
+    # openxla's checks want (|inf - x| <= inf would accept any value)
+    same_inf = np.array_equal(np.isposinf(a), np.isposinf(e)) and np.array_equal(np.isneginf(a), np.isneginf(e))
     valid = ~(np.isnan(a) | np.isnan(e))
     av, ev = a[valid], e[valid]
     with np.errstate(invalid="ignore", divide="ignore"):  # inf - inf where both are the same infinity
         diff = np.where(av == ev, 0.0, np.abs(av - ev))
         scale = np.abs(ev)
         rel = np.where(diff == 0, 0.0, np.divide(diff, scale, out=np.full_like(diff, np.inf), where=scale > 0))
+        rel = np.where(np.isinf(diff), np.inf, rel)
     max_abs = float(diff.max()) if diff.size else 0.0
     max_rel = float(rel.max()) if rel.size else 0.0
     corr = pcc(a, e)
@@ -82,16 +86,29 @@ def compare(actual: np.ndarray, expected: np.ndarray, atol: float | None, rtol: 
         ok = same_nan and max_abs == 0.0
     else:
         close = bool(np.all(diff <= atol + rtol * scale))
-        ok = same_nan and close and (corr >= min_pcc or a.size <= 1)
+        ok = same_nan and same_inf and close and (corr >= min_pcc or a.size <= 1)
     reason = ""
     if not ok:
         if not same_nan:
-            reason = "NaN positions differ"
+            reason = "NaN positions differ" + _first(a, e, np.isnan(a) != np.isnan(e))
+        elif not same_inf:
+            reason = "±inf positions differ" + _first(a, e, (np.isposinf(a) != np.isposinf(e))
+                                                      | (np.isneginf(a) != np.isneginf(e)))
         elif exact:
-            reason = f"{int(np.count_nonzero(diff))} element(s) differ (exact match required)"
+            reason = f"{int(np.count_nonzero(diff))} element(s) differ (exact match required)" + _first(a, e, a != e)
         else:
-            reason = f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g}, PCC {corr:.6f}"
+            with np.errstate(invalid="ignore"):
+                outside = ~(np.abs(a - e) <= atol + rtol * np.abs(e)) & ~np.isnan(a) & ~(a == e)
+            reason = f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g}, PCC {corr:.6f}" + _first(a, e, outside)
     return Comparison(max_abs, max_rel, corr, ok, reason)
+
+
+def _first(actual: np.ndarray, expected: np.ndarray, differs: np.ndarray) -> str:
+    """Where the first differing element is, and both values."""
+    if not differs.any():
+        return ""
+    index = tuple(int(i) for i in np.argwhere(differs)[0])
+    return f" (first at index {list(index)}: actual {actual[index].item()!r}, expected {expected[index].item()!r})"
 
 
 def _parts(value: np.ndarray) -> np.ndarray:

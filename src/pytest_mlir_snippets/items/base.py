@@ -8,6 +8,7 @@ as data (``report.mlir_record``) in ``pytest_runtest_makereport``.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -17,6 +18,8 @@ from pytest_mlir_snippets.items.failures import FAILURES, ItemFailure, MlirFailu
 from pytest_mlir_snippets.protocol import GOLDEN, SKIP, Golden, Kind, Outcome, Response, Stage, Status
 from pytest_mlir_snippets.reporting.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.session import run_state
+
+NOTHING = "nothing to compare"
 
 CRASH_NOT_RUN = "expected to crash: not run (--mlir-run-crashers)"
 
@@ -111,6 +114,22 @@ class MlirItem(pytest.Item):
         failure's report shows it already (``failures.format_failure``)."""
         if response.ok and response.stderr.strip():
             self.add_report_section("call", "stdout", response.stderr)
+
+    def hold_to_golden(self, response: Response) -> None:
+        """A passing verdict says what it compared: one that compared nothing (golden
+        ``none``) is a skip, one that rests on the plugin's own lowering (``self``) a pass
+        labelled so; ``--mlir-require-golden`` fails both as ``no-golden``."""
+        basis = response.info.get(GOLDEN)
+        if not response.ok or basis not in (Golden.NONE, Golden.SELF):
+            return
+        if run_state(self.config).settings.require_golden:
+            what = "nothing was compared" if basis == Golden.NONE else "only the plugin's own lowering was compared"
+            self.response = replace(response, kind=Kind.NO_GOLDEN, message=f"--mlir-require-golden: {what} "
+                                    f"(golden {basis}: {response.info.get('reference', '')})")
+            self.fail(self.response)
+        if basis == Golden.NONE:
+            self.kind = None
+            self.skip(f"ran without error; {NOTHING}")
 
     def skip(self, reason: str) -> NoReturn:
         """Skip, reported at the item's own location (its file line) rather than here."""

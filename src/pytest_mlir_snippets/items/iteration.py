@@ -31,7 +31,7 @@ from pytest_mlir_snippets.items.layout import (
     missing_files,
 )
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
-from pytest_mlir_snippets.protocol import Diagnostic, Kind, Request, Response
+from pytest_mlir_snippets.protocol import Diagnostic, Golden, Kind, Request, Response
 from pytest_mlir_snippets.reporting import history
 from pytest_mlir_snippets.reporting.files import write_atomic
 from pytest_mlir_snippets.reporting.record import ItemRecord
@@ -86,6 +86,7 @@ class IterationItem(MlirItem):
         self.show_output(response)
         if not response.ok:
             self.fail(response)
+        self.hold_to_golden(response)
 
     # ------------------------------------------------------------------ requests
     def _request(self, op: str) -> Request:
@@ -179,6 +180,8 @@ class IterationItem(MlirItem):
 
         try:
             request.golden = load_recorded(self.path, request.function, 1)
+            if request.golden is not None and (self.run_dir / REFERENCE).is_file():
+                request.golden["basis"] = Golden.TORCH.value  # what import-torch recorded: PyTorch's outputs
         except RecordedDataError as error:  # as a snippet's execute item says it
             self._end(Response(Kind.EXECUTE_ERROR, f"recorded golden data: {error}"))
         return request

@@ -131,6 +131,7 @@ class SnippetItem(MlirItem):
         self.kind = response.kind
         if not response.ok:
             self.fail(response)
+        self.hold_to_golden(response)
 
     def _options(self) -> Options:
         """This item's request options (its artifact folder with --mlir-save-artifacts)."""

@@ -1,4 +1,4 @@
-"""pytest-html: target, stage and kind columns; extras with the snippet (or the
+"""pytest-html: target, stage, kind and golden columns; extras with the snippet (or the
 iteration's schedule), the diagnostics, the golden metrics and benchmark figures.
 
 Registered only when pytest-html is active; reads the records on the reports
@@ -16,7 +16,7 @@ import pytest
 
 from pytest_mlir_snippets.reporting.record import ItemRecord
 
-COLUMNS = ("target", "stage", "kind")
+COLUMNS = ("target", "stage", "kind", "golden")
 
 
 def extras_for(source: str, source_name: str, record: ItemRecord) -> list[dict[str, Any]]:
@@ -27,7 +27,8 @@ def extras_for(source: str, source_name: str, record: ItemRecord) -> list[dict[s
     if record.diagnostics:
         found.append(extras.text("\n".join(record.diagnostics), name="diagnostics"))
     if record.metrics:
-        found.append(extras.json({**record.metrics, "reference": record.reference}, name="golden metrics"))
+        found.append(extras.json({**record.metrics, "golden": record.golden, "reference": record.reference},
+                                 name="golden metrics"))
     if record.benchmark:
         found.append(extras.json(record.benchmark, name="benchmark"))
     return found
@@ -39,7 +40,7 @@ class HtmlColumns:
 
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
         data: dict[str, Any] = getattr(report, "mlir_record", None) or {}
-        cells[2:2] = [f'<td class="col-{name}">{html.escape(str(data.get(name, "")))}</td>' for name in COLUMNS]
+        cells[2:2] = [f'<td class="col-{name}">{html.escape(str(data.get(name) or ""))}</td>' for name in COLUMNS]
 
 
 def add_extras(report: pytest.TestReport, source: str, source_name: str) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from pytest_mlir_snippets.reporting import benchmark
 from pytest_mlir_snippets.reporting.files import write_atomic
-from pytest_mlir_snippets.reporting.record import ItemRecord, check_json, counts, tally
+from pytest_mlir_snippets.reporting.record import ItemRecord, check_json, counts, golden_counts, tally
 from pytest_mlir_snippets.reporting.runreport import RunInfo, write_reports
 from pytest_mlir_snippets.reporting.shards import lost_items
 
@@ -85,30 +85,42 @@ def read_records(documents: list[tuple[str, Any]]) -> tuple[list[ItemRecord], Fu
 
 def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "",
                   notes: tuple[str, ...] = ()) -> list[tuple[str, bool]]:
-    """The closing lines: counts per outcome kind, then the verdict (text, is it bad)."""
-    snippets = [r for r in records if r.is_snippet]
-    iterations = [r for r in records if not r.is_snippet]
-    _, ok_snippets, bad_snippets, unsupported_snippets = tally(snippets)
-    _, ok_iterations, bad_iterations, unsupported_iterations = tally(iterations)
-    unsupported = unsupported_snippets + unsupported_iterations
-    note = f" ({unsupported} unsupported on this target)" if unsupported else ""
+    """The closing lines: counts per outcome kind, passes per golden, then the verdict
+    (text, is it bad). "succeeded" is said of subjects whose items all ran and passed:
+    one with a skipped item (nothing to compare, no device) is counted as skipped."""
+    snippets = tally([r for r in records if r.is_snippet])
+    iterations = tally([r for r in records if not r.is_snippet])
+    has = (snippets.subjects > 0, iterations.subjects > 0)
 
-    def subjects(n_snippets: int, n_iterations: int) -> str:
-        """What there is of each part (of failures: what failed)."""
-        parts = [f"{n_snippets} snippet(s)"] if snippets and (n_snippets or not failed) else []
-        parts += [f"{n_iterations} iteration(s)"] if iterations and (n_iterations or not failed) else []
+    def subjects(n_snippets: int, n_iterations: int, everything: bool = False) -> str:
+        """What there is of each part; ``everything``: each part that has subjects, even at 0."""
+        parts = [f"{n_snippets} snippet(s)"] if has[0] and (n_snippets or everything) else []
+        parts += [f"{n_iterations} iteration(s)"] if has[1] and (n_iterations or everything) else []
         return " and ".join(parts) or "0 snippet(s)"
 
-    failed = bad_snippets + bad_iterations
+    unsupported = snippets.unsupported + iterations.unsupported
+    skipped = snippets.skipped + iterations.skipped
+    note = ", ".join(([f"{unsupported} unsupported on this target"] if unsupported else [])
+                     + ([f"{subjects(snippets.skipped, iterations.skipped)} skipped: not every item ran"]
+                        if skipped else []))
+    note = f" ({note})" if note else ""
+    failed = snippets.failed + iterations.failed
+    succeeded = snippets.succeeded + iterations.succeeded
     if failed:
-        verdict = f"{subjects(bad_snippets, bad_iterations)} failed across {files} file(s){note}"
-    elif ok_snippets + ok_iterations:
-        verdict = f"all {subjects(ok_snippets, ok_iterations)} succeeded across {files} file(s){note}"
+        verdict = f"{subjects(snippets.failed, iterations.failed)} failed across {files} file(s){note}"
+    elif succeeded and not skipped and not unsupported:
+        verdict = f"all {subjects(snippets.succeeded, iterations.succeeded, True)} succeeded across {files} file(s)"
+    elif succeeded:
+        verdict = f"{subjects(snippets.succeeded, iterations.succeeded)} succeeded across {files} file(s){note}"
     elif all(r.outcome == "skipped" for r in records):
         verdict = f"nothing ran to an outcome: {len(records)} item(s) skipped across {files} file(s){note}"
-    else:  # items passed, and every subject has an item unsupported on this target
-        verdict = f"no failures across {files} file(s){note}"
-    lines = [("items per outcome: " + counts(records), False), (verdict, bool(failed))]
+    else:  # items passed, and no subject had all of its items pass
+        verdict = f"no failures, none succeeded in full across {files} file(s){note}"
+    lines = [("items per outcome: " + counts(records), False)]
+    goldens = golden_counts(records)
+    if goldens:
+        lines.append(("verdicts by golden: " + goldens, False))
+    lines.append((verdict, bool(failed)))
     lines += [(note, True) for note in notes]
     if interrupted:
         lines.append((f"the run was interrupted ({interrupted}): items not run are missing from the reports", True))

@@ -154,18 +154,51 @@ def check_json(data: dict[str, Any]) -> None:
         raise TypeError(f"{str(data.get('nodeid', 'a record'))!r}: {error}") from None
 
 
-def tally(records: list[ItemRecord]) -> tuple[int, int, int, int]:
-    """(subjects, succeeded, failed, unsupported): a subject (a snippet, an iteration)
-    is its items together; one none of whose items ran (a CI shard that did not report)
-    is none of the three."""
+@dataclass
+class Tally:
+    """Subjects (a snippet, an iteration: its items together) by how they ended."""
+
+    subjects: int = 0
+    succeeded: int = 0  # every item that ran passed, and none was skipped
+    failed: int = 0
+    unsupported: int = 0
+    skipped: int = 0  # nothing failed, but an item was skipped (nothing to compare, no device)
+    not_run: int = 0  # none of its items ran (a CI shard that did not report)
+
+
+def tally(records: list[ItemRecord]) -> Tally:
+    """How the subjects of ``records`` ended; a subject is counted once, by its worst item."""
     by_subject: dict[str, list[ItemRecord]] = {}
     for r in records:
         by_subject.setdefault(r.subject, []).append(r)
-    failed = sum(any(r.failed for r in rs) for rs in by_subject.values())
-    unsupported = sum(not any(r.failed for r in rs) and any(r.kind == Kind.UNSUPPORTED.value for r in rs)
-                      for rs in by_subject.values())
-    not_run = sum(all(r.kind == "not-run" and not r.expected for r in rs) for rs in by_subject.values())
-    return len(by_subject), len(by_subject) - failed - unsupported - not_run, failed, unsupported
+    result = Tally(subjects=len(by_subject))
+    for rs in by_subject.values():
+        if any(r.failed for r in rs):
+            result.failed += 1
+        elif any(r.kind == Kind.UNSUPPORTED for r in rs):
+            result.unsupported += 1
+        elif all(r.kind == Status.NOT_RUN and not r.expected for r in rs):
+            result.not_run += 1
+        elif any(r.kind == Status.SKIP and r.outcome == Outcome.SKIPPED and not r.expected for r in rs):
+            result.skipped += 1
+        else:
+            result.succeeded += 1
+    return result
+
+
+def golden_counts(records: list[ItemRecord]) -> str:
+    """The passing verdicts by what they compared (``recorded (baked inputs)`` apart), and
+    the verdicts that compared nothing: ``5 pass(es): interpreter 3, recorded 2; nothing
+    compared: 1``; empty when no item judged results."""
+    passed = Counter(f"{r.golden} (baked inputs)" if r.baked and r.golden == Golden.RECORDED else str(r.golden)
+                     for r in records if r.golden not in (None, Golden.NONE) and r.kind == Kind.PASS
+                     and r.outcome == Outcome.PASSED)
+    nothing = sum(r.golden == Golden.NONE for r in records)
+    text = f"{sum(passed.values())} pass(es): " + ", ".join(f"{g} {n}" for g, n in sorted(passed.items())) \
+        if passed else ""
+    if nothing:
+        text += ("; " if text else "") + f"nothing compared: {nothing}"
+    return text
 
 
 def counts(records: list[ItemRecord]) -> str:

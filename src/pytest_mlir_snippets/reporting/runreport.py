@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_mlir_snippets.reporting.files import write_atomic
-from pytest_mlir_snippets.reporting.record import ItemRecord, counts, tally
+from pytest_mlir_snippets.reporting.record import ItemRecord, counts, golden_counts, tally
 
 COMBINED_NAME = "mlir-snippets-combined-report.txt"  # never "<stem>-run-report.txt"
 NOT_RUN = "-"
@@ -39,10 +39,14 @@ STAGE_ORDER = ("file", "contract", "compile", "execute", "host_ops", "launch", "
 
 
 def _subjects_line(records: list[ItemRecord]) -> str:
-    total, succeeded, failed, unsupported = tally(records)
-    not_run = total - succeeded - failed - unsupported
-    return f"{total} ({succeeded} succeeded, {failed} failed, {unsupported} unsupported" + (
-        f", {not_run} not run)" if not_run else ")")
+    t = tally(records)
+    return f"{t.subjects} ({t.succeeded} succeeded, {t.failed} failed, {t.unsupported} unsupported" + (
+        f", {t.skipped} skipped" if t.skipped else "") + (f", {t.not_run} not run)" if t.not_run else ")")
+
+
+def _golden_lines(records: list[ItemRecord]) -> list[str]:
+    text = golden_counts(records)
+    return [f"goldens:  {text}"] if text else []
 
 
 def _natural(name: str) -> tuple[object, ...]:
@@ -94,6 +98,7 @@ def render_file_report(path: Path, functions: list[tuple[str, int]], records: li
         *(f"note:     {note}" for note in run.notes),
         f"items:    {len(records)} ({counts(records)})",
         f"{'snippets' if snippets else 'subjects'}: {_subjects_line(records)}",
+        *_golden_lines(records),
         "",
     ]
     lines += _table(records, rows, snippets)
@@ -121,12 +126,13 @@ def _table(records: list[ItemRecord], rows: list[tuple[str, int]], snippets: boo
     width = max([len("function"), *(len(uid) for uid, _ in rows)])
     wide = 26 if snippets else max(12, *(len(r.label) for r in records))
     lines = [f"{'function' if snippets else 'iteration':{width}}  {'line':>5}  "
-             + "  ".join(f"{stage:{wide}}" for stage in stages) + f"  {'max_abs_err':>11}  {'pcc':>8}"]
+             + "  ".join(f"{stage:{wide}}" for stage in stages) + f"  {'golden':21}  {'max_abs_err':>11}  {'pcc':>8}"]
     for uid, line in rows:
         cells = [(by_key[(uid, stage)].label if (uid, stage) in by_key else NOT_RUN) for stage in stages]
         result = by_key.get((uid, checked))
+        golden = str(result.golden) if result is not None and result.golden is not None else NOT_RUN
         lines.append(f"{uid:{width}}  {line or '':>5}  " + "  ".join(f"{cell:{wide}}" for cell in cells)
-                     + f"  {_metric(result, 'max_abs_err'):>11}  {_metric(result, 'pcc'):>8}")
+                     + f"  {golden:21}  {_metric(result, 'max_abs_err'):>11}  {_metric(result, 'pcc'):>8}")
     return lines
 
 
@@ -142,6 +148,7 @@ def render_combined(per_file: dict[Path, list[ItemRecord]], functions: dict[Path
         *(f"note:     {note}" for note in run.notes),
         f"items:    {len(everything)} ({counts(everything)})",
         f"{'snippets' if all(r.is_snippet for r in everything) else 'subjects'}: {_subjects_line(everything)}",
+        *_golden_lines(everything),
         "",
     ]
     for path, records in sorted(per_file.items()):

@@ -1,6 +1,10 @@
 """The golden check of an execute, shared by every target that runs in the worker:
 what a run produced against the function's own checks, the recorded outputs, or a
-reference (an interpreter, a second compiler), and what the verdict compared.
+reference (an interpreter, a second compiler), and what the verdict compared (its
+golden basis, ``protocol.Golden``: the response's ``info["golden"]``).
+
+A function with nothing to compare (no results, no buffer it wrote, no checks) gets
+golden ``none`` and no metrics: it ran without error, and that is all it says.
 """
 
 from __future__ import annotations
@@ -13,39 +17,53 @@ import numpy as np
 from pytest_mlir_snippets.golden import compare as goldens
 from pytest_mlir_snippets.golden.checks import judge as judge_checks
 from pytest_mlir_snippets.golden.inputs import TypeSpec
-from pytest_mlir_snippets.protocol import Diagnostic, Kind, Options
-from pytest_mlir_snippets.worker.targets.base import Compiled, SnippetFailure
+from pytest_mlir_snippets.protocol import GOLDEN, Diagnostic, Golden, Kind, Options
+from pytest_mlir_snippets.worker.targets.base import Compiled, Reference, SnippetFailure
+
+NOTHING = "nothing to compare: no results, no buffer written, no checks"
 
 
-def judge_outputs(compiled: Compiled, options: Options, golden: dict[str, Any] | None, actual: list[np.ndarray],
-                  reference: Callable[[], tuple[list[np.ndarray], str]]) -> tuple[dict[str, float], dict[str, Any]]:
-    """``actual`` against the snippet's own checks, else the recorded outputs, else what
-    ``reference()`` gives (outputs, and the name of the reference); metrics or a golden-mismatch."""
+def judge_outputs(compiled: Compiled, options: Options, golden: dict[str, Any] | None, inputs: list[np.ndarray],
+                  actual: list[np.ndarray], reference: Callable[[], Reference]) -> tuple[dict[str, float],
+                                                                                        dict[str, Any]]:
+    """``actual`` (what a run on ``inputs`` produced) against the snippet's own checks, else
+    the recorded outputs, else what ``reference()`` gives; metrics and info (with the
+    golden basis), or a golden-mismatch."""
     args, results = compiled.signature
+    info = {"inputs": compiled.info["inputs"], "outputs": compiled.info["outputs"]}
     if compiled.info.get("checks"):
-        return _judge_checks(compiled, actual)
+        return _judge_checks(compiled, actual, info)
     if golden and golden.get("outputs") is not None:
         produced = results or [spec for spec in args if spec.kind == "memref"]  # written in place
-        expected = recorded(golden["outputs"], produced, "output")
-        name = golden.get("source", "recorded outputs")
+        expected = recorded(golden["outputs"], produced, "output", options.lenient_shapes)
+        basis = Reference(expected, golden.get("source", "recorded outputs"), Golden(golden.get("basis", "recorded")))
+    elif not results and not _wrote(args, inputs, actual):
+        return {}, dict(info, reference=NOTHING, **{GOLDEN: Golden.NONE.value})
     else:
-        expected, name = reference()
-    comparison, failures = goldens.compare_all(actual, expected, options.atol, options.rtol, options.pcc)
-    info = {"reference": name, "inputs": compiled.info["inputs"], "outputs": compiled.info["outputs"]}
+        basis = reference()
+    comparison, failures = goldens.compare_all(actual, basis.outputs, options.atol, options.rtol, options.pcc)
+    info.update(reference=basis.name, **{GOLDEN: basis.golden.value})
     if not comparison.passed:
-        raise SnippetFailure(Kind.GOLDEN_MISMATCH, f"results differ from the {name}: " + "; ".join(failures),
+        raise SnippetFailure(Kind.GOLDEN_MISMATCH, f"results differ from the {basis.name}: " + "; ".join(failures),
                              metrics=comparison.metrics(), info=info)
     return comparison.metrics(), info
 
 
-def _judge_checks(compiled: Compiled, actual: list[np.ndarray]) -> tuple[dict[str, float], dict[str, Any]]:
-    """A snippet with StableHLO's checks is its own golden: each check judged as the
-    StableHLO interpreter does (``golden.checks``), a failed one at its line."""
+def _wrote(args: list[TypeSpec], inputs: list[np.ndarray], actual: list[np.ndarray]) -> bool:
+    """Whether a function without results changed one of its memref arguments (``actual``
+    holds them after the call, ``inputs`` before it)."""
+    before = [v for v, spec in zip(inputs, args) if spec.kind == "memref"]
+    return any(np.asarray(a).tobytes() != np.asarray(b).tobytes() for a, b in zip(actual, before))
+
+
+def _judge_checks(compiled: Compiled, actual: list[np.ndarray],
+                  info: dict[str, Any]) -> tuple[dict[str, float], dict[str, Any]]:
+    """A snippet with check ops is its own golden: each check judged as the StableHLO
+    interpreter (or IREE's check module) does (``golden.checks``), a failed one at its line."""
     checks = compiled.info["checks"]
     metrics, failed = judge_checks(checks, actual)
     names = ", ".join(sorted({c.name for c in checks}))
-    info = {"reference": f"the snippet's {len(checks)} check(s) ({names})", "inputs": compiled.info["inputs"],
-            "outputs": compiled.info["outputs"]}
+    info = dict(info, reference=f"the snippet's {len(checks)} check(s) ({names})", **{GOLDEN: Golden.CHECKS.value})
     if failed:
         lines = [f"check #{v.check.index} {v.check.name} failed: {v.message}" for v in failed]
         diagnostics = [Diagnostic("error", f"{v.check.name} failed: {v.message}", v.check.line, v.check.column)
@@ -55,11 +73,14 @@ def _judge_checks(compiled: Compiled, actual: list[np.ndarray]) -> tuple[dict[st
     return metrics, info
 
 
-def recorded(values: list[np.ndarray], specs: list[TypeSpec], what: str) -> list[np.ndarray]:
+def recorded(values: list[np.ndarray], specs: list[TypeSpec], what: str, lenient: bool = False) -> list[np.ndarray]:
     """Recorded inputs or outputs, checked against the signature and viewed in its
-    element types (bf16 and unsigned data are often stored as raw integers)."""
+    element types (bf16 and unsigned data are often stored as raw integers). Shapes
+    must match exactly (``lenient``: up to unit dimensions, ``--mlir-lenient-shapes``);
+    an output that does not is a golden-mismatch, an input an execute-error."""
     if len(values) != len(specs):
-        raise SnippetFailure(Kind.EXECUTE_ERROR, f"{len(values)} recorded {what}(s), the function has {len(specs)}")
+        kind = Kind.GOLDEN_MISMATCH if what == "output" else Kind.EXECUTE_ERROR
+        raise SnippetFailure(kind, f"{len(values)} recorded {what}(s), the function has {len(specs)}")
     checked = []
     for i, (value, spec) in enumerate(zip(values, specs)):
         value = np.asarray(value)
@@ -69,12 +90,14 @@ def recorded(values: list[np.ndarray], specs: list[TypeSpec], what: str) -> list
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"recorded {what} #{i} is {value.dtype}, "
                                  f"the function's is {spec}")
         shape_ok = len(spec.shape) == value.ndim and all(d in (None, n) for d, n in zip(spec.shape, value.shape))
-        if not shape_ok and None not in spec.shape and _squeezed(spec.shape) == _squeezed(value.shape):
-            # 1x2 recorded for tensor<2>: they differ in unit dims only
+        if not shape_ok and lenient and None not in spec.shape and _squeezed(spec.shape) == _squeezed(value.shape):
             value, shape_ok = value.reshape([d or 1 for d in spec.shape]), True
         if not shape_ok:
-            raise SnippetFailure(Kind.EXECUTE_ERROR, f"recorded {what} #{i} has shape {value.shape}, "
-                                 f"the function's is {spec}")
+            kind = Kind.GOLDEN_MISMATCH if what == "output" else Kind.EXECUTE_ERROR
+            hint = "" if lenient or _squeezed(spec.shape) != _squeezed(value.shape) else (
+                " (they differ in unit dimensions only: --mlir-lenient-shapes accepts that)")
+            raise SnippetFailure(kind, f"recorded {what} #{i} has shape {'x'.join(map(str, value.shape)) or '0-d'}, "
+                                 f"the function's is {spec}{hint}")
         checked.append(np.array(value.view(spec.dtype), order="C"))
     return checked
 

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from pytest_mlir_snippets.golden.recorded import specializable
-from pytest_mlir_snippets.protocol import ENVIRONMENT, Kind, Request, Response, read_message, write_message
+from pytest_mlir_snippets.protocol import ENVIRONMENT, GOLDEN, Kind, Request, Response, read_message, write_message
 from pytest_mlir_snippets.worker import native_io
 from pytest_mlir_snippets.worker.lowering.shlo.refine import dynamic_dim
 from pytest_mlir_snippets.worker.optrun.iteration import compile_iteration
@@ -74,9 +74,9 @@ class Worker:
             self.backend.close_device()
             return Response(Kind.PASS)
         if op == "reference":  # another target's worker asks for reference outputs (worker/reference.py)
-            values, name = self.backend.reference_for(request.module, request.function, request.options,
-                                                      request.golden["inputs"] if request.golden else [])
-            return Response(Kind.PASS, info={"values": values, "reference": name})
+            ref = self.backend.reference_for(request.module, request.function, request.options,
+                                             request.golden["inputs"] if request.golden else [])
+            return Response(Kind.PASS, info={"values": ref.outputs, "reference": ref.name, GOLDEN: ref.golden.value})
         if op == "schedule":
             return check_schedule(request.module)
         if op == "iteration":

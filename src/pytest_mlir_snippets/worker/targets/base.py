@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_mlir_snippets.protocol import Diagnostic, Kind, Options
+from pytest_mlir_snippets.protocol import Diagnostic, Golden, Kind, Options
 
 
 class SnippetFailure(Exception):
@@ -39,6 +39,15 @@ class Compiled:
     signature: Any  # backend-specific description of arguments and results
     handle: Any = None  # backend-specific object (e.g. an ExecutionEngine)
     info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Reference:
+    """A reference's outputs for the inputs a run had, what it is in words, and its golden basis."""
+
+    outputs: list[np.ndarray]
+    name: str
+    golden: Golden
 
 
 class Backend(abc.ABC):
@@ -69,9 +78,9 @@ class Backend(abc.ABC):
         """Time ``compiled`` (``benchstats.measure``); return its statistics."""
         raise SnippetFailure(Kind.UNSUPPORTED, f"benchmarks are not run on target {self.name}")
 
-    def reference_for(self, module: str, function: str, options: Options,
-                      inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:
-        """Reference outputs for another target's run (the cpu target gives them)."""
+    def reference_for(self, module: str, function: str, options: Options, inputs: list[np.ndarray]) -> Reference:
+        """Reference outputs for another target's run on ``inputs`` (``worker/reference.py``):
+        a second compiler's (cpu for the IREE targets, iree-cpu for cpu)."""
         raise SnippetFailure(Kind.UNSUPPORTED, f"target {self.name} gives no reference outputs")
 
     # Device lifecycle: the defaults suit a target whose device is the host.

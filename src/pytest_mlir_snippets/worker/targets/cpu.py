@@ -13,14 +13,15 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec, make_inputs
-from pytest_mlir_snippets.protocol import Kind, Options
+from pytest_mlir_snippets.protocol import Golden, Kind, Options
 from pytest_mlir_snippets.worker import benchstats, native_io
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
 from pytest_mlir_snippets.worker.lowering import jit
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.lowering.interpreter import InterpreterUnavailable, interpret
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
-from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
+from pytest_mlir_snippets.worker.reference import OtherTarget
+from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
 
 FRONT = "func.func(tosa-to-linalg-named, tosa-to-linalg, tosa-to-arith, tosa-to-tensor)"
 OPTIMIZE = "func.func(convert-elementwise-to-linalg, linalg-fuse-elementwise-ops), canonicalize, cse"
@@ -62,6 +63,7 @@ class CpuBackend(Backend):
 
         self.engine_type = ExecutionEngine
         self._reference: dict[tuple[str, str], Compiled] = {}
+        self._second: OtherTarget | None = None  # iree-cpu in a child process, for differential checks
 
     # ------------------------------------------------------------------ compile
     def compile(self, module: str, function: str, options: Options,
@@ -108,11 +110,11 @@ class CpuBackend(Backend):
         return self.judge(compiled, options, golden, inputs, self._run(compiled, inputs))
 
     def judge(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None, inputs: list[np.ndarray],
-              actual: list[np.ndarray]) -> tuple[dict[str, float], dict[str, Any]]:
-        """Compare what a run of ``compiled`` produced with the recorded outputs, else with
-        the reference (the plain lowering on cpu: other targets are judged against it too)."""
-        return judge_outputs(compiled, options, golden, actual,
-                             lambda: self._reference_outputs(compiled, options, inputs))
+              actual: list[np.ndarray], target: str = "cpu") -> tuple[dict[str, float], dict[str, Any]]:
+        """Compare what a run of ``compiled`` on ``target`` produced with its golden: its
+        checks, the recorded outputs, else ``reference`` (other targets are judged here too)."""
+        return judge_outputs(compiled, options, golden, inputs, actual,
+                             lambda: self.reference(compiled, options, inputs, target))
 
     def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
         """Wall time of the call alone (arguments built once, inputs at several placements:
@@ -131,7 +133,7 @@ class CpuBackend(Backend):
     def inputs(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> list[np.ndarray]:
         args = compiled.signature[0]
         if golden:
-            return recorded(golden["inputs"], args, "input")
+            return recorded(golden["inputs"], args, "input", options.lenient_shapes)
         return make_inputs(args, options.seed, options.dynamic_dim)
 
     def _run(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -143,26 +145,47 @@ class CpuBackend(Backend):
         except Exception as error:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"execution failed: {error}") from None
 
-    def reference_for(self, module: str, function: str, options: Options,
-                      inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:
-        """Another target's reference (``worker/reference.py``): what this target's
-        reference gives for ``function`` of ``module`` on ``inputs``, and its name."""
+    def reference_for(self, module: str, function: str, options: Options, inputs: list[np.ndarray]) -> Reference:
+        """Another target's reference (``worker/reference.py``): what the cpu target gives
+        for ``function`` of ``module`` on ``inputs``."""
         from pytest_mlir_snippets.worker.lowering.frontend import front_end
 
         stub = Compiled("", function, None, info={"source": module, "front_end": front_end(module) or "upstream"})
-        return self._reference_outputs(stub, options, inputs)
+        return self.reference(stub, options, inputs, target="")
 
-    def _reference_outputs(self, compiled: Compiled, options: Options,
-                           inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:
-        """StableHLO: the reference interpreter; everything else: the plain lowering."""
-        fallback = ""
+    def reference(self, compiled: Compiled, options: Options, inputs: list[np.ndarray], target: str) -> Reference:
+        """The reference for a run of ``compiled`` on ``target``: StableHLO's interpreter;
+        else, for another target, this target's plain lowering (a second compiler); for a
+        cpu function, iree-cpu where IREE is installed; the plugin's own plain lowering
+        (golden ``self``) only where no second compiler can take the function. Why the
+        better ones could not run is said in the reference's name."""
+        why_not = []
         if compiled.info.get("front_end") == "stablehlo":
             try:
-                return interpret(compiled.info["source"], compiled.function, inputs, self.name), \
-                    "StableHLO reference interpreter"
+                return Reference(interpret(compiled.info["source"], compiled.function, inputs, self.name),
+                                 "StableHLO reference interpreter", Golden.INTERPRETER)
             except InterpreterUnavailable as why:
-                fallback = f" (the StableHLO interpreter could not run it: {why})"
-        return self._run_reference(compiled, inputs), "plain lowering (cpu)" + fallback
+                why_not.append(f"the StableHLO interpreter could not run it: {why}")
+        if target != self.name:
+            return Reference(self._run_reference(compiled, inputs), "cpu target (plain lowering)" + _because(why_not),
+                             Golden.DIFFERENTIAL_CPU)
+        if _has_iree():
+            if self._second is None:
+                self._second = OtherTarget("iree-cpu")
+            try:
+                found = self._second.outputs(compiled.info["source"], compiled.function, options, inputs)
+                return Reference(found.outputs, found.name + _because(why_not), found.golden)
+            except SnippetFailure as failure:
+                why_not.append(f"iree-cpu could not take it: {failure.message.splitlines()[0]}")
+        else:
+            why_not.append("no second compiler installed (pytest-mlir-snippets[iree] gives iree-cpu)")
+        return Reference(self._run_reference(compiled, inputs), "plugin's own plain lowering (cpu)"
+                         + _because(why_not), Golden.SELF)
+
+    def close_device(self) -> None:
+        if self._second is not None:
+            self._second.close()
+            self._second = None
 
     def _run_reference(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
         source = compiled.info.get("source", "")
@@ -176,6 +199,16 @@ class CpuBackend(Backend):
                                      + failure.message, failure.diagnostics) from None
         with native_io.quiet_stdout():  # a snippet that prints has printed once already
             return self._run(self._reference[key], inputs)
+
+
+def _because(why_not: list[str]) -> str:
+    return f" ({'; '.join(why_not)})" if why_not else ""
+
+
+def _has_iree() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("iree.compiler", "iree.runtime"))
 
 
 __all__ = ["CpuBackend", "TypeSpec", "default_pipeline"]

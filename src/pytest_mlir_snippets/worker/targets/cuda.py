@@ -150,7 +150,7 @@ class CudaBackend(Backend):
             call.run()
             self._check("the GPU run failed")
             actual = [np.array(v, copy=True) for v in call.outputs()]
-        return self._cpu.judge(compiled, options, golden, inputs, actual)
+        return self._cpu.judge(compiled, options, golden, inputs, actual, target=self.name)
 
     def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
         """Wall time of the call (its launches, each synchronized by the host code), as on cpu."""

@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import make_inputs
-from pytest_mlir_snippets.protocol import ENVIRONMENT, Kind, Options
+from pytest_mlir_snippets.protocol import ENVIRONMENT, Golden, Kind, Options
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
-from pytest_mlir_snippets.worker.reference import CpuReference
-from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
+from pytest_mlir_snippets.worker.reference import OtherTarget
+from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.targets.iree_compiler import ONNX_TO_TORCH, Compiler
 from pytest_mlir_snippets.worker.targets.iree_runtime import Program, Runtime, sort_run_flags
 
@@ -62,7 +62,7 @@ class IreeBackend(Backend):
         self._compiler: Compiler | None = None
         self._runtime: Runtime | None = None
         self._run_flags = sort_run_flags([])
-        self._reference: CpuReference | None = None  # the cpu target in a child process, for reference runs
+        self._reference: OtherTarget | None = None  # the cpu target in a child process, for reference runs
 
     def missing(self) -> str | None:
         absent = [name for name in PACKAGES if importlib.util.find_spec(name) is None]
@@ -123,7 +123,7 @@ class IreeBackend(Backend):
     def execute(self, compiled: Compiled, options: Options,
                 golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
         args, results = compiled.signature
-        inputs = recorded(golden["inputs"], args, "input") if golden else make_inputs(
+        inputs = recorded(golden["inputs"], args, "input", options.lenient_shapes) if golden else make_inputs(
             args, options.seed, options.dynamic_dim)
         runtime = self._started()
         actual = runtime.call(compiled.handle, compiled.function, inputs, args, results)
@@ -131,7 +131,7 @@ class IreeBackend(Backend):
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"the call returned {len(actual)} value(s), the function "
                                  f"has {len(results)} result(s)")
         try:
-            metrics, info = judge_outputs(compiled, options, golden, actual,
+            metrics, info = judge_outputs(compiled, options, golden, inputs, actual,
                                           lambda: self._reference_outputs(compiled, options, inputs))
         except SnippetFailure as failure:
             if options.save_artifacts:
@@ -142,13 +142,23 @@ class IreeBackend(Backend):
         info["device"] = runtime.driver_name
         return metrics, info
 
-    def _reference_outputs(self, compiled: Compiled, options: Options,
-                           inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:
-        """The cpu target's outputs, from a cpu worker of this worker's own (the upstream
-        bindings cannot load beside IREE's: ``worker/reference.py``)."""
+    def _reference_outputs(self, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
+        """The cpu target's outputs (StableHLO's interpreter, else upstream's lowering),
+        from a cpu worker of this worker's own (the upstream bindings cannot load beside
+        IREE's: ``worker/reference.py``)."""
         if self._reference is None:
-            self._reference = CpuReference()
+            self._reference = OtherTarget("cpu")
         return self._reference.outputs(compiled.info["source"], compiled.function, options, inputs)
+
+    def reference_for(self, module: str, function: str, options: Options, inputs: list[np.ndarray]) -> Reference:
+        """This target's outputs for a cpu worker's differential check (the device opened
+        at the first one)."""
+        compiled = self.compile(module, function, options)
+        if self._runtime is None or self._runtime.device is None:
+            self.open_device(options.device_id)
+        args, results = compiled.signature
+        outputs = self._started().call(compiled.handle, function, inputs, args, results)
+        return Reference(outputs, f"{self.name} target (IREE {_iree_version()})", Golden.differential(self.name))
 
     def _run_files(self, compiled: Compiled, inputs: list[np.ndarray], golden: dict[str, Any] | None) -> dict[
             str, str]:
@@ -197,6 +207,15 @@ class IreeBackend(Backend):
             self._runtime.close()
         if self._reference is not None:
             self._reference.close()
+
+
+def _iree_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("iree-base-compiler")
+    except PackageNotFoundError:
+        return "?"
 
 
 class IreeCpuBackend(IreeBackend):

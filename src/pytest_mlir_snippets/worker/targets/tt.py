@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_mlir_snippets.protocol import ENVIRONMENT, Kind, Options
+from pytest_mlir_snippets.protocol import ENVIRONMENT, GOLDEN, Golden, Kind, Options
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
 
 MODULES = ("_ttmlir_runtime", "builder.base.builder_apis", "builder.base.builder_runtime")
@@ -55,11 +55,13 @@ def judge(report: Mapping[str, Any], pcc: float, atol: float | None, rtol: float
     ``{program: {output: {index: {"actual_pcc"|"pcc", "atol", "rtol", ...}}}}``."""
     worst: dict[str, float] = {}
     failures = []
+    judged = 0
     for program, outputs in report.items():
-        for name, per_device in outputs.items():
+        for name, per_device in (outputs.items() if isinstance(outputs, Mapping) else []):
             for result in (per_device.values() if isinstance(per_device, Mapping) else [per_device]):
                 if not isinstance(result, Mapping):
                     continue
+                judged += 1
                 got_pcc = _number(result, "actual_pcc", "pcc")
                 got_atol = _number(result, "actual_atol", "atol")
                 got_rtol = _number(result, "actual_rtol", "rtol")
@@ -78,6 +80,9 @@ def judge(report: Mapping[str, Any], pcc: float, atol: float | None, rtol: float
                     problems.append(f"tt-mlir says {result.get('result')}")
                 if problems:
                     failures.append(f"{program}/{name}: " + ", ".join(problems))
+    if not judged:  # nothing in it says an output was compared: no pass can rest on it
+        failures.append("the golden report judges no output (empty, or not in the form tt-mlir writes: "
+                        "{program: {output: {device: {pcc, atol, rtol}}}})")
     return worst, failures
 
 
@@ -182,7 +187,7 @@ class TTBackend(Backend):
                                  f"{type(error).__name__}: {error}") from None
         report = json.loads(json.dumps(report, default=str))  # plain data for reports
         metrics, failures = judge(report, options.pcc, options.atol, options.rtol)
-        info = {"reference": "tt-mlir builder goldens", "golden_report": report}
+        info = {"reference": "tt-mlir builder goldens", "golden_report": report, GOLDEN: Golden.TT.value}
         if failures:
             raise SnippetFailure(Kind.GOLDEN_MISMATCH, "golden report: " + "; ".join(failures), metrics=metrics,
                                  info=info)
