@@ -72,15 +72,33 @@ def folders(tests: dict[str, dict]) -> list[str]:
     return [*lines, f"| all | {sum(files.values())} of {len(files)} |"]
 
 
+def _kind(test: dict) -> str:
+    if test["kind"] != "skip":
+        return str(test["kind"])
+    return "skip (nothing to compare)" if test.get("golden") == "none" else f"skip ({test['message'][:40]})"
+
+
+def goldens(items: list[dict]) -> list[str]:
+    """The passing tests by what their verdict compared (recorded outputs with inputs baked in
+    as constants apart)."""
+    found = Counter(f"{i['golden']} (baked inputs)" if i.get("baked") and i["golden"] == "recorded" else i["golden"]
+                    for i in items if i["stage"] == "execute" and i["kind"] == "pass" and i.get("golden"))
+    if not found:
+        return []
+    lines = ["", "| golden of the passing tests | tests |", "|---|---|"]
+    return lines + [f"| {golden} | {count} |" for golden, count in sorted(found.items(), key=lambda kv: -kv[1])]
+
+
 def section(name: str, items: list[dict], seconds: float, workers: int) -> list[str]:
     tests = per_test(items)
     passed = sum(t["kind"] == "pass" for t in tests.values())
-    kinds = Counter(t["kind"] if t["kind"] != "skip" else "skip (compile failed)" for t in tests.values())
+    kinds = Counter(_kind(t) for t in tests.values())
     lines = [f"## {name}", "",
              f"{passed} of {len(tests)} tests pass with a golden match ({100 * passed / max(1, len(tests)):.1f}%), "
              f"{seconds:.1f} s wall at -n {workers} ({seconds / max(1, len(tests)):.3f} s per test).", "",
              "| outcome | tests |", "|---|---|"]
     lines += [f"| {kind} | {count} |" for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1])]
+    lines += goldens(items)
     lines += folders(tests)
     failing = sorted((k, t) for k, t in tests.items() if t["kind"] != "pass")
     lines += ["", f"### Not passing ({len(failing)})", "", "| test | stage | kind | signature |", "|---|---|---|---|"]
@@ -102,8 +120,10 @@ def main() -> None:
     args = parser.parse_args()
     lines = ["# Conformance on the cpu target", "",
              f"Written by `python scripts/conformance.py` on {time.strftime('%Y-%m-%d')}; "
-             "a test passes when its compile and execute items both pass (golden match against the recorded "
-             "outputs, the snippet's own StableHLO checks, or the StableHLO reference interpreter).", ""]
+             "a test passes when its compile and execute items both pass; each suite says what the passes "
+             "compared (the golden basis of each execute verdict: `recorded` outputs, the snippet's own `checks`, "
+             "StableHLO's `interpreter`, a second compiler `differential:<target>`, or the plugin's own lowering, "
+             "`self`). A test whose execute compared nothing (golden `none`) is not a pass.", ""]
     for name, folder in SUITES.items():
         items, seconds = run_suite(args.corpus / folder, args.workers)
         lines += section(name, items, seconds, args.workers)

@@ -172,7 +172,8 @@ def test_host_code_runs_over_upstreams_runtime(pytester: pytest.Pytester, run_it
     assert props["ops.mlir::add_constant[compile]"]["mlir_kind"] == "pass", result.stdout.str()[-3000:]
     execute = _records(pytester)["add_constant[execute]"]
     assert execute["kind"] == "golden-mismatch", execute
-    assert "differ from the plain lowering (cpu)" in execute["message"]
+    assert "differ from the cpu target (plain lowering)" in execute["message"]
+    assert execute["golden"] == "differential:cpu"
     ptx = (pytester.path / "ops_mlir_snippets" / "ops.mlir" / "add_constant" / "cuda" / "kernels.ptx").read_text()
     assert ".target sm_90" in ptx  # the device's chip, from cuda-python
     log = _log(double)

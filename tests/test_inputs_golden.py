@@ -61,14 +61,16 @@ def test_integers_and_booleans_must_match_exactly() -> None:
     b = a.copy()
     b[3] += 1
     result = compare(b, a, 10.0, 10.0, 0.0)
-    assert not result.passed and result.reason == "1 element(s) differ (exact match required)"
+    assert not result.passed and result.reason == ("1 element(s) differ (exact match required) (first at index [3]: "
+                                                   "actual 4.0, expected 3.0)")
     assert compare(np.array([True, False]), np.array([True, False]), None, None, 0.99).passed
 
 
 def test_nan_positions_and_shapes() -> None:
     a = np.array([1.0, np.nan, 3.0])
     assert compare(a, a.copy(), None, None, 0.99).passed
-    assert compare(np.array([1.0, 2.0, np.nan]), a, None, None, 0.99).reason == "NaN positions differ"
+    assert compare(np.array([1.0, 2.0, np.nan]), a, None, None, 0.99).reason == (
+        "NaN positions differ (first at index [1]: actual 2.0, expected nan)")
     assert "shape (2,)" in compare(np.zeros(2), np.zeros(3), None, None, 0.99).reason
 
 
@@ -78,5 +80,5 @@ def test_pcc_and_the_worst_of_several_results() -> None:
     assert pcc(np.ones(4), np.ones(4)) == 1.0 and pcc(np.ones(4), np.zeros(4)) == 0.0
     worst, failures = compare_all([x, x + 1], [x, x], None, None, 0.99)
     assert not worst.passed and worst.max_abs_err == 1.0 and failures == [
-        "result #1: max abs error 1, max rel error inf, PCC 1.000000"]
+        "result #1: max abs error 1, max rel error inf, PCC 1.000000 (first at index [0]: actual 1.0, expected 0.0)"]
     assert compare_all([x], [x, x], None, None, 0.99)[1] == ["1 result(s), the reference has 2"]

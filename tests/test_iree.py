@@ -89,7 +89,8 @@ def test_a_snippet_compiles_in_the_worker_and_runs_against_the_cpu_target(worker
     assert compiled.info["iree_route"] == "none input" and compiled.info["vmfb_bytes"] > 1000
     executed = worker.handle(Request("execute", ADD, "add", options))
     assert executed.ok, executed.message
-    assert executed.info["reference"] == "plain lowering (cpu)" and executed.metrics["max_abs_err"] == 0.0
+    assert executed.info["reference"] == "cpu target (plain lowering)" and executed.metrics["max_abs_err"] == 0.0
+    assert executed.info["golden"] == "differential:cpu"
     a, b = np.arange(4, dtype=np.float32), np.ones(4, dtype=np.float32)
     wrong = worker.handle(Request("execute", ADD, "add", options, {"inputs": [a, b], "outputs": [a]}))
     assert wrong.kind.value == "golden-mismatch" and "recorded outputs" in wrong.message
@@ -141,7 +142,8 @@ def test_examples_on_iree_cpu(pytester: pytest.Pytester, run_items, copy_into) -
     assert executes["linalg.mlir::matmul_0[execute]"] == "passed", result.stdout.str()[-3000:]
     assert executes["onnx.mlir::onnx_add_relu[execute]"] == "passed"  # the reference: cpu's torch-mlir lowering
     assert executes["arith_math.mlir::scalar_divmod[execute]"] == "passed"  # scalars in and out
-    assert props["linalg.mlir::matmul_0[execute]"]["mlir_reference"] == "plain lowering (cpu)"
+    assert props["linalg.mlir::matmul_0[execute]"]["mlir_reference"] == "cpu target (plain lowering)"
+    assert props["linalg.mlir::matmul_0[execute]"]["mlir_golden"] == "differential:cpu"
     result.stdout.fnmatch_lines(["*failing.mlir:12:8: error: failed to legalize operation 'stablehlo.cholesky'*",
                                  "*dialect 'ttir' is not available for target iree-cpu*"])
 

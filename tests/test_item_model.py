@@ -116,6 +116,12 @@ def mlir_section(result: pytest.RunResult) -> list[str]:
     return [line for line in lines[start + 1:end] if line.strip()]
 
 
+def verdict_line(result: pytest.RunResult) -> str:
+    """The summary's verdict: the line after the counts per outcome and per golden."""
+    return next(line for line in mlir_section(result) if not line.startswith(("items per outcome: ",
+                                                                             "verdicts by golden: ")))
+
+
 def per_outcome(result: pytest.RunResult) -> dict[str, int]:
     """``items per outcome: compile-error 2, pass 16`` as a dict."""
     line = next(line for line in mlir_section(result) if line.startswith("items per outcome: "))
@@ -151,7 +157,8 @@ def test_report_command_prints_the_runs_summary_and_writes_reports_under_out(pyt
                                                                                tree: Path) -> None:
     result = pytester.runpytest("-p", "no:cacheprovider", "--mlir-json=run.json")
     printed = mlir_section(result)
-    assert printed[0].startswith("items per outcome: ") and len(printed) == 2, printed
+    assert printed[0].startswith("items per outcome: ") and printed[1].startswith("verdicts by golden: ")
+    assert len(printed) == 3, printed
     out = pytester.path / "rebuilt"
     rebuilt = pytester.run(CLI, "report", str(pytester.path / "run.json"), "--out", str(out))
     assert rebuilt.ret == 1  # failures
@@ -252,7 +259,7 @@ def test_a_run_as_its_expectations_say_has_no_failed_snippet(pytester: pytest.Py
     assert "ops.mlir::broken_0[execute] skip" in exp.read_text()
     result = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}")
     result.assert_outcomes(passed=2, skipped=1, xfailed=1)
-    assert "failed" not in mlir_section(result)[1], mlir_section(result)
+    assert "failed" not in verdict_line(result), mlir_section(result)
     report = (pytester.path / "ops-run-report.txt").read_text()
     assert "snippets: 2 (2 succeeded, 0 failed, 0 unsupported)" in report and "failures: 0\n" in report, report
 
@@ -485,13 +492,14 @@ def test_summary_counts_every_item_iteration_items_included(pytester: pytest.Pyt
     counted = per_outcome(result)
     assert sum(counted.values()) == len(collected(pytester)) == 28
     assert counted["compile-error"] == 3  # broken_0, v2[host_ops], v3[launch]
-    assert mlir_section(result)[1].startswith("1 snippet(s) and 2 iteration(s) failed across 2 file(s)")
+    assert verdict_line(result).startswith("1 snippet(s) and 2 iteration(s) failed across 2 file(s)")
 
 
 def test_summary_of_a_run_without_failures_says_what_was_unsupported(pytester: pytest.Pytester,
                                                                       copy_into) -> None:
     """Without a GPU, v0 and v1 of the cuda run pass every check and skip correctness and
-    benchmark ("no CUDA device": a skip, not unsupported): items passed, so something ran."""
+    benchmark ("no CUDA device": a skip, not unsupported): items passed, so something ran,
+    but no iteration "succeeded": half of what makes one was skipped."""
     from conftest import has_cuda_device
 
     if has_cuda_device():
@@ -500,8 +508,9 @@ def test_summary_of_a_run_without_failures_says_what_was_unsupported(pytester: p
     result = pytester.runpytest("-p", "no:cacheprovider", "-k", "v0 or v1", "--mlir-json=run.json")
     result.assert_outcomes(passed=8, skipped=4)
     assert per_outcome(result) == {"pass": 8, "skip": 4}
-    verdict = mlir_section(result)[1]
-    assert verdict.startswith("all 2 iteration(s) succeeded") and "unsupported" not in verdict, verdict
+    verdict = verdict_line(result)
+    assert verdict.startswith("0 iteration(s) succeeded across 1 file(s) (2 iteration(s) skipped: not every "
+                              "item ran)") and "unsupported" not in verdict, verdict
     skipped = [r for r in json.loads((pytester.path / "run.json").read_text())["items"] if r["kind"] == "skip"]
     assert len(skipped) == 4 and all(r["message"].startswith("no CUDA device") for r in skipped)
 
@@ -513,7 +522,7 @@ def test_an_all_skipped_run_does_not_claim_success(pytester: pytest.Pytester) ->
     result.assert_outcomes(skipped=4)
     section = mlir_section(result)
     assert per_outcome(result) == {"unsupported": 4}
-    assert "succeeded" not in section[1] and "all 0" not in section[1], section
+    assert "succeeded" not in verdict_line(result) and "all 0" not in section[1], section
 
 
 def test_summary_after_ctrl_c_says_the_run_was_interrupted(pytester: pytest.Pytester, tree: Path) -> None:

@@ -116,7 +116,7 @@ def test_correctness_against_the_model_and_against_recorded_outputs(pytester: py
     (run / "v1" / "pass_pipeline.txt").write_text("one-shot-bufferize{bufferize-function-boundaries}")
     result, props = run_items("-k", "correctness")
     assert props["model_linalg.mlir::v0[correctness]"]["outcome"] == "passed"
-    assert props["model_linalg.mlir::v0[correctness]"]["mlir_reference"] == "plain lowering (cpu)"
+    assert props["model_linalg.mlir::v0[correctness]"]["mlir_golden"] == "differential:iree-cpu"  # the model on IREE
     assert float(props["model_linalg.mlir::v0[correctness]"]["mlir_pcc"]) > 0.9999
     assert props["model_linalg.mlir::v1[correctness]"]["outcome"] == "failure"
     result.stdout.fnmatch_lines(["*translation to LLVM failed*"])

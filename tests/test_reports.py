@@ -78,9 +78,9 @@ def test_file_report_sections(pytester: pytest.Pytester) -> None:
     assert "mode:     compile and execute" in text
     assert "items:    6 (compile-error 1, crash 1, pass 3, skip 1)" in text
     assert "snippets: 3 (1 succeeded, 2 failed, 0 unsupported)" in text
-    assert re.search(r"add_0 +1  pass +pass +0 +1\n", text)
-    assert re.search(r"broken_0 +5  compile-error +skip +- +-\n", text)
-    assert re.search(r"wild_load +9  pass +crash +- +-\n", text)
+    assert re.search(r"add_0 +1  pass +pass +differential:iree-cpu +0 +1\n", text), text
+    assert re.search(r"broken_0 +5  compile-error +skip +- +- +-\n", text)
+    assert re.search(r"wild_load +9  pass +crash +- +- +-\n", text)
     assert "failures: 2\n1. ops/ops.mlir::broken_0[compile]: compile-error" in text
     assert f"{pytester.path / 'ops' / 'ops.mlir'}:6:19: error: use of value '%a'" in text
     assert "signature: <path>:N:N: error: use of value '%a' expects different type than prior uses: " \

@@ -63,6 +63,8 @@ def compare(actual: np.ndarray, expected: np.ndarray, atol: float | None, rtol: 
     if actual.shape != expected.shape:
         return Comparison(float("inf"), float("inf"), 0.0, False,
                           f"shape {actual.shape} differs from the reference's {expected.shape}")
+    if {actual.dtype.kind, expected.dtype.kind} == {"i", "u"} and actual.dtype.itemsize == expected.dtype.itemsize:
+        actual = actual.view(expected.dtype)  # MLIR's signless integers: the bits, read as the reference reads them
     if "c" in (actual.dtype.kind, expected.dtype.kind):  # complex: real and imaginary parts side by side
         actual, expected = _parts(actual), _parts(expected)
     a = actual.astype(np.float64)

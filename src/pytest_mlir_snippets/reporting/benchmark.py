@@ -98,7 +98,7 @@ def write_run(run: Path, target: str, records: list[ItemRecord], out: Path | Non
     out.mkdir(parents=True, exist_ok=True)
     if out != run and not (out / history.FILE).exists() and (run / history.FILE).is_file():
         write_atomic(out / history.FILE, (run / history.FILE).read_text())  # the others' last figures
-    seen: dict[tuple[str, str], ItemRecord] = {(r.function, r.stage.value): r for r in records}
+    seen: dict[tuple[str, str], ItemRecord] = {(r.function, str(r.stage)): r for r in records}
     measured = {r.function: {**r.benchmark, "digest": r.info.get("digest", ""), "measured": r.info.get("measured", "")}
                 for r in records if r.stage == "benchmark" and r.kind == "pass" and r.benchmark}
     verdicts: dict[str, dict[str, str]] = {}

@@ -27,7 +27,7 @@ def extras_for(source: str, source_name: str, record: ItemRecord) -> list[dict[s
     if record.diagnostics:
         found.append(extras.text("\n".join(record.diagnostics), name="diagnostics"))
     if record.metrics:
-        found.append(extras.json({**record.metrics, "golden": record.golden, "reference": record.reference},
+        found.append(extras.json({**record.metrics, "golden": str(record.golden or ""), "reference": record.reference},
                                  name="golden metrics"))
     if record.benchmark:
         found.append(extras.json(record.benchmark, name="benchmark"))

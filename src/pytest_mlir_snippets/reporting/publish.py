@@ -108,14 +108,12 @@ def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "",
     succeeded = snippets.succeeded + iterations.succeeded
     if failed:
         verdict = f"{subjects(snippets.failed, iterations.failed)} failed across {files} file(s){note}"
-    elif succeeded and not skipped and not unsupported:
-        verdict = f"all {subjects(snippets.succeeded, iterations.succeeded, True)} succeeded across {files} file(s)"
-    elif succeeded:
-        verdict = f"{subjects(snippets.succeeded, iterations.succeeded)} succeeded across {files} file(s){note}"
     elif all(r.outcome == "skipped" for r in records):
         verdict = f"nothing ran to an outcome: {len(records)} item(s) skipped across {files} file(s){note}"
-    else:  # items passed, and no subject had all of its items pass
-        verdict = f"no failures, none succeeded in full across {files} file(s){note}"
+    else:
+        every = "all " if succeeded and not skipped and not unsupported else ""
+        verdict = f"{every}{subjects(snippets.succeeded, iterations.succeeded, True)} succeeded across {files} " \
+                  f"file(s){note}"
     lines = [("items per outcome: " + counts(records), False)]
     goldens = golden_counts(records)
     if goldens:

@@ -69,8 +69,10 @@ class OtherTarget:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"the reference ({self.target} target) crashed (exit code "
                                  f"{code}) computing the expected outputs")
         if not response.ok:
+            first = next((d.message for d in response.diagnostics if d.severity == "error"), "")
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"the reference ({self.target} target) failed: "
-                                 f"{response.message}", response.diagnostics)
+                                 f"{response.message}" + (f" ({first.splitlines()[0]})" if first else ""),
+                                 response.diagnostics)
         return Reference(list(response.info["values"]), str(response.info["reference"]),
                          Golden(response.info[GOLDEN]))
 
