@@ -33,6 +33,8 @@ class Option:
     type: Callable[[str], Any] | None = None  # None: a flag (store_true) when default is False, else text
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
+    check: Callable[[Any], bool] | None = None  # what a value must satisfy, beyond its type and choices
+    must: str = ""  # what ``check`` asks, in words ("be positive")
 
     @property
     def dest(self) -> str:
@@ -43,6 +45,9 @@ class Option:
         return self.dest.removeprefix("mlir_")
 
 
+POSITIVE: dict[str, Any] = {"check": lambda v: v > 0, "must": "be positive"}
+NOT_NEGATIVE: dict[str, Any] = {"check": lambda v: v >= 0, "must": "not be negative"}
+
 OPTIONS = (
     Option("--mlir-target", "compile and execute for this target (default: cpu)", "mlir_target", "cpu",
            choices=TARGETS),
@@ -51,7 +56,7 @@ OPTIONS = (
            metavar="PIPELINE"),
     Option("--mlir-timeout", "seconds per compile or execute call before the worker is killed (default 300); "
            "pytest-timeout's time for an item (--timeout, PYTEST_TIMEOUT, ini, marker) bounds all its calls",
-           "mlir_timeout", 300.0, float, metavar="SECONDS"),
+           "mlir_timeout", 300.0, float, metavar="SECONDS", **POSITIVE),
     Option("--mlir-output-root", "root folder of artifacts (default: the rootdir)", "mlir_output_root",
            metavar="DIR"),
     Option("--mlir-save-artifacts", "keep the compiled IR under --mlir-output-root", default=False),
@@ -67,23 +72,26 @@ OPTIONS = (
     Option("--mlir-disable-eth-dispatch", "ttmetal/ttnn: dispatch on worker cores instead of ethernet cores",
            default=False),
     Option("--mlir-bench-warmup", "optimization-run benchmarks: untimed calls before timing (default 5)",
-           default=5, type=int, metavar="N"),
+           default=5, type=int, metavar="N", **NOT_NEGATIVE),
     Option("--mlir-bench-time", "optimization-run benchmarks: time calls for at least this long, 20 calls at "
-           "least (default 1.0)", default=1.0, type=float, metavar="SECONDS"),
+           "least (default 1.0)", default=1.0, type=float, metavar="SECONDS", **POSITIVE),
     Option("--mlir-bench-settle", "optimization-run benchmarks: while the CPU ran slowed (another tenant on a "
            "shared machine), time for up to this much longer to see it at its usual speed (default 10; 0: never)",
-           default=10.0, type=float, metavar="SECONDS"),
+           default=10.0, type=float, metavar="SECONDS", **NOT_NEGATIVE),
     Option("--mlir-bench-layout", "fixed (default): workers run without address-space randomization, so every "
            "run times the same memory layout; random: each worker gets its own, as programs usually do",
            default="fixed", choices=("fixed", "random")),
     Option("--mlir-seed", "seed of the generated inputs (default 0)", default=0, type=int),
-    Option("--mlir-dynamic-dim", "size given to dynamic dimensions (default 4)", default=4, type=int),
+    Option("--mlir-dynamic-dim", "size given to dynamic dimensions (default 4)", default=4, type=int, **NOT_NEGATIVE),
     Option("--mlir-atol", "absolute tolerance (default by element type: f32 1e-4, f16 1e-2, bf16 3e-2)",
-           "mlir_atol", type=float),
+           "mlir_atol", type=float, **NOT_NEGATIVE),
     Option("--mlir-rtol", "relative tolerance (default by element type: f32 1e-3, f16 1e-2, bf16 3e-2)",
-           "mlir_rtol", type=float),
-    Option("--mlir-pcc", "minimum PCC (default 0.99)", "mlir_pcc", 0.99, float),
-    Option("--mlir-devices", "device ids, one per xdist worker, e.g. 0,1", default="", metavar="IDS"),
+           "mlir_rtol", type=float, **NOT_NEGATIVE),
+    Option("--mlir-pcc", "minimum PCC (default 0.99)", "mlir_pcc", 0.99, float, check=lambda v: -1 <= v <= 1,
+           must="lie between -1 and 1"),
+    Option("--mlir-devices", "device ids, one per xdist worker, e.g. 0,1", default="", metavar="IDS",
+           check=lambda v: all(d.strip().isdigit() for d in str(v).split(",") if d.strip()),
+           must="be device numbers separated by commas, e.g. 0,1"),
     Option("--mlir-memory-limit", "address-space limit of each sandbox worker, e.g. 8G (default: a share of the "
            "machine's memory)", "mlir_memory_limit", metavar="SIZE"),
     Option("--mlir-expectations", "expected status per item; expected failures become xfail, surprises fail",
@@ -188,12 +196,26 @@ class Settings:
 
 
 def _value(config: pytest.Config, opt: Option) -> Any:
-    """The command line's value, else the ini file's, else the default."""
+    """The command line's value, else the ini file's, else the default; a value that
+    cannot be used is a usage error (one line, exit 4) before anything runs."""
     value = config.getoption(opt.dest)
+    where = opt.flag
     if value is None and opt.ini is not None:
         raw = config.getini(opt.ini)
-        value = (opt.type or str)(raw) if raw not in (None, "", []) else None
+        where = f"{opt.ini} (ini)"
+        try:
+            value = (opt.type or str)(raw) if raw not in (None, "", []) else None
+        except ValueError:
+            raise pytest.UsageError(f"{where}: {raw!r} is not {_kind(opt)}") from None
+        if value is not None and opt.choices and str(raw) not in opt.choices:
+            raise pytest.UsageError(f"{where}: {raw!r} is not one of {', '.join(opt.choices)}")
+    if value is not None and opt.check is not None and not opt.check(value):
+        raise pytest.UsageError(f"{where}: {value!r} must {opt.must}")
     return opt.default if value is None else value
+
+
+def _kind(opt: Option) -> str:
+    return "a whole number" if opt.type is int else "a number" if opt.type is float else "valid"
 
 
 def device_for_worker(devices: list[int], worker: str | None) -> int | None:

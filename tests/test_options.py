@@ -1,0 +1,32 @@
+"""Option values: checked before anything runs, one line and exit 4 when unusable."""
+
+from __future__ import annotations
+
+import pytest
+
+ADD = """func.func @add_0(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--mlir-timeout", "-5"], "--mlir-timeout: -5.0 must be positive"),
+    (["--mlir-timeout", "0"], "--mlir-timeout: 0.0 must be positive"),
+    (["--mlir-devices", "a,b"], "--mlir-devices: 'a,b' must be device numbers"),
+    (["--mlir-pcc", "2"], "--mlir-pcc: 2.0 must lie between -1 and 1"),
+    (["--mlir-atol", "-1"], "--mlir-atol: -1.0 must not be negative"),
+    (["--mlir-bench-time", "0"], "--mlir-bench-time: 0.0 must be positive"),
+    (["--mlir-memory-limit", "lots"], "--mlir-memory-limit: cannot read 'lots'"),
+    (["-o", "mlir_timeout=soon"], "mlir_timeout (ini): 'soon' is not a number"),
+    (["-o", "mlir_target=gpu"], "mlir_target (ini): 'gpu' is not one of cpu, cuda"),
+    (["-o", "mlir_opt_level=7"], "mlir_opt_level (ini): '7' is not one of 0, 1, 2, 3"),
+])
+def test_bad_values_are_one_line_usage_errors(pytester: pytest.Pytester, args: list[str], words: str) -> None:
+    pytester.makefile(".mlir", ops=ADD)
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.errlines if line.strip()]
+    assert len(errors) == 1 and words in errors[0], result.errlines
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
