@@ -30,3 +30,22 @@ def test_bad_values_are_one_line_usage_errors(pytester: pytest.Pytester, args: l
     errors = [line for line in result.errlines if line.strip()]
     assert len(errors) == 1 and words in errors[0], result.errlines
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_snippets_get_a_minute_and_optimization_runs_what_they_need(pytester: pytest.Pytester) -> None:
+    """Default --mlir-timeout: 60 s per call of a snippet item; optimization-run items (a
+    whole model compiled and benchmarked) 600 s unless --mlir-timeout is given."""
+    pytester.makefile(".mlir", ops=ADD)
+    run = pytester.mkdir("run")
+    (run / "model_linalg.mlir").write_text(ADD)
+    (run / "v0").mkdir()
+    pytester.makeconftest("""
+def pytest_collection_finish(session):
+    for item in session.items:
+        print("LIMIT", item.nodeid, item.timeout())
+""")
+    result = pytester.runpytest("--collect-only", "-q", "-s")
+    result.stdout.fnmatch_lines(["LIMIT ops.mlir::add_0[compile] 60.0", "LIMIT run/model_linalg.mlir::v0[benchmark] 600.0"])
+    result = pytester.runpytest("--collect-only", "-q", "-s", "--mlir-timeout", "5")
+    result.stdout.fnmatch_lines(["LIMIT ops.mlir::add_0[compile] 5.0", "LIMIT run/model_linalg.mlir::v0[benchmark] 5.0"])
+    assert "(default 60;" in pytester.runpytest("--help").stdout.str()

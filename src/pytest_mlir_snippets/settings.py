@@ -21,6 +21,8 @@ from pytest_mlir_snippets.protocol import Options
 
 TARGETS = ("cpu", "cuda", "ttmetal", "ttnn", "iree-cpu", "iree-cuda")
 GROUP = "mlir"
+DEFAULT_TIMEOUT = 60.0  # seconds per sandbox call of a snippet item: a hung unit-test-sized snippet costs a minute
+RUN_TIMEOUT = 600.0  # of an optimization-run item (a whole model compiled, timed), unless --mlir-timeout is given
 DEVICE_KEY = "mlir_device_id"  # what the controller hands each xdist worker (pytest_configure_node)
 
 
@@ -54,9 +56,10 @@ OPTIONS = (
     Option("--mlir-skip-exec", "compile only: no execute items, no device opened", default=False),
     Option("--mlir-pipeline", 'replace the target\'s compile pipeline, e.g. "builtin.module(...)"', "mlir_pipeline",
            metavar="PIPELINE"),
-    Option("--mlir-timeout", "seconds per compile or execute call before the worker is killed (default 300); "
+    Option("--mlir-timeout", f"seconds per compile or execute call before the worker is killed (default "
+           f"{DEFAULT_TIMEOUT:g}; optimization-run items, a whole model benchmarked: {RUN_TIMEOUT:g}); "
            "pytest-timeout's time for an item (--timeout, PYTEST_TIMEOUT, ini, marker) bounds all its calls",
-           "mlir_timeout", 300.0, float, metavar="SECONDS", **POSITIVE),
+           "mlir_timeout", DEFAULT_TIMEOUT, float, metavar="SECONDS", **POSITIVE),
     Option("--mlir-output-root", "root folder of artifacts (default: the rootdir)", "mlir_output_root",
            metavar="DIR"),
     Option("--mlir-save-artifacts", "keep the compiled IR under --mlir-output-root", default=False),
@@ -134,7 +137,8 @@ class Settings:
     target_given: bool = False  # on the command line or in the ini (an optimization run's own target yields)
     skip_exec: bool = False
     pipeline: str | None = None
-    timeout: float = 300.0
+    timeout: float = DEFAULT_TIMEOUT
+    timeout_given: bool = False  # on the command line or in the ini (optimization runs take RUN_TIMEOUT otherwise)
     output_root: Path = Path(".")
     save_artifacts: bool = False
     print_ir: bool = False
@@ -174,7 +178,8 @@ class Settings:
         expectations, json_path, root = raw.pop("expectations"), raw.pop("json"), raw.pop("output_root")
         return cls(
             **raw,
-            target_given=config.getoption("mlir_target") is not None or bool(config.getini("mlir_target")),
+            target_given=_given(config, "mlir_target"),
+            timeout_given=_given(config, "mlir_timeout"),
             output_root=Path(str(root or config.rootpath)).resolve(),
             devices=devices,
             device_id=workerinput.get(DEVICE_KEY) if workerinput else device_for_worker(devices, None),
@@ -212,6 +217,11 @@ def _value(config: pytest.Config, opt: Option) -> Any:
     if value is not None and opt.check is not None and not opt.check(value):
         raise pytest.UsageError(f"{where}: {value!r} must {opt.must}")
     return opt.default if value is None else value
+
+
+def _given(config: pytest.Config, name: str) -> bool:
+    """Whether option ``--NAME`` (ini ``NAME``) was set, on the command line or in the ini."""
+    return config.getoption(name) is not None or bool(config.getini(name))
 
 
 def _kind(opt: Option) -> str:
