@@ -45,7 +45,9 @@ def pytest_collection_finish(session):
         print("LIMIT", item.nodeid, item.timeout())
 """)
     result = pytester.runpytest("--collect-only", "-q", "-s")
-    result.stdout.fnmatch_lines(["LIMIT ops.mlir::add_0[compile] 60.0", "LIMIT run/model_linalg.mlir::v0[benchmark] 600.0"])
+    result.stdout.fnmatch_lines(["LIMIT ops.mlir::add_0[compile] 60.0",
+                                 "LIMIT run/model_linalg.mlir::v0[benchmark] 600.0"])
     result = pytester.runpytest("--collect-only", "-q", "-s", "--mlir-timeout", "5")
-    result.stdout.fnmatch_lines(["LIMIT ops.mlir::add_0[compile] 5.0", "LIMIT run/model_linalg.mlir::v0[benchmark] 5.0"])
+    result.stdout.fnmatch_lines(["LIMIT ops.mlir::add_0[compile] 5.0",
+                                 "LIMIT run/model_linalg.mlir::v0[benchmark] 5.0"])
     assert "(default 60;" in pytester.runpytest("--help").stdout.str()
