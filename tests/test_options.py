@@ -51,3 +51,25 @@ def pytest_collection_finish(session):
     result.stdout.fnmatch_lines(["LIMIT ops.mlir::add_0[compile] 5.0",
                                  "LIMIT run/model_linalg.mlir::v0[benchmark] 5.0"])
     assert "(default 60;" in pytester.runpytest("--help").stdout.str()
+
+
+def test_a_missing_expectations_file_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".mlir", ops=ADD)
+    result = pytester.runpytest("--mlir-expectations", str(pytester.path / "nope.txt"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "nope.txt does not exist (--mlir-update-expectations creates it" in result.stderr.str()
+
+
+def test_an_update_creates_a_missing_file_in_the_form_its_name_implies(pytester: pytest.Pytester) -> None:
+    import json
+
+    pytester.makefile(".mlir", empty="")  # one failing <file> item, no sandbox worker needed
+    lines, config = pytester.path / "new.txt", pytester.path / "configs" / "new_cpu.json"
+    for path in (lines, config):
+        result = pytester.runpytest("-p", "no:cacheprovider", "--mlir-expectations", str(path),
+                                    "--mlir-update-expectations")
+        assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stderr.str()
+    assert lines.read_text().splitlines()[-1] == "empty.mlir::<file> compile-error"
+    data = json.loads(config.read_text())
+    assert data["config_name"] == "new_cpu" and data["expected_compile_failures"] == []
+    assert data["iree_compile_flags"] == [] and data["iree_run_module_flags"] == []

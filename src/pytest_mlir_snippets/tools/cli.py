@@ -45,7 +45,7 @@ def report(args: argparse.Namespace) -> int:
     problems = publish(records, functions, root, run, Path(args.json) if args.json else None, rootdir)
     if args.update_expectations:
         try:
-            load_expectations(Path(args.update_expectations)).update(records, rootdir)
+            load_expectations(Path(args.update_expectations), create=True).update(records, rootdir)
         except (ExpectationsError, OSError) as error:
             problems.append(f"could not update {args.update_expectations}: {error}")
     for line, _ in summary_lines(records, len(functions), notes=run.notes):
@@ -60,7 +60,7 @@ def import_torch_command(args: argparse.Namespace) -> int:
 
     try:
         path = import_torch(args.target, args.outdir, args.func_name)
-    except (ValueError, ImportError, AttributeError) as error:
+    except (ValueError, ImportError, AttributeError, OSError) as error:
         print(f"mlir-snippets import-torch: {error}", file=sys.stderr)
         return 2
     print(f"wrote {path} (and reference.py, reference_state.pt, {path.stem}.{args.func_name}.npz)")
