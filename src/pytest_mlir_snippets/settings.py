@@ -92,6 +92,8 @@ OPTIONS = (
            "mlir_rtol", type=float, **NOT_NEGATIVE),
     Option("--mlir-pcc", "minimum PCC (default 0.99)", "mlir_pcc", 0.99, float, check=lambda v: -1 <= v <= 1,
            must="lie between -1 and 1"),
+    Option("--mlir-strict", "unsupported items fail (a lit UNSUPPORTED line still skips), and a run where no item "
+           "ran to an outcome (all skipped) exits non-zero (5)", "mlir_strict", default=False),
     Option("--mlir-devices", "device ids, one per xdist worker, e.g. 0,1", default="", metavar="IDS",
            check=lambda v: all(d.strip().isdigit() for d in str(v).split(",") if d.strip()),
            must="be device numbers separated by commas, e.g. 0,1"),
@@ -123,7 +125,9 @@ def add_options(parser: pytest.Parser) -> None:
             if opt.metavar:
                 kwargs["metavar"] = opt.metavar
         group.addoption(opt.flag, **kwargs)
-        if opt.ini:
+        if opt.ini and opt.default is False:
+            parser.addini(opt.ini, help=f"default for {opt.flag}: {opt.help}", type="bool", default=False)
+        elif opt.ini:
             parser.addini(opt.ini, help=f"default for {opt.flag}: {opt.help}")
     parser.addini("mlir_snippet_files", "glob patterns of snippet files inside directories", type="args",
                   default=["*.mlir"])
@@ -156,6 +160,7 @@ class Settings:
     atol: float | None = None
     rtol: float | None = None
     pcc: float = 0.99
+    strict: bool = False
     devices: list[int] = field(default_factory=list)
     device_id: int | None = None  # this process's device (--mlir-devices)
     memory_limit: int | None = None
@@ -205,6 +210,8 @@ def _value(config: pytest.Config, opt: Option) -> Any:
     cannot be used is a usage error (one line, exit 4) before anything runs."""
     value = config.getoption(opt.dest)
     where = opt.flag
+    if value is False and opt.ini is not None:  # a flag: the ini's true/false
+        return bool(config.getini(opt.ini))
     if value is None and opt.ini is not None:
         raw = config.getini(opt.ini)
         where = f"{opt.ini} (ini)"

@@ -123,9 +123,11 @@ class MlirItem(pytest.Item):
 
     def fail(self, response: Response) -> NoReturn:
         """End with ``response``'s outcome: a skip for ``unsupported`` (of kind ``skip`` when the
-        machine lacks the device: ``protocol.SKIP``), else a failure of its kind."""
+        machine lacks the device: ``protocol.SKIP``), else a failure of its kind; with
+        ``--mlir-strict`` an ``unsupported`` fails too (a missing device still skips)."""
         self.kind = None if response.info.get(SKIP) else response.kind
-        if response.kind is Kind.UNSUPPORTED:
+        strict = run_state(self.config).settings.strict
+        if response.kind is Kind.UNSUPPORTED and (response.info.get(SKIP) or not strict):
             self.skip(response.message)
         raise FAILURES[response.kind.value](response)
 

@@ -134,8 +134,15 @@ class Recorder:
         settings = self.state.settings
         return RunInfo(settings.target, "compile only" if settings.skip_exec else "compile and execute")
 
+    @property
+    def ran_nothing(self) -> bool:
+        """Items ran, and none to an outcome: every one was skipped (unsupported, no device, ...)."""
+        return bool(self.records) and all(r.outcome == Outcome.SKIPPED for r in self.records.values())
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.is_worker and self.ran_nothing and self.state.settings.strict and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED  # --mlir-strict: a green run ran something
         if self.is_worker or not self.functions or self.config.option.collectonly:
             return  # nothing ran: no report, and nothing written beside the inputs
         root = self.config.rootpath
@@ -157,5 +164,9 @@ class Recorder:
         terminalreporter.section("MLIR snippets")
         for line, red in summary_lines(list(self.records.values()), len(self.functions), self.interrupted):
             terminalreporter.line(line, red=red, green=not red)
+        if self.ran_nothing:
+            strict = " (--mlir-strict: exit 5)" if self.state.settings.strict else ""
+            terminalreporter.line(f"nothing ran to an outcome: all {len(self.records)} item(s) skipped{strict}",
+                                  yellow=not strict, red=bool(strict))
         for problem in self.problems:
             terminalreporter.line(problem, yellow=True)
