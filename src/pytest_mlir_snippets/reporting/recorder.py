@@ -143,6 +143,8 @@ class Recorder:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.is_worker and self.ran_nothing and self.state.settings.strict and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED  # --mlir-strict: a green run ran something
+        if not self.is_worker:
+            self._failed_for_lf()
         if self.is_worker or not self.functions or self.config.option.collectonly:
             return  # nothing ran: no report, and nothing written beside the inputs
         root = self.config.rootpath
@@ -157,6 +159,18 @@ class Recorder:
         expectations = self.state.expectations
         if expectations is not None and self.state.settings.update_expectations:
             expectations.update(records, root)
+
+    def _failed_for_lf(self) -> None:
+        """An item skipped because its compile failed counts as failed for pytest's
+        ``--lf`` (its cache's ``cache/lastfailed``, written just before: this hook is
+        trylast), so that after a fix ``--lf`` reruns the execute with the compile."""
+        cache: pytest.Cache | None = getattr(self.config, "cache", None)
+        skipped = [r.nodeid for r in self.records.values() if r.outcome == Outcome.SKIPPED and r.failed]
+        if cache is None or not skipped:
+            return
+        lastfailed = cache.get("cache/lastfailed", {})
+        if not all(nodeid in lastfailed for nodeid in skipped):
+            cache.set("cache/lastfailed", {**lastfailed, **dict.fromkeys(skipped, True)})
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.records:
