@@ -107,6 +107,8 @@ OPTIONS = (
            default=False),
     Option("--mlir-no-cache", "ignore the compile cache (compile verdicts kept in pytest's cache directory)",
            default=False),
+    Option("--mlir-report-dir", "write the run reports (and optimization runs' tables) under DIR, in the inputs' "
+           "folders relative to the rootdir (default: beside each input)", "mlir_report_dir", metavar="DIR"),
     Option("--mlir-json", "write one JSON record per item (rebuild reports with `mlir-snippets report`)",
            metavar="PATH"),
 )
@@ -168,6 +170,7 @@ class Settings:
     update_expectations: bool = False
     run_crashers: bool = False
     json: Path | None = None
+    report_dir: Path | None = None  # where run reports go (None: beside each input)
     iree_compile_flags: list[str] = field(default_factory=list)  # from an IREE config JSON (--mlir-expectations)
     iree_run_flags: list[str] = field(default_factory=list)
     snippet_files: list[str] = field(default_factory=lambda: ["*.mlir"])
@@ -181,6 +184,7 @@ class Settings:
         memory = raw.pop("memory_limit")
         workers = int(workerinput.get("workercount", 1) or 1) if workerinput else 1
         expectations, json_path, root = raw.pop("expectations"), raw.pop("json"), raw.pop("output_root")
+        report_dir = raw.pop("report_dir")
         return cls(
             **raw,
             target_given=_given(config, "mlir_target"),
@@ -191,6 +195,7 @@ class Settings:
             memory_limit=parse_size(str(memory)) if memory else default_memory_limit(workers),
             expectations=_path(expectations, config, "mlir_expectations"),
             json=Path(str(json_path)) if json_path else None,
+            report_dir=_path(report_dir, config, "mlir_report_dir"),
             snippet_files=list(config.getini("mlir_snippet_files")),
             ignore_files=list(config.getini("mlir_ignore_files")),
         )
