@@ -347,3 +347,35 @@ def test_a_partial_run_keeps_the_whole_table_and_explains_its_figures(tmp_path: 
     assert "eager 8.000 ms, torch.compile 4.000 ms (measured 2026-01-02 03:04:05, not in this run)." in partial
     assert benchmark.plot_title("run", [{"correctness": "pass"}]) == "run"
     assert benchmark.plot_title("run", [{"correctness": "golden-mismatch"}]) == "run: grey = not correct"
+
+
+def test_new_iteration_starts_the_next_one(pytester: pytest.Pytester) -> None:
+    """A run without iterations gets v0 from its target's starting schedule, which runs
+    as it is once the hypothesis is written; then v1 from the last one, v2 --from v0."""
+    import sys
+
+    cli = str(Path(sys.executable).with_name("mlir-snippets"))
+    run = run_dir(pytester.path / "run")
+    first = pytester.run(cli, "new-iteration", "run")
+    assert first.ret == 0, first.stderr.str()
+    assert first.outlines[0] == "wrote run/v0/: transform.mlir and pass_pipeline.txt from the cpu starting " \
+                                "schedule, an empty hypothesis.txt"
+    first.stdout.fnmatch_lines(["next: say what this iteration tries in run/v0/hypothesis.txt*",
+                                "      then run: pytest run -k v0"])
+    assert sorted(p.name for p in (run / "v0").iterdir()) == ["hypothesis.txt", "pass_pipeline.txt", "transform.mlir"]
+    empty = pytester.runpytest("-p", "no:cacheprovider", "run", "-k", "contract")
+    empty.assert_outcomes(failed=1)
+    empty.stdout.fnmatch_lines(["*v0/hypothesis.txt is empty*"])
+    (run / "v0" / "hypothesis.txt").write_text("Naive loops: the baseline.\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "run", "-k", "not benchmark")
+    result.assert_outcomes(passed=3)  # contract, compile, correctness of the starting schedule
+    (run / "v0" / "pass_pipeline.txt").write_text("builtin.module(canonicalize)\n")
+    assert pytester.run(cli, "new-iteration", str(run / "model_linalg.mlir")).ret == 0
+    assert (run / "v1" / "pass_pipeline.txt").read_text() == "builtin.module(canonicalize)\n"
+    assert (run / "v1" / "hypothesis.txt").read_text() == ""
+    assert pytester.run(cli, "new-iteration", "run", "--from", "v0").ret == 0
+    assert (run / "v2" / "transform.mlir").read_text() == (run / "v0" / "transform.mlir").read_text()
+    wrong = pytester.run(cli, "new-iteration", "run", "--from", "v9")
+    assert wrong.ret == 2 and wrong.errlines == ["mlir-snippets new-iteration: --from v9: no such iteration in "
+                                                 "run (there are: v0, v1, v2)"]
+    assert pytester.run(cli, "new-iteration", "nowhere").ret == 2
