@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from typing import Any
 
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
@@ -61,14 +60,3 @@ def dialect_failure(dialects: Iterable[str], target: str, diagnostics: list[Diag
     where = f"; {', '.join(takers)} take{'s' if len(takers) == 1 else ''} it" if takers else ""
     return SnippetFailure(Kind.UNSUPPORTED, f"dialect {names} is not available for target {target}{detail}{where}",
                           diagnostics)
-
-
-def unregistered(ops: Iterable[Any]) -> list[Diagnostic]:
-    """One error per unregistered op (MLIR bindings' ops), at its line and column."""
-    from pytest_mlir_snippets.worker.lowering.mlirtools import source_location
-
-    diagnostics = []
-    for op in ops:
-        file, line, column = source_location(str(op.location))
-        diagnostics.append(Diagnostic("error", f"unregistered operation '{op.name}'", line, column, file=file))
-    return diagnostics

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import UnsupportedType
-from pytest_mlir_snippets.protocol import Kind
-from pytest_mlir_snippets.worker.dialects import dialect_failure, unregistered
+from pytest_mlir_snippets.protocol import Diagnostic, Kind
+from pytest_mlir_snippets.worker.dialects import dialect_failure
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
@@ -208,6 +208,13 @@ def _shaped(t: Any) -> Any:
     from mlir import ir
 
     return ir.ShapedType(t)
+
+
+def unregistered(ops: list[Any]) -> list[Diagnostic]:
+    """One error per unregistered op, at its line and column."""
+    located = ((op, mlirtools.source_location(str(op.location))) for op in ops)
+    return [Diagnostic("error", f"unregistered operation '{op.name}'", line, column, file=file)
+            for op, (file, line, column) in located]
 
 
 def _reject_unregistered(module: Any, ctx: Any, target: str) -> None:
