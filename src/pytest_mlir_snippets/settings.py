@@ -185,6 +185,8 @@ class Settings:
         workers = int(workerinput.get("workercount", 1) or 1) if workerinput else 1
         expectations, json_path, root = raw.pop("expectations"), raw.pop("json"), raw.pop("output_root")
         report_dir = raw.pop("report_dir")
+        if raw["target"] == "cuda" and raw["cuda_chip"] and not re.fullmatch(r"sm_\d+[a-z]?", raw["cuda_chip"]):
+            raise pytest.UsageError(f"--mlir-cuda-chip: {raw['cuda_chip']!r} is not a CUDA chip name like sm_80")
         return cls(
             **raw,
             target_given=_given(config, "mlir_target"),
