@@ -20,6 +20,7 @@ ADD = """func.func @add_0(%a: tensor<4xf32>) -> tensor<4xf32> {
     (["--mlir-bench-time", "0"], "--mlir-bench-time: 0.0 must be positive"),
     (["--mlir-memory-limit", "lots"], "--mlir-memory-limit: cannot read 'lots'"),
     (["--mlir-target", "cuda", "--mlir-cuda-chip", "ampere"], "--mlir-cuda-chip: 'ampere' is not a CUDA chip"),
+    (["-o", "mlir_strict=maybe"], "mlir_strict (ini): invalid truth value 'maybe' (true or false)"),
     (["-o", "mlir_timeout=soon"], "mlir_timeout (ini): 'soon' is not a number"),
     (["-o", "mlir_target=gpu"], "mlir_target (ini): 'gpu' is not one of cpu, cuda"),
     (["-o", "mlir_opt_level=7"], "mlir_opt_level (ini): '7' is not one of 0, 1, 2, 3"),

@@ -218,7 +218,10 @@ def _value(config: pytest.Config, opt: Option) -> Any:
     value = config.getoption(opt.dest)
     where = opt.flag
     if value is False and opt.ini is not None:  # a flag: the ini's true/false
-        return bool(config.getini(opt.ini))
+        try:
+            return bool(config.getini(opt.ini))
+        except ValueError as error:
+            raise pytest.UsageError(f"{opt.ini} (ini): {error} (true or false)") from None
     if value is None and opt.ini is not None:
         raw = config.getini(opt.ini)
         where = f"{opt.ini} (ini)"
