@@ -220,7 +220,7 @@ def _value(config: pytest.Config, opt: Option) -> Any:
     if value is False and opt.ini is not None:  # a flag: the ini's true/false
         try:
             return bool(config.getini(opt.ini))
-        except ValueError as error:
+        except (ValueError, pytest.UsageError) as error:  # pytest's own words: "invalid truth value 'maybe'"
             raise pytest.UsageError(f"{opt.ini} (ini): {error} (true or false)") from None
     if value is None and opt.ini is not None:
         raw = config.getini(opt.ini)
