@@ -87,37 +87,58 @@ def _busy() -> None:
     sum(range(300))
 
 
+class VirtualClock:
+    """benchstats' clock (``_clock``, ns), moved on by the timed calls themselves: what a
+    timing test asserts then does not depend on how busy the machine is (on a shared CI
+    machine a real 0.2 ms call takes what it takes)."""
+
+    def __init__(self) -> None:
+        self.ns = 0
+
+    def __call__(self) -> int:
+        return self.ns
+
+    def spend(self, seconds: float) -> None:
+        self.ns += int(seconds * 1e9)
+
+    @property
+    def seconds(self) -> float:
+        return self.ns / 1e9
+
+
 def test_timing_goes_on_while_it_has_seen_one_speed_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """A run whose probes all look alike, in a process that has seen no probe yet, may be
     wholly in a slow spell: it is timed up to bench_settle longer, and says it did not settle."""
     monkeypatch.setattr(benchstats, "_fastest", [0])
     monkeypatch.setattr(benchstats, "_probe", lambda: 1000)
+    clock = VirtualClock()
+    monkeypatch.setattr(benchstats, "_clock", clock)
     options = Options(bench_warmup=0, bench_time=0.05, bench_settle=0.3)
-    start = time.perf_counter()
-    stats = benchstats.measure(_busy, options)
-    assert 0.35 <= time.perf_counter() - start < 1.0
+    stats = benchstats.measure(lambda: clock.spend(0.0001), options)
+    assert 0.35 <= clock.seconds < 1.0
     assert stats["settled"] == 0
     assert benchstats._fastest == [1000]
-    start = time.perf_counter()  # the usual speed is known now: no extra time
-    stats = benchstats.measure(_busy, options)
-    assert time.perf_counter() - start < 0.2 and stats["settled"] == 1
+    start = clock.seconds  # the usual speed is known now: no extra time
+    stats = benchstats.measure(lambda: clock.spend(0.0001), options)
+    assert clock.seconds - start < 0.2 and stats["settled"] == 1
 
 
 def test_timing_waits_for_the_usual_speed_and_keeps_only_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """The first 0.2 s run slowed (the probe and the call); then the CPU is back to its speed."""
     monkeypatch.setattr(benchstats, "_fastest", [0])
-    start = time.perf_counter()
+    clock = VirtualClock()
+    monkeypatch.setattr(benchstats, "_clock", clock)
 
     def slowed() -> bool:
-        return time.perf_counter() - start < 0.2
+        return clock.seconds < 0.2
 
     monkeypatch.setattr(benchstats, "_probe", lambda: 2000 if slowed() else 1000)
 
     def run() -> None:
-        _spin(0.0004 if slowed() else 0.0002)
+        clock.spend(0.0004 if slowed() else 0.0002)
 
     stats = benchstats.measure(run, Options(bench_warmup=0, bench_time=0.1, bench_settle=2.0))
-    took = time.perf_counter() - start
+    took = clock.seconds
     assert 0.2 < took < 1.0 and stats["settled"] == 1
     assert stats["slowed"] > 0 and stats["median_ms"] < 0.35 < stats["median_all_ms"]
     assert stats["samples"] >= benchstats.SHARE * 0.1 / 0.0004

@@ -59,6 +59,16 @@ def test_k_selects_both_items_of_a_function(pytester: pytest.Pytester) -> None:
     assert collected(result) == ["ops.mlir::add_0[compile]"]
 
 
+@pytest.mark.parametrize("keyword", ["op", "line", "name", "uid", "scope", "comments", "duplicate_of"])
+def test_k_matches_no_internal_attribute(pytester: pytest.Pytester, keyword: str) -> None:
+    """-k matches node id parts and markers only: no field of the parsed function leaks in."""
+    pytester.makefile(".mlir", sample=ADD)
+    result = pytester.runpytest("--collect-only", "-q", "-k", keyword)
+    assert collected(result) == []
+    result = pytester.runpytest("--collect-only", "-q", "-k", "mat")
+    assert collected(result) == ["sample.mlir::matmul_0[compile]", "sample.mlir::matmul_0[execute]"]
+
+
 def test_skip_exec_collects_compile_items_only(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", ops=ADD)
     result = pytester.runpytest("--collect-only", "-q", "--mlir-skip-exec")

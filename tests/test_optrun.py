@@ -312,3 +312,70 @@ def test_a_malformed_benchmark_history_is_read_as_far_as_it_is_data(tmp_path: Pa
     benchmark.write_run(run, "cpu", records)  # the tables are written, the history rewritten as data
     assert "| v2 (best) | not run | pass | 2.000 |" in (run / "benchmark.md").read_text()
     assert history.entries(run, "cpu")["v1"] == {"min_ms": 1.0, "stages": {"correctness": "pass"}}
+
+
+def test_a_partial_run_keeps_the_whole_table_and_explains_its_figures(tmp_path: Path) -> None:
+    """After -k v1 the run's table keeps v0's row and the PyTorch columns from the
+    history (said to be from an earlier run); left out reads "N of M"; each row has its
+    hypothesis; the plot says grey only when a bar is grey."""
+    from pytest_mlir_snippets.reporting import benchmark
+
+    run = run_dir(tmp_path / "run")
+
+    def measured(name: str, median: float) -> list[ItemRecord]:
+        figures = {"median_ms": median, "p20_ms": median, "p80_ms": median, "min_ms": median, "max_ms": median,
+                   "std_ms": 0.0, "samples": 20.0, "slowed": 3.0, "median_all_ms": median}
+        node = f"run/model_linalg.mlir::{name}"
+        return [ItemRecord(f"{node}[benchmark]", f"{name}[benchmark]", "run/model_linalg.mlir", name, "benchmark",
+                           benchmark=figures, run="run"),
+                ItemRecord(f"{node}[correctness]", f"{name}[correctness]", "run/model_linalg.mlir", name,
+                           "correctness", "pass", run="run")]
+
+    iteration(run, "v0", hypothesis="naive loops")
+    iteration(run, "v1", hypothesis="tile 8x8 | then vectorize\nmore words")
+    pytorch = ItemRecord("run/model_linalg.mlir::pytorch[benchmark]", "pytorch[benchmark]", "run/model_linalg.mlir",
+                         "pytorch", "pytorch", benchmark={"eager_median_ms": 8.0, "compile_median_ms": 4.0},
+                         info={"measured": "2026-01-02 03:04:05"}, run="run")
+    benchmark.write_run(run, "cpu", measured("v0", 4.0) + measured("v1", 2.0) + [pytorch])
+    whole = (run / "benchmark.md").read_text()
+    assert "| vs v0 | vs eager | vs torch.compile | hypothesis |" in whole
+    assert "| 20 | 3 of 23 | 2.00x | 4.00x | 2.00x | tile 8x8 \\| then vectorize |" in whole, whole
+    assert "left out: N of M timed calls were made while the CPU ran slowed" in whole
+    benchmark.write_run(run, "cpu", measured("v1", 2.0))  # -k v1
+    partial = (run / "benchmark.md").read_text()
+    assert "| v0 | not run | pass | 4.000 |" in partial and "| 1.00x | 2.00x | 1.00x | naive loops |" in partial
+    assert "eager 8.000 ms, torch.compile 4.000 ms (measured 2026-01-02 03:04:05, not in this run)." in partial
+    assert benchmark.plot_title("run", [{"correctness": "pass"}]) == "run"
+    assert benchmark.plot_title("run", [{"correctness": "golden-mismatch"}]) == "run: grey = not correct"
+
+
+def test_new_iteration_starts_the_next_one(pytester: pytest.Pytester) -> None:
+    """A run without iterations gets v0 from its target's starting schedule, which runs
+    as it is once the hypothesis is written; then v1 from the last one, v2 --from v0."""
+    import sys
+
+    cli = str(Path(sys.executable).with_name("mlir-snippets"))
+    run = run_dir(pytester.path / "run")
+    first = pytester.run(cli, "new-iteration", "run")
+    assert first.ret == 0, first.stderr.str()
+    assert first.outlines[0] == "wrote run/v0/: transform.mlir and pass_pipeline.txt from the cpu starting " \
+                                "schedule, an empty hypothesis.txt"
+    first.stdout.fnmatch_lines(["next: say what this iteration tries in run/v0/hypothesis.txt*",
+                                "      then run: pytest run -k v0"])
+    assert sorted(p.name for p in (run / "v0").iterdir()) == ["hypothesis.txt", "pass_pipeline.txt", "transform.mlir"]
+    empty = pytester.runpytest("-p", "no:cacheprovider", "run", "-k", "contract")
+    empty.assert_outcomes(failed=1)
+    empty.stdout.fnmatch_lines(["*v0/hypothesis.txt is empty*"])
+    (run / "v0" / "hypothesis.txt").write_text("Naive loops: the baseline.\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "run", "-k", "not benchmark")
+    result.assert_outcomes(passed=3)  # contract, compile, correctness of the starting schedule
+    (run / "v0" / "pass_pipeline.txt").write_text("builtin.module(canonicalize)\n")
+    assert pytester.run(cli, "new-iteration", str(run / "model_linalg.mlir")).ret == 0
+    assert (run / "v1" / "pass_pipeline.txt").read_text() == "builtin.module(canonicalize)\n"
+    assert (run / "v1" / "hypothesis.txt").read_text() == ""
+    assert pytester.run(cli, "new-iteration", "run", "--from", "v0").ret == 0
+    assert (run / "v2" / "transform.mlir").read_text() == (run / "v0" / "transform.mlir").read_text()
+    wrong = pytester.run(cli, "new-iteration", "run", "--from", "v9")
+    assert wrong.ret == 2 and wrong.errlines == ["mlir-snippets new-iteration: --from v9: no such iteration in "
+                                                 "run (there are: v0, v1, v2)"]
+    assert pytester.run(cli, "new-iteration", "nowhere").ret == 2

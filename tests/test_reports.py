@@ -106,6 +106,8 @@ def test_reports_after_x_and_after_an_interrupt(pytester: pytest.Pytester) -> No
     result.assert_outcomes(failed=1)
     text = (pytester.path / "ops-run-report.txt").read_text()
     assert re.search(r"broken_0 +1  compile-error +- ", text) and re.search(r"add_0 +5  - +- ", text)
+    assert "run:      partial: 3 of the inputs' items or files not run in this run" in text
+    assert "not run:  ops.mlir::add_0[compile]\nnot run:  ops.mlir::add_0[execute]\n" in text
     pytester.makeconftest("""
 def pytest_runtest_call(item):
     if item.name == "add_0[compile]":
@@ -115,7 +117,40 @@ def pytest_runtest_call(item):
     assert result.ret == 2  # interrupted
     text = (pytester.path / "ops-run-report.txt").read_text()
     assert re.search(r"broken_0 +1  compile-error +skip ", text) and re.search(r"add_0 +5  - +- ", text)
+    assert "status:   interrupted (Ctrl-C): the items it did not reach are missing here" in text
+    assert "not run:  ops.mlir::add_0[execute]" in text
     assert not list(pytester.path.glob(".ops-run-report.txt.*"))  # no temporary file left behind
+
+
+def test_a_partial_run_says_what_it_left_out_and_never_keeps_a_fixed_failure(pytester: pytest.Pytester) -> None:
+    """--lf after a fix rewrites the combined report (one file run, the other left out
+    by --lf): the fixed failure is gone, and the report says what this run did not run."""
+    (pytester.path / "ops").mkdir()
+    (pytester.path / "more").mkdir()
+    (pytester.path / "ops" / "ops.mlir").write_text(GOOD + BAD)
+    (pytester.path / "more" / "other.mlir").write_text(GOOD.replace("add_0", "add_1"))
+    pytester.runpytest("--mlir-skip-exec").assert_outcomes(passed=2, failed=1)
+    combined = pytester.path / "mlir-snippets-combined-report.txt"
+    assert "ops/ops.mlir::broken_0[compile]: compile-error" in combined.read_text()
+    (pytester.path / "ops" / "ops.mlir").write_text(GOOD + BAD.replace("tensor<4xi32>", "tensor<4xf32>"))
+    pytester.runpytest("--mlir-skip-exec", "--lf").assert_outcomes(passed=1)
+    text = combined.read_text()
+    assert "failures: 0" in text and "broken_0" not in text, text
+    assert "run:      partial: 2 of the inputs' items or files not run in this run" in text
+    assert "not run:  ops/ops.mlir::add_0[compile]\nnot run:  more/other.mlir (the whole file)\n" in text
+    own = (pytester.path / "ops" / "ops-run-report.txt").read_text()
+    assert "run:      partial: 1 " in own and "not run:  ops/ops.mlir::add_0[compile]" in own
+    assert re.search(r"add_0 +1  - ", own)  # not this run's: no earlier result shown as one
+
+
+def test_report_dir_takes_the_reports_away_from_the_inputs(pytester: pytest.Pytester) -> None:
+    make_tree(pytester)
+    pytester.makeini("[pytest]\nmlir_report_dir = out\n")
+    pytester.runpytest("-p", "no:cacheprovider", "--mlir-skip-exec")
+    assert sorted(reports_of(pytester.path)) == ["out/mlir-snippets-combined-report.txt",
+                                                 "out/more/other-run-report.txt", "out/ops/ops-run-report.txt"]
+    pytester.runpytest("-p", "no:cacheprovider", "--mlir-skip-exec", "--mlir-report-dir", "elsewhere", "ops")
+    assert "elsewhere/ops/ops-run-report.txt" in reports_of(pytester.path)
 
 
 def test_json_junit_and_rebuilt_reports(pytester: pytest.Pytester, run_items) -> None:

@@ -59,8 +59,12 @@ def test_lf_reruns_the_failed_items_and_execute_runs_alone(pytester: pytest.Pyte
     pytester.makefile(".mlir", ops=ADD + BROKEN)
     pytester.runpytest().assert_outcomes(passed=2, failed=1, skipped=1)
     result = pytester.runpytest("--lf", "-v")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*broken_0[[]compile[]] FAILED*"])
+    result.assert_outcomes(failed=1, skipped=1)  # the execute skipped for the compile's failure counts as failed
+    result.stdout.fnmatch_lines(["*broken_0[[]compile[]] FAILED*", "*broken_0[[]execute[]] SKIPPED*"])
+    (pytester.path / "ops.mlir").write_text(ADD + BROKEN.replace("tensor<4xi32>", "tensor<4xf32>"))
+    fixed = pytester.runpytest("--lf", "-v")
+    fixed.assert_outcomes(passed=2)  # after the fix --lf reruns the compile and its execute
+    fixed.stdout.fnmatch_lines(["*broken_0[[]compile[]] PASSED*", "*broken_0[[]execute[]] PASSED*"])
     alone = pytester.runpytest("ops.mlir::add_0[execute]", "-p", "no:cacheprovider")
     alone.assert_outcomes(passed=1)
 

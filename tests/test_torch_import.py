@@ -55,6 +55,13 @@ def test_import_torch_bad_target(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*expected MODULE:FACTORY, got 'no_colon_here'*"])
 
 
+def test_import_torch_missing_source_is_one_line(pytester: pytest.Pytester) -> None:
+    result = pytester.run(CLI, "import-torch", "nothere.py:make", "out")
+    assert result.ret == 2
+    assert result.stderr.lines == ["mlir-snippets import-torch: nothere.py: no such file"]
+    assert not (pytester.path / "out").exists()
+
+
 def test_files_of_an_optimization_run_are_not_snippets(pytester: pytest.Pytester) -> None:
     add = "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n"
     run = pytester.mkdir("run")

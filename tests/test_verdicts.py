@@ -97,7 +97,7 @@ def test_recorded_shapes_must_match_exactly_unless_lenient() -> None:
 
 def test_tt_judge_fails_a_report_that_judges_no_output() -> None:
     for report in ({}, {"program_0": {}}, {"program_0": "garbage"}):
-        metrics, failures = tt_judge(report, 0.99, None, None)
+        _, failures = tt_judge(report, 0.99, None, None)
         assert failures and "judges no output" in failures[0], report
     _, ok = tt_judge({"program_0": {"output_0": {"device_0": {"actual_pcc": 0.999, "result": "pass"}}}}, 0.99,
                      None, None)
@@ -175,7 +175,7 @@ def test_stablehlo_without_data_is_judged_by_the_interpreter(pytester: pytest.Py
 @pytest.mark.skipif(not HAS_IREE, reason="the [iree] extra is not installed")
 def test_a_plain_function_without_data_is_compared_with_a_second_compiler(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", ops=ADD + FILL)
-    result, records = _records(pytester, "--junitxml=junit.xml")
+    _, records = _records(pytester, "--junitxml=junit.xml")
     add = records["add[execute]"]
     assert add["golden"] == "differential:iree-cpu" and add["kind"] == "pass" and "iree-cpu" in str(add["reference"])
     fill = records["fill[execute]"]  # no second compiler takes it: the plugin's own lowering, labelled
@@ -184,7 +184,7 @@ def test_a_plain_function_without_data_is_compared_with_a_second_compiler(pytest
     assert 'name="mlir_golden" value="differential:iree-cpu"' in (pytester.path / "junit.xml").read_text()
     report = (pytester.path / "ops-run-report.txt").read_text()
     assert "goldens:  2 pass(es): differential:iree-cpu 1, self 1" in report
-    strict, records = _records(pytester, "--mlir-require-golden")
+    _, records = _records(pytester, "--mlir-require-golden")
     assert records["fill[execute]"]["kind"] == "no-golden" and records["add[execute]"]["kind"] == "pass"
 
 

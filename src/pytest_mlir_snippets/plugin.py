@@ -35,7 +35,8 @@ def pytest_configure(config: pytest.Config) -> None:
     state = RunState(settings.Settings.from_config(config), config)
     if state.settings.expectations is not None:
         try:
-            state.expectations = load_expectations(state.settings.expectations)
+            state.expectations = load_expectations(state.settings.expectations,
+                                                   create=state.settings.update_expectations)
         except ExpectationsError as error:
             raise pytest.UsageError(str(error)) from None
         # an IREE config's flags go to the IREE targets' compiler and runtime

@@ -21,6 +21,8 @@ from pytest_mlir_snippets.protocol import Options
 
 TARGETS = ("cpu", "cuda", "ttmetal", "ttnn", "iree-cpu", "iree-cuda")
 GROUP = "mlir"
+DEFAULT_TIMEOUT = 60.0  # seconds per sandbox call of a snippet item: a hung unit-test-sized snippet costs a minute
+RUN_TIMEOUT = 600.0  # of an optimization-run item (a whole model compiled, timed), unless --mlir-timeout is given
 DEVICE_KEY = "mlir_device_id"  # what the controller hands each xdist worker (pytest_configure_node)
 
 
@@ -33,6 +35,8 @@ class Option:
     type: Callable[[str], Any] | None = None  # None: a flag (store_true) when default is False, else text
     choices: tuple[str, ...] | None = None
     metavar: str | None = None
+    check: Callable[[Any], bool] | None = None  # what a value must satisfy, beyond its type and choices
+    must: str = ""  # what ``check`` asks, in words ("be positive")
 
     @property
     def dest(self) -> str:
@@ -43,13 +47,8 @@ class Option:
         return self.dest.removeprefix("mlir_")
 
 
-def _flag(text: str) -> bool:
-    """An ini flag's value: true/false, yes/no, on/off, 1/0."""
-    value = text.strip().lower()
-    if value not in ("true", "false", "yes", "no", "on", "off", "1", "0"):
-        raise pytest.UsageError(f"not a true/false value: {text!r}")
-    return value in ("true", "yes", "on", "1")
-
+POSITIVE: dict[str, Any] = {"check": lambda v: v > 0, "must": "be positive"}
+NOT_NEGATIVE: dict[str, Any] = {"check": lambda v: v >= 0, "must": "not be negative"}
 
 OPTIONS = (
     Option("--mlir-target", "compile and execute for this target (default: cpu)", "mlir_target", "cpu",
@@ -57,9 +56,10 @@ OPTIONS = (
     Option("--mlir-skip-exec", "compile only: no execute items, no device opened", default=False),
     Option("--mlir-pipeline", 'replace the target\'s compile pipeline, e.g. "builtin.module(...)"', "mlir_pipeline",
            metavar="PIPELINE"),
-    Option("--mlir-timeout", "seconds per compile or execute call before the worker is killed (default 300); "
+    Option("--mlir-timeout", f"seconds per compile or execute call before the worker is killed (default "
+           f"{DEFAULT_TIMEOUT:g}; optimization-run items, a whole model benchmarked: {RUN_TIMEOUT:g}); "
            "pytest-timeout's time for an item (--timeout, PYTEST_TIMEOUT, ini, marker) bounds all its calls",
-           "mlir_timeout", 300.0, float, metavar="SECONDS"),
+           "mlir_timeout", DEFAULT_TIMEOUT, float, metavar="SECONDS", **POSITIVE),
     Option("--mlir-output-root", "root folder of artifacts (default: the rootdir)", "mlir_output_root",
            metavar="DIR"),
     Option("--mlir-save-artifacts", "keep the compiled IR under --mlir-output-root", default=False),
@@ -75,27 +75,32 @@ OPTIONS = (
     Option("--mlir-disable-eth-dispatch", "ttmetal/ttnn: dispatch on worker cores instead of ethernet cores",
            default=False),
     Option("--mlir-bench-warmup", "optimization-run benchmarks: untimed calls before timing (default 5)",
-           default=5, type=int, metavar="N"),
+           default=5, type=int, metavar="N", **NOT_NEGATIVE),
     Option("--mlir-bench-time", "optimization-run benchmarks: time calls for at least this long, 20 calls at "
-           "least (default 1.0)", default=1.0, type=float, metavar="SECONDS"),
+           "least (default 1.0)", default=1.0, type=float, metavar="SECONDS", **POSITIVE),
     Option("--mlir-bench-settle", "optimization-run benchmarks: while the CPU ran slowed (another tenant on a "
            "shared machine), time for up to this much longer to see it at its usual speed (default 10; 0: never)",
-           default=10.0, type=float, metavar="SECONDS"),
+           default=10.0, type=float, metavar="SECONDS", **NOT_NEGATIVE),
     Option("--mlir-bench-layout", "fixed (default): workers run without address-space randomization, so every "
            "run times the same memory layout; random: each worker gets its own, as programs usually do",
            default="fixed", choices=("fixed", "random")),
     Option("--mlir-seed", "seed of the generated inputs (default 0)", default=0, type=int),
-    Option("--mlir-dynamic-dim", "size given to dynamic dimensions (default 4)", default=4, type=int),
+    Option("--mlir-dynamic-dim", "size given to dynamic dimensions (default 4)", default=4, type=int, **NOT_NEGATIVE),
     Option("--mlir-atol", "absolute tolerance (default by element type: f32 1e-4, f16 1e-2, bf16 3e-2)",
-           "mlir_atol", type=float),
+           "mlir_atol", type=float, **NOT_NEGATIVE),
     Option("--mlir-rtol", "relative tolerance (default by element type: f32 1e-3, f16 1e-2, bf16 3e-2)",
-           "mlir_rtol", type=float),
-    Option("--mlir-pcc", "minimum PCC (default 0.99)", "mlir_pcc", 0.99, float),
+           "mlir_rtol", type=float, **NOT_NEGATIVE),
+    Option("--mlir-pcc", "minimum PCC (default 0.99)", "mlir_pcc", 0.99, float, check=lambda v: -1 <= v <= 1,
+           must="lie between -1 and 1"),
     Option("--mlir-require-golden", "fail execute verdicts that compared nothing (golden none) or only the "
-           "plugin's own lowering (golden self), as kind no-golden", "mlir_require_golden", False, _flag),
+           "plugin's own lowering (golden self), as kind no-golden", "mlir_require_golden", default=False),
     Option("--mlir-lenient-shapes", "recorded outputs may differ from the results by unit dimensions (1x4 for 4)",
            default=False),
-    Option("--mlir-devices", "device ids, one per xdist worker, e.g. 0,1", default="", metavar="IDS"),
+    Option("--mlir-strict", "unsupported items fail (a lit UNSUPPORTED line still skips), and a run where no item "
+           "ran to an outcome (all skipped) exits non-zero (5)", "mlir_strict", default=False),
+    Option("--mlir-devices", "device ids, one per xdist worker, e.g. 0,1", default="", metavar="IDS",
+           check=lambda v: all(d.strip().isdigit() for d in str(v).split(",") if d.strip()),
+           must="be device numbers separated by commas, e.g. 0,1"),
     Option("--mlir-memory-limit", "address-space limit of each sandbox worker, e.g. 8G (default: a share of the "
            "machine's memory)", "mlir_memory_limit", metavar="SIZE"),
     Option("--mlir-expectations", "expected status per item; expected failures become xfail, surprises fail",
@@ -106,6 +111,8 @@ OPTIONS = (
            default=False),
     Option("--mlir-no-cache", "ignore the compile cache (compile verdicts kept in pytest's cache directory)",
            default=False),
+    Option("--mlir-report-dir", "write the run reports (and optimization runs' tables) under DIR, in the inputs' "
+           "folders relative to the rootdir (default: beside each input)", "mlir_report_dir", metavar="DIR"),
     Option("--mlir-json", "write one JSON record per item (rebuild reports with `mlir-snippets report`)",
            metavar="PATH"),
 )
@@ -115,8 +122,8 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup(GROUP, "MLIR snippets (pytest-mlir-snippets)")
     for opt in OPTIONS:
         kwargs: dict[str, Any] = {"dest": opt.dest, "help": opt.help}
-        if opt.default is False:  # a flag; with an ini line as its default when not given
-            kwargs.update(action="store_true", default=None if opt.ini else False)
+        if opt.default is False:  # a flag (its ini line, if any, is read when it is not given: _value)
+            kwargs.update(action="store_true", default=False)
         else:
             kwargs.update(default=None, type=opt.type or str)
             if opt.choices:
@@ -124,7 +131,9 @@ def add_options(parser: pytest.Parser) -> None:
             if opt.metavar:
                 kwargs["metavar"] = opt.metavar
         group.addoption(opt.flag, **kwargs)
-        if opt.ini:
+        if opt.ini and opt.default is False:
+            parser.addini(opt.ini, help=f"default for {opt.flag}: {opt.help}", type="bool", default=False)
+        elif opt.ini:
             parser.addini(opt.ini, help=f"default for {opt.flag}: {opt.help}")
     parser.addini("mlir_snippet_files", "glob patterns of snippet files inside directories", type="args",
                   default=["*.mlir"])
@@ -138,7 +147,8 @@ class Settings:
     target_given: bool = False  # on the command line or in the ini (an optimization run's own target yields)
     skip_exec: bool = False
     pipeline: str | None = None
-    timeout: float = 300.0
+    timeout: float = DEFAULT_TIMEOUT
+    timeout_given: bool = False  # on the command line or in the ini (optimization runs take RUN_TIMEOUT otherwise)
     output_root: Path = Path(".")
     save_artifacts: bool = False
     print_ir: bool = False
@@ -158,6 +168,7 @@ class Settings:
     pcc: float = 0.99
     require_golden: bool = False
     lenient_shapes: bool = False
+    strict: bool = False
     devices: list[int] = field(default_factory=list)
     device_id: int | None = None  # this process's device (--mlir-devices)
     memory_limit: int | None = None
@@ -165,6 +176,7 @@ class Settings:
     update_expectations: bool = False
     run_crashers: bool = False
     json: Path | None = None
+    report_dir: Path | None = None  # where run reports go (None: beside each input)
     iree_compile_flags: list[str] = field(default_factory=list)  # from an IREE config JSON (--mlir-expectations)
     iree_run_flags: list[str] = field(default_factory=list)
     snippet_files: list[str] = field(default_factory=lambda: ["*.mlir"])
@@ -178,15 +190,20 @@ class Settings:
         memory = raw.pop("memory_limit")
         workers = int(workerinput.get("workercount", 1) or 1) if workerinput else 1
         expectations, json_path, root = raw.pop("expectations"), raw.pop("json"), raw.pop("output_root")
+        report_dir = raw.pop("report_dir")
+        if raw["target"] == "cuda" and raw["cuda_chip"] and not re.fullmatch(r"sm_\d+[a-z]?", raw["cuda_chip"]):
+            raise pytest.UsageError(f"--mlir-cuda-chip: {raw['cuda_chip']!r} is not a CUDA chip name like sm_80")
         return cls(
             **raw,
-            target_given=config.getoption("mlir_target") is not None or bool(config.getini("mlir_target")),
+            target_given=_given(config, "mlir_target"),
+            timeout_given=_given(config, "mlir_timeout"),
             output_root=Path(str(root or config.rootpath)).resolve(),
             devices=devices,
             device_id=workerinput.get(DEVICE_KEY) if workerinput else device_for_worker(devices, None),
             memory_limit=parse_size(str(memory)) if memory else default_memory_limit(workers),
             expectations=_path(expectations, config, "mlir_expectations"),
             json=Path(str(json_path)) if json_path else None,
+            report_dir=_path(report_dir, config, "mlir_report_dir"),
             snippet_files=list(config.getini("mlir_snippet_files")),
             ignore_files=list(config.getini("mlir_ignore_files")),
         )
@@ -202,12 +219,36 @@ class Settings:
 
 
 def _value(config: pytest.Config, opt: Option) -> Any:
-    """The command line's value, else the ini file's, else the default."""
+    """The command line's value, else the ini file's, else the default; a value that
+    cannot be used is a usage error (one line, exit 4) before anything runs."""
     value = config.getoption(opt.dest)
+    where = opt.flag
+    if value is False and opt.ini is not None:  # a flag: the ini's true/false
+        try:
+            return bool(config.getini(opt.ini))
+        except (ValueError, pytest.UsageError) as error:  # pytest's own words: "invalid truth value 'maybe'"
+            raise pytest.UsageError(f"{opt.ini} (ini): {error} (true or false)") from None
     if value is None and opt.ini is not None:
         raw = config.getini(opt.ini)
-        value = (opt.type or str)(raw) if raw not in (None, "", []) else None
+        where = f"{opt.ini} (ini)"
+        try:
+            value = (opt.type or str)(raw) if raw not in (None, "", []) else None
+        except ValueError:
+            raise pytest.UsageError(f"{where}: {raw!r} is not {_kind(opt)}") from None
+        if value is not None and opt.choices and str(raw) not in opt.choices:
+            raise pytest.UsageError(f"{where}: {raw!r} is not one of {', '.join(opt.choices)}")
+    if value is not None and opt.check is not None and not opt.check(value):
+        raise pytest.UsageError(f"{where}: {value!r} must {opt.must}")
     return opt.default if value is None else value
+
+
+def _given(config: pytest.Config, name: str) -> bool:
+    """Whether option ``--NAME`` (ini ``NAME``) was set, on the command line or in the ini."""
+    return config.getoption(name) is not None or bool(config.getini(name))
+
+
+def _kind(opt: Option) -> str:
+    return "a whole number" if opt.type is int else "a number" if opt.type is float else "valid"
 
 
 def device_for_worker(devices: list[int], worker: str | None) -> int | None:

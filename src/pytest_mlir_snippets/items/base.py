@@ -82,10 +82,14 @@ class MlirItem(pytest.Item):
     def timeout(self) -> float:
         """Seconds left for this item's next sandbox call: ``--mlir-timeout`` per call,
         within pytest-timeout's time for the whole item when it has one."""
-        settings = run_state(self.config).settings
+        limit = self.call_limit()
         if self.deadline is None:
-            return settings.timeout
-        return round(max(0.1, min(settings.timeout, self.deadline - time.monotonic())), 2)
+            return limit
+        return round(max(0.1, min(limit, self.deadline - time.monotonic())), 2)
+
+    def call_limit(self) -> float:
+        """Seconds one sandbox call of this item may take: ``--mlir-timeout``."""
+        return run_state(self.config).settings.timeout
 
     def start_clock(self) -> None:
         self.deadline = None if not self.timeout_budget else time.monotonic() + self.timeout_budget
@@ -138,9 +142,11 @@ class MlirItem(pytest.Item):
 
     def fail(self, response: Response) -> NoReturn:
         """End with ``response``'s outcome: a skip for ``unsupported`` (of kind ``skip`` when the
-        machine lacks the device: ``protocol.SKIP``), else a failure of its kind."""
+        machine lacks the device: ``protocol.SKIP``), else a failure of its kind; with
+        ``--mlir-strict`` an ``unsupported`` fails too (a missing device still skips)."""
         self.kind = None if response.info.get(SKIP) else response.kind
-        if response.kind is Kind.UNSUPPORTED:
+        strict = run_state(self.config).settings.strict
+        if response.kind is Kind.UNSUPPORTED and (response.info.get(SKIP) or not strict):
             self.skip(response.message)
         raise FAILURES[response.kind.value](response)
 

@@ -55,11 +55,20 @@ class ExpectationSource(Protocol):
     def update(self, records: list[ItemRecord], rootpath: Path) -> None: ...
 
 
-def load_expectations(path: Path) -> ExpectationSource:
-    """``path`` as expectations: an IREE config for ``.json``, else lines (``Expectations``)."""
+def load_expectations(path: Path, create: bool = False) -> ExpectationSource:
+    """``path`` as expectations: an IREE config for ``.json``, else lines (``Expectations``).
+    A missing file is an error, unless ``create`` (an update): then it starts empty, in
+    the form its name implies, and the update writes it."""
+    if not path.exists() and not create:
+        raise ExpectationsError(f"--mlir-expectations: {path} does not exist "
+                                "(--mlir-update-expectations creates it from a run)")
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix == ".json":
         from pytest_mlir_snippets.items.ireeconfig import ConfigError, IreeConfig
 
+        if not path.exists():
+            return IreeConfig.empty(path)
         try:
             return IreeConfig.load(path)
         except ConfigError as error:

@@ -79,6 +79,14 @@ class IreeConfig:
                 raise ConfigError(f"{path}: '{key}' must be a list of strings")
         return cls(path, data, {key: list(data.get(key, [])) for key in LISTS})
 
+    @classmethod
+    def empty(cls, path: Path) -> IreeConfig:
+        """A new config (``--mlir-update-expectations`` of a file not yet there): named
+        after the file, no flags, empty lists."""
+        data: dict[str, Any] = {"config_name": path.stem, "iree_compile_flags": [], "iree_run_module_flags": [],
+                                **{key: [] for key in LISTS}}
+        return cls(path, data, {key: [] for key in LISTS})
+
     # ---------------------------------------------------------------- flags
     @property
     def compile_flags(self) -> list[str]:

@@ -36,6 +36,7 @@ from pytest_mlir_snippets.reporting import history
 from pytest_mlir_snippets.reporting.files import write_atomic
 from pytest_mlir_snippets.reporting.record import ItemRecord
 from pytest_mlir_snippets.session import run_state
+from pytest_mlir_snippets.settings import RUN_TIMEOUT
 
 LARGE_GRID = 1024  # blocks: with one thread each, a launch this big wastes the GPU
 MMA = ("mma.sync", "wgmma")
@@ -99,6 +100,12 @@ class IterationItem(MlirItem):
         return Request(op, model, functions[0].name if functions else "", manager.options(), attachments={
             "schedule": (self.folder / "transform.mlir").read_text(),
             "pipeline": (self.folder / "pass_pipeline.txt").read_text()})
+
+    def call_limit(self) -> float:
+        """A whole model compiled and benchmarked takes longer than a snippet: RUN_TIMEOUT
+        unless --mlir-timeout (or ini mlir_timeout) says otherwise."""
+        settings = run_state(self.config).settings
+        return settings.timeout if settings.timeout_given else max(settings.timeout, RUN_TIMEOUT)
 
     def _call(self, request: Request) -> Response:
         return run_state(self.config).device_manager(self.target).call(request, self.timeout())

@@ -35,7 +35,8 @@ class SnippetItem(MlirItem):
     def __init__(self, *, source: SnippetSource, function: Function, stage: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.source = source
-        self.function = function
+        # not ``self.function``: pytest's -k matches the names in an item's ``function.__dict__``
+        self.func = function
         self.stage = stage
         self.subject = function.uid
         self._memo: dict[str, Any] = {}  # options and recorded data, read once, dropped after the run
@@ -45,10 +46,10 @@ class SnippetItem(MlirItem):
     def _expectation(self) -> None:
         """What this item is expected to do: the expectations file, else lit lines."""
         state = run_state(self.config)
-        if not self.function.comments and state.expectations is None:
+        if not self.func.comments and state.expectations is None:
             return  # the common case, cheaply: no lit lines, no expectations file
         target = state.settings.target
-        xfail, unsupported = lit_lines(self.function.comments, target)
+        xfail, unsupported = lit_lines(self.func.comments, target)
         if unsupported:
             self.kind = Kind.UNSUPPORTED
             self.add_marker(pytest.mark.skip(reason=f"UNSUPPORTED: {target} (a line above the function)"))
@@ -64,29 +65,29 @@ class SnippetItem(MlirItem):
     @property
     def split(self) -> Split:
         if self._split is None:
-            self._split = self.source.split(self.function)
+            self._split = self.source.split(self.func)
         return self._split
 
     @property
     def function_name(self) -> str:
-        return self.function.name
+        return self.func.name
 
     @property
     def function_line(self) -> int:
-        return self.function.line
+        return self.func.line
 
     def original_line(self, line: int) -> int | None:
         return self.split.original_line(line)
 
     @property
     def snippet_id(self) -> str:
-        return f"{self.path}::{self.function.uid}"
+        return f"{self.path}::{self.func.uid}"
 
     def reportinfo(self) -> tuple[Path, int, str]:
         # pytest -v turns dots before the "[" of the domain into "::" (Class.method); a
         # domain that does not end the node id keeps the node id as it is, pasteable
-        domain = self.name if "." not in self.function.uid else f"{self.function.uid} [{self.stage}]"
-        return self.path, self.function.line - 1, domain
+        domain = self.name if "." not in self.func.uid else f"{self.func.uid} [{self.stage}]"
+        return self.path, self.func.line - 1, domain
 
     def run_stage(self) -> None:
         try:
@@ -96,7 +97,7 @@ class SnippetItem(MlirItem):
 
     def _runtest(self) -> None:
         state = run_state(self.config)
-        fn = self.function
+        fn = self.func
         if fn.duplicate_of is not None:  # MLIR would reject the whole file; we fail only this one
             self.response = Response(Kind.COMPILE_ERROR, f"redefinition of symbol named '{fn.name}' "
                                      f"(first defined at line {fn.duplicate_of})")
@@ -139,7 +140,7 @@ class SnippetItem(MlirItem):
             state = run_state(self.config)
             options = state.device_manager().options()
             if state.settings.save_artifacts:
-                options.artifact_dir = str(artifact_dir(state.settings.output_root, self.path, self.function.uid,
+                options.artifact_dir = str(artifact_dir(state.settings.output_root, self.path, self.func.uid,
                                                         state.settings.target, self.config.rootpath))
             self._memo["options"] = options
         return self._memo["options"]  # type: ignore[no-any-return]
@@ -148,7 +149,7 @@ class SnippetItem(MlirItem):
         """This function's compile, with its recorded inputs (a compile may bake small
         integer inputs in)."""
         golden = self._recorded()[0]
-        return Request("compile", self.split.text, self.function.name, self._options(),
+        return Request("compile", self.split.text, self.func.name, self._options(),
                        {"inputs": golden["inputs"]} if golden else None)
 
     def _recorded(self) -> tuple[dict[str, Any] | None, Exception | None]:
@@ -159,12 +160,12 @@ class SnippetItem(MlirItem):
 
     def _read_recorded(self) -> tuple[dict[str, Any] | None, Exception | None]:
         may_have = getattr(self.parent, "may_have_recorded", None)  # the SnippetFile's directory listing
-        if may_have is not None and not may_have(self.function.name):
+        if may_have is not None and not may_have(self.func.name):
             return None, None
         from pytest_mlir_snippets.golden.recorded import RecordedDataError, load_recorded  # numpy: not at collection
 
         try:
-            return load_recorded(self.path, self.function.name, len(self.source.functions)), None
+            return load_recorded(self.path, self.func.name, len(self.source.functions)), None
         except RecordedDataError as error:
             return None, error
 
@@ -172,7 +173,7 @@ class SnippetItem(MlirItem):
         """When the next item this process runs is a compile, send it now: the worker
         compiles while pytest reports this item."""
         nxt = self.next_item
-        if not isinstance(nxt, SnippetItem) or nxt.stage != "compile" or nxt.function.duplicate_of is not None \
+        if not isinstance(nxt, SnippetItem) or nxt.stage != "compile" or nxt.func.duplicate_of is not None \
                 or nxt.path != self.path or nxt.get_closest_marker("skip") or nxt.get_closest_marker("xfail"):
             return
         state = run_state(self.config)
@@ -192,7 +193,7 @@ class SnippetItem(MlirItem):
         if response.ir and settings.print_ir:
             self.add_report_section("call", "compiled IR", response.ir)
         if response.ir and settings.save_artifacts:
-            folder = artifact_dir(settings.output_root, self.path, self.function.uid, settings.target,
+            folder = artifact_dir(settings.output_root, self.path, self.func.uid, settings.target,
                                   self.config.rootpath)
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "snippet.mlir").write_text(self.split.text)
@@ -200,12 +201,12 @@ class SnippetItem(MlirItem):
             if response.info.get("ptx"):
                 (folder / "kernels.ptx").write_text(response.info["ptx"])
         if settings.save_artifacts and response.info.get("files"):
-            write_files(artifact_dir(settings.output_root, self.path, self.function.uid, settings.target,
+            write_files(artifact_dir(settings.output_root, self.path, self.func.uid, settings.target,
                                      self.config.rootpath), response.info["files"], self.split.text)
 
     def describe(self, record: ItemRecord, response: Response) -> None:
         super().describe(record, response)
-        record.line = self.function.line
+        record.line = self.func.line
         if response.kind is not Kind.PASS:
             record.failure_stage = str(response.info.get("stage", self.stage))
             record.diagnostics = diagnostic_lines(response, self)
@@ -224,7 +225,7 @@ class SnippetItem(MlirItem):
 
     def skeleton(self) -> ItemRecord:
         record = super().skeleton()
-        record.line = self.function.line
+        record.line = self.func.line
         return record
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:

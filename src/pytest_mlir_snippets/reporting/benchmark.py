@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_mlir_snippets.items.layout import CHECKS, REFERENCE, declared_target, is_iteration, iterations
+from pytest_mlir_snippets.protocol import Stage
 from pytest_mlir_snippets.reporting import history
 from pytest_mlir_snippets.reporting.files import write_atomic
 from pytest_mlir_snippets.reporting.record import ItemRecord
@@ -68,6 +69,14 @@ def render_iteration(folder: Path, target: str, data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _hypothesis(folder: Path) -> str:
+    """The first line of ``vN/hypothesis.txt``, as a table cell."""
+    path = folder / "hypothesis.txt"
+    said = path.read_text(errors="replace").strip().splitlines() if path.is_file() else []
+    text = said[0].replace("|", "\\|") if said else "-"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _ms(value: float) -> str:
     return f"{value:.4f}" if value < 1 else f"{value:.3f}"
 
@@ -100,14 +109,14 @@ def write_run(run: Path, target: str, records: list[ItemRecord], out: Path | Non
         write_atomic(out / history.FILE, (run / history.FILE).read_text())  # the others' last figures
     seen: dict[tuple[str, str], ItemRecord] = {(r.function, str(r.stage)): r for r in records}
     measured = {r.function: {**r.benchmark, "digest": r.info.get("digest", ""), "measured": r.info.get("measured", "")}
-                for r in records if r.stage == "benchmark" and r.kind == "pass" and r.benchmark}
+                for r in records if r.stage in ("benchmark", "pytorch") and r.kind == "pass" and r.benchmark}
     verdicts: dict[str, dict[str, str]] = {}
     for r in records:
         if r.stage in ("correctness", *CHECKS):
             verdicts.setdefault(r.function, {})[r.stage] = r.kind
     stored = history.update(out, target, measured, verdicts)
     suffix = "" if target == declared_target(run) else f".{target}"
-    pytorch = seen.get(("pytorch", "pytorch"))
+    pytorch = seen.get(("pytorch", "pytorch")) or _earlier_pytorch(stored.get(history.PYTORCH))
     names = [f.name for f in iterations(run)] if run.is_dir() else sorted(
         {r.function for r in records if is_iteration(r.function)}, key=lambda name: int(name[1:]))
     rows = []
@@ -163,21 +172,30 @@ def render(run: Path, target: str, rows: list[tuple[Path, dict[str, Any]]], best
     if pytorch:
         head += " vs eager | vs torch.compile |"
         sep += "---|---|"
+    head += " hypothesis |"
+    sep += "---|"
     lines += [head, sep]
     for folder, data in rows:
         cells = [folder.name + (" (best)" if best and best[0] == folder else ""), str(data.get("checks")),
                  str(data.get("correctness"))]
         cells += [_ms(float(data[k])) if k in data else "-" for k in STATS[:-1]]
-        cells += [str(int(data[k])) if k in data else "-" for k in ("samples", "slowed")]
+        cells.append(str(int(data["samples"])) if "samples" in data else "-")
+        cells.append(f"{int(data['slowed'])} of {int(data['slowed'] + data.get('samples', 0))}"
+                     if "slowed" in data else "-")
         cells[-1] += " (unsettled)" if data.get("settled") == 0 else ""
         keys = ["speedup_v0"] + (["speedup_eager", "speedup_compile"] if pytorch else [])
         cells += [f"{data[k]:.2f}x" if k in data else "-" for k in keys]
+        cells.append(_hypothesis(folder))
         lines.append("| " + " | ".join(cells) + " |")
-    lines.append("")
+    lines += ["", "samples: the timed calls the statistics are over; left out: N of M timed calls were made while "
+              "the CPU ran slowed (another tenant of a shared machine) and are not in the statistics "
+              "(vN/benchmark.md gives the median of all M); figures of an iteration this run did not measure "
+              "(-k) are its last ones, kept in benchmarks.json.", ""]
     lines += [f"Skipped: {reason}" for reason in reasons] + ([""] if reasons else [])
     if pytorch:
+        earlier = f" (measured {pytorch.info['earlier']}, not in this run)" if "earlier" in pytorch.info else ""
         lines += [f"PyTorch reference ({REFERENCE}): eager {_figure(pytorch, 'eager')}, "
-                  f"torch.compile {_figure(pytorch, 'compile')}.", ""]
+                  f"torch.compile {_figure(pytorch, 'compile')}{earlier}.", ""]
     lines.append(f"Best: {best[0].name} ({_ms(float(best[1]['median_ms']))} ms); best_pipeline.txt and "
                  f"best_transform.mlir are its files." if best else
                  "Best: none (no correct iteration with a benchmark); no best_* files.")
@@ -185,11 +203,27 @@ def render(run: Path, target: str, rows: list[tuple[Path, dict[str, Any]]], best
     return "\n".join(lines)
 
 
+def _earlier_pytorch(entry: dict[str, Any] | None) -> ItemRecord | None:
+    """The PyTorch figures of an earlier session (a partial run, ``-k v2``, has no
+    ``pytorch[benchmark]`` item), as a record that says when they were measured."""
+    if not entry or not any(k in entry for k in history.PYTORCH_FIGURES):
+        return None
+    record = ItemRecord("", "pytorch[benchmark]", "", "pytorch", Stage.PYTORCH)
+    record.benchmark = {k: entry[k] for k in history.PYTORCH_FIGURES if k in entry}
+    record.info["earlier"] = str(entry.get("measured", "an earlier run"))
+    return record
+
+
 def _figure(pytorch: ItemRecord, name: str) -> str:
     value = pytorch.benchmark.get(f"{name}_median_ms")
     if value:
         return f"{_ms(float(value))} ms"
     return str(pytorch.info.get(f"{name}_error") or pytorch.message or "not measured")
+
+
+def plot_title(run: str, plotted: list[dict[str, Any]]) -> str:
+    """The plot's title: the run, and what grey means when a bar is grey."""
+    return f"{run}: grey = not correct" if any(d.get("correctness") != "pass" for d in plotted) else run
 
 
 def plot(path: Path, rows: list[tuple[Path, dict[str, Any]]]) -> str:
@@ -213,7 +247,7 @@ def plot(path: Path, rows: list[tuple[Path, dict[str, Any]]]) -> str:
     axes.set_xticks(range(len(measured)), [name for name, _ in measured])
     axes.axhline(1.0, color="black", linewidth=0.8)
     axes.set_ylabel("speedup vs v0 (median)")
-    axes.set_title(f"{path.parent.name}: grey = not correct")
+    axes.set_title(plot_title(path.parent.name, [d for _, d in measured]))
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)

@@ -60,7 +60,9 @@ def _entry(entry: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-NUMBERS = frozenset((*FIGURES, "reference_ms"))
+PYTORCH = "pytorch"  # the entry of the PyTorch reference's figures, beside the iterations'
+PYTORCH_FIGURES = ("eager_median_ms", "compile_median_ms")
+NUMBERS = frozenset((*FIGURES, *PYTORCH_FIGURES, "reference_ms"))
 
 
 def _is_number(value: object) -> bool:
@@ -93,7 +95,7 @@ def update(run: Path, target: str, measured: dict[str, dict[str, Any]],
         when = str(figures.get("measured") or time.strftime("%Y-%m-%d %H:%M:%S"))
         if str(before.get("measured", "")) > when:
             continue  # records older than what is kept (a report rebuilt from an old JSON)
-        entry = {k: figures[k] for k in FIGURES if k in figures}
+        entry = {k: figures[k] for k in (*FIGURES, *PYTORCH_FIGURES) if k in figures}
         entry.update(digest=figures.get("digest", ""), measured=when, stages=before.get("stages", {}))
         if (entry.get("settled") == 0 and before.get("settled") == 1 and before.get("digest") == entry["digest"]
                 and before.get("median_ms")):

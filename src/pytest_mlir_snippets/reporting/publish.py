@@ -46,6 +46,7 @@ def records_json(records: list[ItemRecord], functions: Functions, run: RunInfo, 
         "version": JSON_VERSION, "target": run.target, "mode": run.mode, "rootdir": str(rootdir),
         "files": {file: [list(f) for f in fns] for file, fns in sorted(functions.items())},
         "items": [r.to_json() for r in sorted(records, key=lambda r: r.nodeid)],
+        "not_run": list(run.not_run), "interrupted": run.interrupted,
     }
 
 
@@ -77,9 +78,12 @@ def read_records(documents: list[tuple[str, Any]]) -> tuple[list[ItemRecord], Fu
         records[record.nodeid] = record
         functions.setdefault(record.file, [])
     modes = {doc["mode"] for doc in docs}
+    ran = set(records) | {r.file for r in records.values()}  # what one run left out, another may have run
+    not_run = sorted({str(n) for doc in docs for n in doc.get("not_run") or []} - ran)
     run = RunInfo(", ".join(sorted({doc["target"] for doc in docs})),
                   docs[0]["mode"] if len(modes) == 1 else "mixed: " + ", ".join(sorted(modes)),
-                  (note,) if note else ())
+                  (note,) if note else (), tuple(not_run),
+                  "; ".join(sorted({str(doc["interrupted"]) for doc in docs if doc.get("interrupted")})))
     return list(records.values()), functions, run, Path(docs[0]["rootdir"])
 
 

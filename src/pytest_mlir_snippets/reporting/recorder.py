@@ -18,6 +18,7 @@ import pytest
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
 from pytest_mlir_snippets.protocol import Kind, Outcome
+from pytest_mlir_snippets.reporting.partial import Selection
 from pytest_mlir_snippets.reporting.publish import Functions, publish, summary_lines
 from pytest_mlir_snippets.reporting.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.reporting.runreport import RunInfo
@@ -46,13 +47,16 @@ class Recorder:
         splits, group = getattr(config.option, "splits", None), getattr(config.option, "group", None)
         self.shard = {"group": int(group), "splits": int(splits)} if splits and group else None  # pytest-split
         self.plan: Plan = []  # every item of every shard (see shards.py)
+        self.selection = Selection()  # what of the inputs this run leaves out (see partial.py)
 
     # ----------------------------------------------------------- gathering
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """The input files, and the functions of each, as collection saw them (without
         xdist: the controller of an xdist run does not collect, and learns the files
         from the records)."""
-        parents = {id(item.parent): item for item in session.items if isinstance(item, MlirItem)}
+        ours = [item for item in session.items if isinstance(item, MlirItem)]
+        self.selection.collection_finish([item.nodeid for item in ours], self.config)
+        parents = {id(item.parent): item for item in ours}
         for item in parents.values():
             assert item.parent is not None
             source = getattr(item, "source", None)
@@ -68,10 +72,17 @@ class Recorder:
             if self.is_worker:
                 self.config.workeroutput["mlir_plan"] = self.plan  # type: ignore[attr-defined]
 
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.selection.deselect(item.nodeid for item in items if isinstance(item, MlirItem))
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        self.selection.collect_report(report)
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        """An xdist worker's plan of the shards (they all planned the same)."""
+        """An xdist worker's plan of the shards (they all planned the same), and what it left out."""
         self.plan = self.plan or list(getattr(node, "workeroutput", {}).get("mlir_plan", []))
+        self.selection.worker_down(node)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
@@ -132,10 +143,24 @@ class Recorder:
     @property
     def run_info(self) -> RunInfo:
         settings = self.state.settings
-        return RunInfo(settings.target, "compile only" if settings.skip_exec else "compile and execute")
+        stages = ("compile",) if settings.skip_exec else ("compile", "execute")
+        expected = (f"{file}::{uid}[{stage}]" for file, fns in self.functions.items() for uid, _ in fns
+                    for stage in stages)
+        not_run = self.selection.not_run(self.records, {r.file for r in self.records.values()}, expected)
+        return RunInfo(settings.target, "compile only" if settings.skip_exec else "compile and execute",
+                       not_run=not_run, interrupted=self.interrupted)
+
+    @property
+    def ran_nothing(self) -> bool:
+        """Items ran, and none to an outcome: every one was skipped (unsupported, no device, ...)."""
+        return bool(self.records) and all(r.outcome == Outcome.SKIPPED for r in self.records.values())
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.is_worker and self.ran_nothing and self.state.settings.strict and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED  # --mlir-strict: a green run ran something
+        if not self.is_worker:
+            self._failed_for_lf()
         if self.is_worker or not self.functions or self.config.option.collectonly:
             return  # nothing ran: no report, and nothing written beside the inputs
         root = self.config.rootpath
@@ -145,11 +170,32 @@ class Recorder:
                 self.functions[file] = functions_of(root / file)
         json_path = self.config.getoption("mlir_json")
         shard: dict[str, Any] = {"shard": self.shard, "planned": self.plan} if self.shard is not None else {}
-        self.problems += publish(records, self.functions, root, self.run_info,
-                                 Path(json_path) if json_path else None, **shard)
+        self.problems += publish(records, self.functions, self._report_root(), self.run_info,
+                                 Path(json_path) if json_path else None, root, **shard)
         expectations = self.state.expectations
         if expectations is not None and self.state.settings.update_expectations:
             expectations.update(records, root)
+
+    def _report_root(self) -> Path:
+        """Where the reports go: ``--mlir-report-dir`` (the inputs' folders made there), else the rootdir."""
+        folder = self.state.settings.report_dir
+        if folder is None:
+            return self.config.rootpath
+        for file in self.functions:
+            (folder / file).parent.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def _failed_for_lf(self) -> None:
+        """An item skipped because its compile failed counts as failed for pytest's
+        ``--lf`` (its cache's ``cache/lastfailed``, written just before: this hook is
+        trylast), so that after a fix ``--lf`` reruns the execute with the compile."""
+        cache: pytest.Cache | None = getattr(self.config, "cache", None)
+        skipped = [r.nodeid for r in self.records.values() if r.outcome == Outcome.SKIPPED and r.failed]
+        if cache is None or not skipped:
+            return
+        lastfailed = cache.get("cache/lastfailed", {})
+        if not all(nodeid in lastfailed for nodeid in skipped):
+            cache.set("cache/lastfailed", {**lastfailed, **dict.fromkeys(skipped, True)})
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.records:
@@ -157,5 +203,7 @@ class Recorder:
         terminalreporter.section("MLIR snippets")
         for line, red in summary_lines(list(self.records.values()), len(self.functions), self.interrupted):
             terminalreporter.line(line, red=red, green=not red)
+        if self.ran_nothing and self.state.settings.strict:  # the verdict above said that nothing ran
+            terminalreporter.line("--mlir-strict: a run where nothing ran to an outcome fails (exit 5)", red=True)
         for problem in self.problems:
             terminalreporter.line(problem, yellow=True)

@@ -21,6 +21,19 @@ class RunInfo:
     target: str
     mode: str  # "compile and execute" or "compile only"
     notes: tuple[str, ...] = ()  # what a merge of CI shards has to say (a shard that did not report)
+    # items (node ids) and whole input files (their node ids) of the inputs this run did not run:
+    # deselected (-k, -m, a CI shard), left out by --lf, or not reached (-x, an interruption)
+    not_run: tuple[str, ...] = ()
+    interrupted: str = ""  # why the run stopped early (KeyboardInterrupt), if it did
+
+    def not_run_in(self, file: str | None) -> list[str]:
+        """What this run did not run, of one input file (None: of all of them)."""
+        return [n for n in self.not_run if file is None or n == file or n.startswith(f"{file}::")]
+
+    @property
+    def files_not_run(self) -> list[str]:
+        """Input files none of whose items ran (``--lf`` collects only the files that failed)."""
+        return [n for n in self.not_run if "::" not in n]
 
 
 def report_path(input_file: Path) -> Path:
@@ -36,6 +49,25 @@ def combined_path(inputs: list[Path]) -> Path | None:
 
 RUN_STAGES = ("contract", "compile", "host_ops", "launch", "correctness", "benchmark", "pytorch")
 STAGE_ORDER = ("file", "contract", "compile", "execute", "host_ops", "launch", "correctness", "benchmark", "pytorch")
+
+
+MAX_LISTED = 50  # items not run named in a report; the rest counted
+
+
+def _status_lines(run: RunInfo, file: str | None) -> list[str]:
+    """What a report must say of a run that was not a whole one: it was interrupted, or
+    partial, with what it did not run (their results in earlier reports are not this run's)."""
+    lines = []
+    if run.interrupted:
+        lines.append(f"status:   interrupted ({run.interrupted}): the items it did not reach are missing here")
+    not_run = run.not_run_in(file)
+    if not_run:
+        lines.append(f"run:      partial: {len(not_run)} of the inputs' items or files not run in this run "
+                     "(-k, -m, --lf, -x, a CI shard); earlier results of them are not this run's")
+        lines += [f"not run:  {n}" + ("" if "::" in n else " (the whole file)") for n in not_run[:MAX_LISTED]]
+        if len(not_run) > MAX_LISTED:
+            lines.append(f"not run:  ... and {len(not_run) - MAX_LISTED} more")
+    return lines
 
 
 def _subjects_line(records: list[ItemRecord]) -> str:
@@ -96,6 +128,7 @@ def render_file_report(path: Path, functions: list[tuple[str, int]], records: li
         f"input:    {path}",
         f"mode:     {run.mode}",
         *(f"note:     {note}" for note in run.notes),
+        *_status_lines(run, records[0].file if records else None),
         f"items:    {len(records)} ({counts(records)})",
         f"{'snippets' if snippets else 'subjects'}: {_subjects_line(records)}",
         *_golden_lines(records),
@@ -146,6 +179,7 @@ def render_combined(per_file: dict[Path, list[ItemRecord]], functions: dict[Path
         f"mode:     {run.mode}",
         f"inputs:   {len(per_file)} file(s)",
         *(f"note:     {note}" for note in run.notes),
+        *_status_lines(run, None),
         f"items:    {len(everything)} ({counts(everything)})",
         f"{'snippets' if all(r.is_snippet for r in everything) else 'subjects'}: {_subjects_line(everything)}",
         *_golden_lines(everything),
@@ -187,7 +221,7 @@ def write_reports(records: list[ItemRecord], functions: dict[str, list[tuple[str
         grouped.setdefault(record.file, []).append(record)
     outputs = {report_path(root / file): render_file_report(rootdir / file, functions.get(file, []), recs, run)
                for file, recs in grouped.items()}
-    combined = combined_path([root / file for file in grouped])
+    combined = combined_path([root / file for file in [*grouped, *run.files_not_run]])
     if combined is not None:
         outputs[combined] = render_combined({rootdir / f: r for f, r in grouped.items()},
                                             {rootdir / f: fns for f, fns in functions.items()}, run)

@@ -4,11 +4,13 @@
     mlir-snippets import-torch MODULE:FACTORY OUTDIR
     mlir-snippets sysdesc
     mlir-snippets inventory MODEL.mlir... [--out DIR] | --from-torch MODULE:FACTORY --out DIR
+    mlir-snippets new-iteration RUN [--from vN]
 
 ``report`` rebuilds the run reports of one or several runs (CI shards, xdist
 across hosts) from the files ``--mlir-json`` wrote; ``import-torch`` writes a
 PyTorch model as ``model_linalg.mlir`` with its reference (``torch_import.py``);
-``sysdesc`` writes tt-mlir's system descriptor with ``ttrt query --save-artifacts``.
+``sysdesc`` writes tt-mlir's system descriptor with ``ttrt query --save-artifacts``;
+``new-iteration`` starts an optimization run's next iteration (``new_iteration.py``).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def report(args: argparse.Namespace) -> int:
     problems = publish(records, functions, root, run, Path(args.json) if args.json else None, rootdir)
     if args.update_expectations:
         try:
-            load_expectations(Path(args.update_expectations)).update(records, rootdir)
+            load_expectations(Path(args.update_expectations), create=True).update(records, rootdir)
         except (ExpectationsError, OSError) as error:
             problems.append(f"could not update {args.update_expectations}: {error}")
     for line, _ in summary_lines(records, len(functions), notes=run.notes):
@@ -60,7 +62,7 @@ def import_torch_command(args: argparse.Namespace) -> int:
 
     try:
         path = import_torch(args.target, args.outdir, args.func_name)
-    except (ValueError, ImportError, AttributeError) as error:
+    except (ValueError, ImportError, AttributeError, OSError) as error:
         print(f"mlir-snippets import-torch: {error}", file=sys.stderr)
         return 2
     print(f"wrote {path} (and reference.py, reference_state.pt, {path.stem}.{args.func_name}.npz)")
@@ -117,6 +119,18 @@ def inventory_command(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def new_iteration_command(args: argparse.Namespace) -> int:
+    from pytest_mlir_snippets.tools.new_iteration import NewIterationError, new_iteration, next_steps
+
+    try:
+        written = new_iteration(args.run_dir, args.source)
+    except (NewIterationError, OSError) as error:
+        print(f"mlir-snippets new-iteration: {error}", file=sys.stderr)
+        return 2
+    print("\n".join(next_steps(written)))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mlir-snippets", description="tools around pytest-mlir-snippets")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -140,6 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     ops.add_argument("--out", metavar="DIR", help="write <DIR>/<model stem>/ (default: beside each model)")
     ops.add_argument("--from-torch", metavar="MODULE:FACTORY", help="a PyTorch model, through torch-mlir")
     ops.set_defaults(run=inventory_command)
+    step = commands.add_parser("new-iteration", help="start an optimization run's next iteration: vK/ with "
+                               "transform.mlir, pass_pipeline.txt and hypothesis.txt")
+    step.add_argument("run_dir", type=Path, metavar="RUN", help="the run's folder (or its model_linalg.mlir)")
+    step.add_argument("--from", dest="source", metavar="vN",
+                      help="copy transform.mlir and pass_pipeline.txt from vN (default: the last iteration; "
+                           "none yet: the run's target's starting schedule)")
+    step.set_defaults(run=new_iteration_command)
     args = parser.parse_args(argv)
     result: int = args.run(args)
     return result

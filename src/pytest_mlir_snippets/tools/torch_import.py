@@ -55,6 +55,8 @@ def load_factory(target: str) -> tuple[Any, str, str]:
         raise ValueError(f"expected MODULE:FACTORY, got {target!r}")
     if source.endswith(".py"):
         path = Path(source).resolve()
+        if not path.is_file():
+            raise ValueError(f"{source}: no such file")
         spec = importlib.util.spec_from_file_location("import_torch_source", path)
         if spec is None or spec.loader is None:
             raise ValueError(f"cannot import {path}")
@@ -82,10 +84,10 @@ def export(factory: Any, func_name: str = "forward") -> tuple[Any, Any, tuple[An
 
 def import_torch(target: str, outdir: Path, func_name: str = "forward") -> Path:
     """Write ``model_linalg.mlir`` and the reference files; returns the .mlir path."""
+    factory, source, factory_name = load_factory(target)  # a wrong MODULE:FACTORY says so before torch loads
     import numpy as np
     import torch
 
-    factory, source, factory_name = load_factory(target)
     exported, model, inputs, outputs = export(factory, func_name)
     outdir.mkdir(parents=True, exist_ok=True)
     mlir_path = outdir / "model_linalg.mlir"

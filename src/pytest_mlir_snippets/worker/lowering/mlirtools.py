@@ -76,8 +76,9 @@ class Collector:
             diags.append(Diagnostic("error", str(error)))
         unknown = next((m.group(1) for d in diags if (m := _UNKNOWN_DIALECT.search(d.message))), None)
         if unknown is not None:
-            return SnippetFailure(Kind.UNSUPPORTED, f"dialect '{unknown}' is not available for target {self.target}",
-                                  diags)
+            from pytest_mlir_snippets.worker.dialects import dialect_failure
+
+            return dialect_failure([unknown], self.target, diags)
         return SnippetFailure(kind, message, diags)
 
 

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import UnsupportedType
-from pytest_mlir_snippets.protocol import Kind
+from pytest_mlir_snippets.protocol import Diagnostic, Kind
+from pytest_mlir_snippets.worker.dialects import dialect_failure
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
@@ -209,14 +210,20 @@ def _shaped(t: Any) -> Any:
     return ir.ShapedType(t)
 
 
+def unregistered(ops: list[Any]) -> list[Diagnostic]:
+    """One error per unregistered op, at its line and column."""
+    located = ((op, mlirtools.source_location(str(op.location))) for op in ops)
+    return [Diagnostic("error", f"unregistered operation '{op.name}'", line, column, file=file)
+            for op, (file, line, column) in located]
+
+
 def _reject_unregistered(module: Any, ctx: Any, target: str) -> None:
-    """Ops of dialects this build of MLIR does not have: unsupported, by name."""
+    """Ops of dialects this build of MLIR does not have: unsupported, by name (a
+    compile-error for a dialect no target knows)."""
     from mlir import ir
 
     unknown = mlirtools.ops_where(module, ir, lambda op: not ctx.is_registered_operation(op.name))
-    missing = {op.name.split(".")[0] for op in unknown}
-    if missing:
-        names = ", ".join(f"'{d}'" for d in sorted(missing))
-        raise SnippetFailure(Kind.UNSUPPORTED, f"dialect {names} is not available for target {target}")
+    if unknown:
+        raise dialect_failure({op.name.split(".")[0] for op in unknown}, target, unregistered(unknown))
 
 

@@ -27,14 +27,10 @@ from typing import Any
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec, UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
+from pytest_mlir_snippets.worker.dialects import IREE_INPUT, dialect_failure
 from pytest_mlir_snippets.worker.lowering import mlirtools
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
-# dialects whose ops IREE takes as input (its own included: flow, hal, util, ...)
-INPUT_DIALECTS = frozenset({
-    "builtin", "func", "arith", "math", "tensor", "linalg", "scf", "cf", "complex", "vector", "affine", "index",
-    "ub", "shape", "quant", "ml_program", "tosa", "stablehlo", "chlo", "torch", "torch_c", "tm_tensor", "util",
-    "flow", "hal", "stream", "iree_linalg_ext", "iree_tensor_ext", "iree_encoding"})
 ACCEPTED = "linalg/tensor/arith, TOSA, StableHLO, torch and ONNX"
 _STABLEHLO = re.compile(r"\b(?:stablehlo|chlo)\.")
 _TORCH = re.compile(r"!torch\.|\btorch\.(?:operator|aten|prim|constant|vtensor)|\"onnx\.")
@@ -193,11 +189,9 @@ def _parse(text: str, severity: str) -> Diagnostic:
 def _reject_other_dialects(module: Any, ir: Any, target: str) -> None:
     """Ops of dialects IREE does not take as input: unsupported, by name."""
     found = {op.name.split(".")[0] for op in mlirtools.ops_where(module, ir, lambda op: True)}
-    other = sorted(found - INPUT_DIALECTS)
+    other = found - IREE_INPUT
     if other:
-        names = ", ".join(f"'{d}'" for d in other)
-        raise SnippetFailure(Kind.UNSUPPORTED, f"dialect {names} is not available for target {target} "
-                             f"(IREE takes {ACCEPTED} input)")
+        raise dialect_failure(other, target, detail=f" (IREE takes {ACCEPTED} input)")
 
 
 def entry_signature(func_op: Any, ir: Any) -> tuple[list[TypeSpec], list[TypeSpec]]:
