@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from pytest_mlir_snippets.items.failures import FAILURES, ItemFailure, MlirFailureRepr
+from pytest_mlir_snippets.items.failures import FAILURES, ItemFailure, MlirFailureRepr, Unsupported, failure_of
 from pytest_mlir_snippets.protocol import GOLDEN, SKIP, Golden, Kind, Outcome, Response, Stage, Status
 from pytest_mlir_snippets.reporting.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.session import run_state
@@ -73,7 +73,8 @@ class MlirItem(pytest.Item):
         if status == Kind.CRASH.value and not settings.run_crashers:
             self.add_marker(pytest.mark.xfail(run=False, reason=CRASH_NOT_RUN))
         else:
-            self.add_marker(pytest.mark.xfail(strict=True, raises=FAILURES[status], reason=f"expected {status}"))
+            raises = FAILURES.get(status, ItemFailure)
+            self.add_marker(pytest.mark.xfail(strict=True, raises=raises, reason=f"expected {status}"))
 
     # --------------------------------------------------------------- timeouts
     def timeout(self) -> float:
@@ -112,18 +113,18 @@ class MlirItem(pytest.Item):
         if response.ok and response.stderr.strip():
             self.add_report_section("call", "stdout", response.stderr)
 
-    def skip(self, reason: str) -> NoReturn:
+    def skip(self, reason: str, skipped: type[pytest.skip.Exception] = pytest.skip.Exception) -> NoReturn:
         """Skip, reported at the item's own location (its file line) rather than here."""
         self.skip_reason = reason
-        raise pytest.skip.Exception(reason, _use_item_location=True)
+        raise skipped(reason, _use_item_location=True)
 
     def fail(self, response: Response) -> NoReturn:
         """End with ``response``'s outcome: a skip for ``unsupported`` (of kind ``skip`` when the
         machine lacks the device: ``protocol.SKIP``), else a failure of its kind."""
         self.kind = None if response.info.get(SKIP) else response.kind
         if response.kind is Kind.UNSUPPORTED:
-            self.skip(response.message)
-        raise FAILURES[response.kind.value](response)
+            self.skip(response.message, Unsupported)
+        raise failure_of(response)
 
     # ----------------------------------------------------------------- records
     def skeleton(self) -> ItemRecord:

@@ -122,14 +122,11 @@ class IreeBackend(Backend):
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,
                 golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
-        args, results = compiled.signature
+        args = compiled.signature[0]
         inputs = recorded(golden["inputs"], args, "input") if golden else make_inputs(
             args, options.seed, options.dynamic_dim)
+        actual = self.run(compiled, inputs, options)
         runtime = self._started()
-        actual = runtime.call(compiled.handle, compiled.function, inputs, args, results)
-        if len(actual) != len(results):
-            raise SnippetFailure(Kind.EXECUTE_ERROR, f"the call returned {len(actual)} value(s), the function "
-                                 f"has {len(results)} result(s)")
         try:
             metrics, info = judge_outputs(compiled, options, golden, actual,
                                           lambda: self._reference_outputs(compiled, options, inputs))
@@ -141,6 +138,14 @@ class IreeBackend(Backend):
             info["files"] = self._run_files(compiled, inputs, golden)
         info["device"] = runtime.driver_name
         return metrics, info
+
+    def run(self, compiled: Compiled, inputs: list[np.ndarray], options: Options) -> list[np.ndarray]:
+        args, results = compiled.signature
+        actual = self._started().call(compiled.handle, compiled.function, inputs, args, results)
+        if len(actual) != len(results):
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"the call returned {len(actual)} value(s), the function "
+                                 f"has {len(results)} result(s)")
+        return actual
 
     def _reference_outputs(self, compiled: Compiled, options: Options,
                            inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:
