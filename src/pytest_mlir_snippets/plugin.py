@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from pytest_mlir_snippets import settings, termination
+from pytest_mlir_snippets.api.device import MlirDevice, marked_target
+from pytest_mlir_snippets.api.record import DEVICE, record_python_test
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.items.expectations import ExpectationsError, load_expectations
 from pytest_mlir_snippets.items.iteration import OptimizationRun
@@ -44,6 +46,8 @@ def pytest_configure(config: pytest.Config) -> None:
     elif state.settings.update_expectations:
         raise pytest.UsageError("--mlir-update-expectations needs --mlir-expectations FILE")
     config.stash[STATE] = state
+    config.addinivalue_line("markers", "mlir_target(name): the target of this test's mlir_device and mlir_target "
+                            "fixtures (default: --mlir-target)")
     termination.install(config)  # SIGTERM (a cancelled CI job) as Ctrl-C: reports written, workers killed
     config.pluginmanager.register(Recorder(state, config), "mlir-snippets-recorder")
     if config.pluginmanager.hasplugin("html"):
@@ -95,6 +99,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         None, pytest.TestReport, pytest.TestReport]:
     """The item's record on its report, once pytest (xfail included) has decided the outcome."""
     report: pytest.TestReport = yield
+    if DEVICE in item.stash:
+        record_python_test(item, call, report)
     if isinstance(item, MlirItem):
         item.record_report(report)
         if report.when == "call" and item.config.pluginmanager.hasplugin("html"):
@@ -102,6 +108,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
             add_extras(report, *item.source_text())
     return report
+
+
+@pytest.fixture
+def mlir_target(request: pytest.FixtureRequest) -> str:
+    """The target this test compiles for: ``@pytest.mark.mlir_target(NAME)``, else
+    ``--mlir-target`` (ini ``mlir_target``, default cpu)."""
+    return marked_target(request.node, run_state(request.config).settings.target)
+
+
+@pytest.fixture
+def mlir_device(request: pytest.FixtureRequest, mlir_target: str,
+                tmp_path_factory: pytest.TempPathFactory) -> MlirDevice:
+    """The target's device for this pytest process: ``compile(source)`` and
+    ``run(compiled, *inputs)`` in the sandbox worker (``docs/python-api.md``)."""
+    device = MlirDevice(run_state(request.config), mlir_target, lambda: tmp_path_factory.mktemp("compiled"))
+    request.node.stash[DEVICE] = device
+    return device
 
 
 @pytest.hookimpl(optionalhook=True)

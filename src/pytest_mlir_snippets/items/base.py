@@ -8,6 +8,7 @@ as data (``report.mlir_record``) in ``pytest_runtest_makereport``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -113,7 +114,7 @@ class MlirItem(pytest.Item):
         if response.ok and response.stderr.strip():
             self.add_report_section("call", "stdout", response.stderr)
 
-    def skip(self, reason: str, skipped: type[pytest.skip.Exception] = pytest.skip.Exception) -> NoReturn:
+    def skip(self, reason: str, skipped: Callable[..., BaseException] = pytest.skip.Exception) -> NoReturn:
         """Skip, reported at the item's own location (its file line) rather than here."""
         self.skip_reason = reason
         raise skipped(reason, _use_item_location=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import pytest
 from _pytest._code.code import TerminalRepr
@@ -72,10 +72,17 @@ class NoGolden(ItemFailure):
     kind = Kind.NO_GOLDEN
 
 
-class Unsupported(pytest.skip.Exception):
+_SKIPPED: Any = pytest.skip.Exception  # pytest's Skipped, through its public name
+
+
+class Unsupported(_SKIPPED):  # type: ignore[misc]
     """A dialect, type or feature the target cannot handle, or a device the machine lacks:
     a skip (pytest's skip exception), never a failure (``unsupported``)."""
 
+
+for _public in (ItemFailure, CompileError, ExecuteError, GoldenMismatch, Crash, Timeout, ContractError, NoGolden,
+                Unsupported):
+    _public.__module__ = "pytest_mlir_snippets"  # where users import them from, as tracebacks name them
 
 # failure kind -> the class items and the device fixture raise
 FAILURES: dict[str, type[ItemFailure]] = {
