@@ -83,6 +83,7 @@ class Unsupported(_SKIPPED):  # type: ignore[misc]
 for _public in (ItemFailure, CompileError, ExecuteError, GoldenMismatch, Crash, Timeout, ContractError, NoGolden,
                 Unsupported):
     _public.__module__ = "pytest_mlir_snippets"  # where users import them from, as tracebacks name them
+Unsupported.__module__ = "builtins"  # as pytest's Skipped: -rs shows "Unsupported: <why>"
 
 # failure kind -> the class items and the device fixture raise
 FAILURES: dict[str, type[ItemFailure]] = {
