@@ -124,7 +124,7 @@ class MlirItem(pytest.Item):
         machine lacks the device: ``protocol.SKIP``), else a failure of its kind."""
         self.kind = None if response.info.get(SKIP) else response.kind
         if response.kind is Kind.UNSUPPORTED:
-            self.skip(response.message, Unsupported)
+            self.skip(response.message, pytest.skip.Exception if response.info.get(SKIP) else Unsupported)
         raise failure_of(response)
 
     # ----------------------------------------------------------------- records
