@@ -15,11 +15,14 @@ import numpy as np
 import pytest
 
 import pytest_mlir_snippets as mlir
+import test_cuda
 from pytest_mlir_snippets.items.failures import FAILURES, ItemFailure
 from pytest_mlir_snippets.protocol import Kind
 from test_termination import alive, cmdline, wait_until
 
 DATA = Path(__file__).parent / "data" / "python_api"
+# the fixtures of the CUDA driver's double (tests/test_cuda.py), as "double" and "fake_libcuda"
+double, fake_libcuda = test_cuda.double, test_cuda.fake_libcuda
 TAG = "MLIR_PYTHON_API_TEST"  # in the environment of the workers of one test's run, to find them
 
 
@@ -193,3 +196,22 @@ def _spin() -> str:
 
 def test_a_kind_without_its_own_class_still_fails() -> None:
     assert set(FAILURES) == {k.value for k in Kind} - {"pass", "unsupported"}
+
+
+def test_cuda_runs_through_the_driver(pytester: pytest.Pytester, double: Path) -> None:
+    """With a CUDA device (the double of the driver, tests/test_cuda.py): ``run`` opens it in
+    the worker, loads the kernels, launches them and returns the results (the double runs
+    no kernel: only their shape and type are checked)."""
+    pytester.makepyfile(test_gpu=f'''
+        import numpy as np
+
+        def test_run(mlir_device):
+            compiled = mlir_device.compile({test_cuda.ADD_CONSTANT!r})
+            assert ".target sm_90" in compiled.artifacts["kernels.ptx"]
+            (out,) = mlir_device.run(compiled, np.ones(4, np.float32))
+            assert out.shape == (4,) and out.dtype == np.float32
+    ''')
+    result = pytester.runpytest_subprocess("--mlir-target=cuda", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    log = double.read_text().split()
+    assert "launch" in log and "add_constant_kernel" in log
