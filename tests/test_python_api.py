@@ -114,6 +114,9 @@ def test_the_issue_file(pytester: pytest.Pytester, copy_into, tagged: str, worke
     assert any(d.startswith("<mlir>:2:") for d in bad["diagnostics"]), bad["diagnostics"]
     hang = records["test_device_api.py::test_spin_is_a_timeout_and_the_next_call_works"]
     assert [c["kind"] for c in hang["info"]["calls"]] == ["pass", "timeout", "pass", "pass"]
+    wild = records["test_device_api.py::test_wild_load_is_a_crash_and_the_next_call_works"]
+    assert [(c["call"], c["kind"]) for c in wild["info"]["calls"]] == [
+        ("compile", "pass"), ("compile", "pass"), ("run", "crash"), ("run", "pass")]
     assert "test_device_api.py::test_target" not in records  # no device: not an MLIR test
     report = (pytester.path / "test_device_api-run-report.txt").read_text()
     assert "test_expected_crash" in report and "crash (expected)" in report
@@ -188,6 +191,24 @@ def test_sigterm_leaves_no_worker(pytester: pytest.Pytester, tagged: str) -> Non
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_pytest_timeouts_time_bounds_the_calls(pytester: pytest.Pytester) -> None:
+    """A call's default timeout is what is left of pytest-timeout's time for the test:
+    a hang is a ``Timeout`` of the call, before pytest-timeout's timer ends the test."""
+    pytester.makepyfile(test_bounded=f"""
+        import pytest
+        import pytest_mlir_snippets as mlir
+
+        @pytest.mark.timeout(5)
+        def test_spin(mlir_device):
+            spin = mlir_device.compile({_spin()!r})
+            with pytest.raises(mlir.Timeout, match="no answer within"):
+                mlir_device.run(spin, 0)
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "+++ Timeout +++" not in result.stdout.str()
 
 
 def _spin() -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_mlir_snippets import settings, termination
-from pytest_mlir_snippets.api.device import MlirDevice, marked_target
+from pytest_mlir_snippets.api.device import DEADLINE, MlirDevice, marked_target
 from pytest_mlir_snippets.api.record import DEVICE, record_python_test
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.items.expectations import ExpectationsError, load_expectations
@@ -122,7 +123,9 @@ def mlir_device(request: pytest.FixtureRequest, mlir_target: str,
                 tmp_path_factory: pytest.TempPathFactory) -> MlirDevice:
     """The target's device for this pytest process: ``compile(source)`` and
     ``run(compiled, *inputs)`` in the sandbox worker (``docs/python-api.md``)."""
-    device = MlirDevice(run_state(request.config), mlir_target, lambda: tmp_path_factory.mktemp("compiled"))
+    node = request.node
+    device = MlirDevice(run_state(request.config), mlir_target, lambda: tmp_path_factory.mktemp("compiled"),
+                        lambda: node.stash.get(DEADLINE, None))
     request.node.stash[DEVICE] = device
     return device
 
@@ -131,8 +134,11 @@ def mlir_device(request: pytest.FixtureRequest, mlir_target: str,
 def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> bool | None:
     """pytest-timeout's time for one of our items (its CLI, ``PYTEST_TIMEOUT``, ini or
     marker, resolved by pytest-timeout) bounds the item's sandbox calls: a hang is a
-    ``timeout`` outcome, and pytest-timeout sets no timer of its own for it."""
+    ``timeout`` outcome, and pytest-timeout sets no timer of its own for it. Any other
+    test keeps pytest-timeout's timer; its ``mlir_device`` calls end a little before it."""
     if not isinstance(item, MlirItem):
+        if settings.timeout:
+            item.stash[DEADLINE] = time.monotonic() + float(settings.timeout)
         return None
     item.timeout_budget = float(settings.timeout) if settings.timeout else None
     return True

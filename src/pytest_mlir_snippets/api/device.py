@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,8 @@ from pytest_mlir_snippets.protocol import SKIP, Kind, Options, Request, Response
 from pytest_mlir_snippets.session import RunState
 
 TEXT_SOURCE = "<mlir>"  # how diagnostics name a source given as text
+DEADLINE = pytest.StashKey[float]()  # when pytest-timeout's timer ends a test (time.monotonic())
+MARGIN = 0.5  # seconds a call ends before it: the call's timeout, not pytest-timeout's, tells of a hang
 
 
 @dataclass
@@ -123,11 +126,21 @@ def entry_of(text: str, function: str | None) -> tuple[str, int]:
 class MlirDevice:
     """The target's device for this pytest process, in the sandbox worker."""
 
-    def __init__(self, state: RunState, target: str, folders: Callable[[], Path] | None = None) -> None:
+    def __init__(self, state: RunState, target: str, folders: Callable[[], Path] | None = None,
+                 deadline: Callable[[], float | None] = lambda: None) -> None:
         self.target = target
         self.calls: list[Call] = []  # what the test did, for its record
         self._state = state
         self._folders = folders  # a fresh folder per compile, for artifacts a target writes (tt's flatbuffer)
+        self._deadline = deadline  # pytest-timeout's end of the test, if it times the test
+
+    def timeout(self) -> float:
+        """A call's default timeout, as an item's: ``--mlir-timeout``, within what is left of
+        pytest-timeout's time for the test."""
+        limit, deadline = self._state.settings.timeout, self._deadline()
+        if deadline is None:
+            return limit
+        return round(max(0.1, min(limit, deadline - time.monotonic() - MARGIN)), 2)
 
     def __repr__(self) -> str:
         return f"<mlir_device {self.target} (device {self._manager.device_id})>"
@@ -163,7 +176,8 @@ class MlirDevice:
             timeout: float | None = None) -> list[Any]:
         """Run ``compiled`` on ``inputs`` (numpy arrays in the argument types; Python numbers
         and lists take them) and return its results as numpy arrays, unjudged. Opens the
-        device at the first run; ``timeout``: seconds (default ``--mlir-timeout``)."""
+        device at the first run; ``timeout``: seconds (default: the test's, as an item's:
+        ``--mlir-timeout``, within pytest-timeout's time for the test)."""
         __tracebackhide__ = True
         if compiled.target != self.target:
             raise ValueError(f"compiled for target {compiled.target}, this device is {self.target}")
@@ -178,7 +192,7 @@ class MlirDevice:
 
     def _call(self, request: Request, timeout: float | None, where: Where) -> Response:
         __tracebackhide__ = True
-        response: Response = self._manager.call(request, timeout)
+        response: Response = self._manager.call(request, self.timeout() if timeout is None else timeout)
         failed = not response.ok
         self.calls.append(Call(request.op, request.function, response.kind.value, response.message,
                                diagnostic_lines(response, where) if failed else [],
