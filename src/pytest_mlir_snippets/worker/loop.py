@@ -101,8 +101,8 @@ class Worker:
         if op == "execute":
             return self._execute(compiled, request)
         if op == "run":  # mlir_device.run: the caller's inputs, the results back
-            with self._reset_after_failure(stage="run"):
-                inputs = given(request.golden["inputs"] if request.golden else [], compiled.signature[0])
+            inputs = given(request.golden["inputs"] if request.golden else [], compiled.signature[0])
+            with self._reset_after_failure(stage="run"):  # inputs that do not fit leave the device alone
                 values = self.backend.run(compiled, inputs, request.options)
             return Response(Kind.PASS, info={"values": values})
         raise ValueError(f"unknown request {op!r}")

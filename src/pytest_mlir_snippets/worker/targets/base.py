@@ -67,7 +67,7 @@ class Backend(abc.ABC):
 
     def run(self, compiled: Compiled, inputs: list[np.ndarray], options: Options) -> list[np.ndarray]:
         """Run ``compiled`` on the caller's ``inputs`` (checked against its signature:
-        ``worker.judge.given``) and return its results, unjudged (``mlir_device.run``)."""
+        ``worker.given``) and return its results, unjudged (``mlir_device.run``)."""
         raise SnippetFailure(Kind.UNSUPPORTED, f"target {self.name} does not run given inputs (mlir_device.run) "
                              "yet: its backend has no run()")
 
