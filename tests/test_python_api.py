@@ -171,16 +171,20 @@ def test_every_target_of_the_machine(pytester: pytest.Pytester, copy_into) -> No
     result.stdout.fnmatch_lines(["SKIPPED * Unsupported: tt-mlir is not available *"])
 
 
-def test_sigterm_leaves_no_worker(pytester: pytest.Pytester, tagged: str) -> None:
-    """pytest cancelled (SIGTERM) while a Python test's run spins: the worker goes too."""
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_sigterm_leaves_no_worker(pytester: pytest.Pytester, tagged: str, workers: list[str]) -> None:
+    """pytest cancelled (SIGTERM) while Python tests' runs spin: their workers go too."""
     pytester.makepyfile(test_spin=f"""
-        def test_spin(mlir_device):
-            mlir_device.run(mlir_device.compile('''{_spin()}'''), 0, timeout=600)
+        import pytest
+
+        @pytest.mark.parametrize("start", [0, 1])
+        def test_spin(mlir_device, start):
+            mlir_device.run(mlir_device.compile({_spin()!r}), start, timeout=600)
     """)
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_spin.py"],
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_spin.py", *workers],
                             cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ)
     try:
-        assert wait_until(lambda: tagged_workers(tagged), 60), "no sandbox worker started"
+        assert wait_until(lambda: len(tagged_workers(tagged)) == (2 if workers else 1), 90), "no sandbox worker"
         wait_until(lambda: False, 1.0)  # compiled, and spinning in the run
         assert tagged_workers(tagged) and proc.poll() is None
         proc.send_signal(signal.SIGTERM)
