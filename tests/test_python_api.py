@@ -124,7 +124,8 @@ def test_the_issue_file(pytester: pytest.Pytester, copy_into, tagged: str, worke
 
 def test_failures_read_as_snippet_items_show_them(pytester: pytest.Pytester, copy_into) -> None:
     """A failed Python test shows MLIR's diagnostics at source lines, and the run report
-    (and the combined one) lists it with its kind."""
+    (and the combined one) lists it with its kind; snippet items' failures are the same
+    public classes."""
     pytester.makepyfile(test_fails="""
         import numpy as np
         import pytest_mlir_snippets as mlir
@@ -145,8 +146,22 @@ def test_failures_read_as_snippet_items_show_them(pytester: pytest.Pytester, cop
     """)
     pytester.makefile(".mlir", ops="func.func @add_0(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
                       "  %0 = arith.addf %a, %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n")
+    # snippet items raise the same classes: xfail(raises=pytest_mlir_snippets.Crash) holds them
+    wild = (DATA / "test_device_api.py").read_text().split('WILD_LOAD = """', 1)[1].split('"""', 1)[0]
+    pytester.makefile(".mlir", faults=wild + "func.func @bad(%a: i32) -> i32 {\n  return %b : i32\n}\n")
+    pytester.makeconftest("""
+        import pytest
+        import pytest_mlir_snippets as mlir
+
+        def pytest_collection_modifyitems(items):
+            for item in items:
+                kind = {"wild_load[execute]": mlir.Crash, "bad[compile]": mlir.CompileError}.get(item.name)
+                if kind is not None:
+                    item.add_marker(pytest.mark.xfail(raises=kind, strict=True))
+    """)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2, failed=2)
+    # ops.mlir 2 passed, faults.mlir: wild_load[compile] passed, 2 xfailed, bad[execute] skipped (compile failed)
+    result.assert_outcomes(passed=3, failed=2, xfailed=2, skipped=1)
     result.stdout.fnmatch_lines(["E *pytest_mlir_snippets.CompileError: compile-error: @bad (<mlir>:1) [[]compile[]]",
                                  "E *<mlir>:2:*: error: use of value '%a' expects different type*",
                                  "E *pytest_mlir_snippets.GoldenMismatch: results differ: result #0: max abs error 2*",
