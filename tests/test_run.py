@@ -223,7 +223,13 @@ def test_examples(pytester: pytest.Pytester, run_items, copy_into) -> None:
         "failing.mlir::ttir_add[compile]": "unsupported",
         "failing.mlir::ttir_add[execute]": "unsupported",
     }
-    got = {node: kind for node, kind in kinds(props).items() if not node.startswith("model_linalg.mlir::")}
+    got = {node: kind for node, kind in kinds(props).items()
+           if not node.startswith(("model_linalg.mlir::", "test_python_api.mlir::"))}
+    python_tests = {node.split("::")[1]: kind for node, kind in kinds(props).items()
+                    if node.startswith("test_python_api.mlir::")}  # junit's classname, read as a file
+    assert python_tests == {"test_scale[1]": "pass", "test_scale[8]": "pass", "test_scale[1000]": "pass",
+                            "test_module_built_with_the_bindings": "pass", "test_crash": "crash",
+                            "test_hang": "timeout", "test_expected_compile_error": "compile-error"}
     assert len(got) >= 60
     assert {k: v for k, v in got.items() if v != "pass"} == expected_failures
     # the two optimization runs: cpu passes throughout, cuda fails v2 and v3 for their reasons
@@ -236,7 +242,7 @@ def test_examples(pytester: pytest.Pytester, run_items, copy_into) -> None:
     assert "dialect 'ttir' is not available for target cpu" in out
     result.stdout.fnmatch_lines(
         ["*verdicts by golden: 40 pass(es): differential:iree-cpu 21, interpreter 4, self 2, torch 13*",
-         "*2 snippet(s) and 2 iteration(s) failed across 12 file(s) (1 unsupported on this target, 2 iteration(s) "
+         "*2 snippet(s) and 2 iteration(s) failed across 13 file(s) (1 unsupported on this target, 2 iteration(s) "
          "skipped: not every item ran)*"])
     stablehlo = [p for node, p in props.items() if node.startswith("stablehlo.mlir") and "execute" in node]
     assert {p["mlir_reference"] for p in stablehlo} == {"StableHLO reference interpreter"}

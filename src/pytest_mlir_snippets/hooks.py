@@ -15,5 +15,7 @@ def pytest_mlir_device_opened(config: pytest.Config, target: str, device_id: int
     """A sandbox worker opened (and probed) its device for ``target``.
 
     Called in the process that owns the worker: the pytest process, or each
-    xdist worker. ``info`` is what the backend's ``open_device`` returned.
+    xdist worker. ``info`` is what the backend's ``open_device`` returned. It fires at the
+    first execute item or ``mlir_device.run``, and again after a crash or a timeout
+    replaced the worker.
     """

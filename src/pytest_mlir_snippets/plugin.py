@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,8 @@ from typing import Any
 import pytest
 
 from pytest_mlir_snippets import settings, termination
+from pytest_mlir_snippets.api.device import DEADLINE, MlirDevice, marked_target
+from pytest_mlir_snippets.api.record import DEVICE, record_python_test
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.items.expectations import ExpectationsError, load_expectations
 from pytest_mlir_snippets.items.iteration import OptimizationRun
@@ -45,6 +48,8 @@ def pytest_configure(config: pytest.Config) -> None:
     elif state.settings.update_expectations:
         raise pytest.UsageError("--mlir-update-expectations needs --mlir-expectations FILE")
     config.stash[STATE] = state
+    config.addinivalue_line("markers", "mlir_target(name): the target of this test's mlir_device and mlir_target "
+                            "fixtures (default: --mlir-target)")
     termination.install(config)  # SIGTERM (a cancelled CI job) as Ctrl-C: reports written, workers killed
     config.pluginmanager.register(Recorder(state, config), "mlir-snippets-recorder")
     if config.pluginmanager.hasplugin("html"):
@@ -96,6 +101,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         None, pytest.TestReport, pytest.TestReport]:
     """The item's record on its report, once pytest (xfail included) has decided the outcome."""
     report: pytest.TestReport = yield
+    if DEVICE in item.stash:
+        record_python_test(item, call, report)
     if isinstance(item, MlirItem):
         item.record_report(report)
         if report.when == "call" and item.config.pluginmanager.hasplugin("html"):
@@ -105,12 +112,34 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+@pytest.fixture
+def mlir_target(request: pytest.FixtureRequest) -> str:
+    """The target this test compiles for: ``@pytest.mark.mlir_target(NAME)``, else
+    ``--mlir-target`` (ini ``mlir_target``, default cpu)."""
+    return marked_target(request.node, run_state(request.config).settings.target)
+
+
+@pytest.fixture
+def mlir_device(request: pytest.FixtureRequest, mlir_target: str,
+                tmp_path_factory: pytest.TempPathFactory) -> MlirDevice:
+    """The target's device for this pytest process: ``compile(source)`` and
+    ``run(compiled, *inputs)`` in the sandbox worker (``docs/python-api.md``)."""
+    node = request.node
+    device = MlirDevice(run_state(request.config), mlir_target, lambda: tmp_path_factory.mktemp("compiled"),
+                        lambda: node.stash.get(DEADLINE, None))
+    request.node.stash[DEVICE] = device
+    return device
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> bool | None:
     """pytest-timeout's time for one of our items (its CLI, ``PYTEST_TIMEOUT``, ini or
     marker, resolved by pytest-timeout) bounds the item's sandbox calls: a hang is a
-    ``timeout`` outcome, and pytest-timeout sets no timer of its own for it."""
+    ``timeout`` outcome, and pytest-timeout sets no timer of its own for it. Any other
+    test keeps pytest-timeout's timer; its ``mlir_device`` calls end a little before it."""
     if not isinstance(item, MlirItem):
+        if settings.timeout:
+            item.stash[DEADLINE] = time.monotonic() + float(settings.timeout)
         return None
     item.timeout_budget = float(settings.timeout) if settings.timeout else None
     return True

@@ -126,7 +126,8 @@ class Options:
     iree_run_flags: list[str] = field(default_factory=list)  # iree-run-module's flags of that config
 
 
-EXECUTING = ("execute", "iteration-execute", "iteration-benchmark")  # requests that run code on the device
+# requests that run code on the device ("run": given inputs, results returned unjudged: mlir_device.run)
+EXECUTING = ("execute", "run", "iteration-execute", "iteration-benchmark")
 # Response.info key: the verdict's golden basis (a ``Golden`` value) on an execute's response
 GOLDEN = "golden"
 # Response.info key, true when the verdict is about this machine (a package or a file it

@@ -8,13 +8,14 @@ as data (``report.mlir_record``) in ``pytest_runtest_makereport``.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
 
-from pytest_mlir_snippets.items.failures import FAILURES, ItemFailure, MlirFailureRepr
+from pytest_mlir_snippets.items.failures import FAILURES, ItemFailure, MlirFailureRepr, Unsupported, failure_of
 from pytest_mlir_snippets.protocol import GOLDEN, SKIP, Golden, Kind, Outcome, Response, Stage, Status
 from pytest_mlir_snippets.reporting.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.session import run_state
@@ -76,7 +77,8 @@ class MlirItem(pytest.Item):
         if status == Kind.CRASH.value and not settings.run_crashers:
             self.add_marker(pytest.mark.xfail(run=False, reason=CRASH_NOT_RUN))
         else:
-            self.add_marker(pytest.mark.xfail(strict=True, raises=FAILURES[status], reason=f"expected {status}"))
+            raises = FAILURES.get(status, ItemFailure)
+            self.add_marker(pytest.mark.xfail(strict=True, raises=raises, reason=f"expected {status}"))
 
     # --------------------------------------------------------------- timeouts
     def timeout(self) -> float:
@@ -135,10 +137,10 @@ class MlirItem(pytest.Item):
             self.kind = None
             self.skip(f"ran without error; {NOTHING}")
 
-    def skip(self, reason: str) -> NoReturn:
+    def skip(self, reason: str, skipped: Callable[..., BaseException] = pytest.skip.Exception) -> NoReturn:
         """Skip, reported at the item's own location (its file line) rather than here."""
         self.skip_reason = reason
-        raise pytest.skip.Exception(reason, _use_item_location=True)
+        raise skipped(reason, _use_item_location=True)
 
     def fail(self, response: Response) -> NoReturn:
         """End with ``response``'s outcome: a skip for ``unsupported`` (of kind ``skip`` when the
@@ -147,8 +149,8 @@ class MlirItem(pytest.Item):
         self.kind = None if response.info.get(SKIP) else response.kind
         strict = run_state(self.config).settings.strict
         if response.kind is Kind.UNSUPPORTED and (response.info.get(SKIP) or not strict):
-            self.skip(response.message)
-        raise FAILURES[response.kind.value](response)
+            self.skip(response.message, pytest.skip.Exception if response.info.get(SKIP) else Unsupported)
+        raise failure_of(response)
 
     # ----------------------------------------------------------------- records
     def skeleton(self) -> ItemRecord:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+import pytest
 from _pytest._code.code import TerminalRepr
 from _pytest._io import TerminalWriter
 
@@ -15,17 +16,84 @@ STDERR_MARKER = "--- captured stderr of the sandbox worker ---"
 
 
 class ItemFailure(Exception):
-    """Raised by an item to fail with an outcome kind and MLIR's words; each kind has its
-    subclass (``FAILURES``), so that ``pytest.mark.xfail(raises=...)`` expects one kind."""
+    """An MLIR outcome other than pass, with MLIR's words: raised by snippet and iteration
+    items, and by ``mlir_device`` calls in Python tests. Each kind has its public subclass
+    (``FAILURES``), so that ``pytest.mark.xfail(raises=Crash)`` expects one kind.
+    ``response``: the worker's answer (kind, message, diagnostics, metrics, stderr);
+    ``text``: the failure as shown (diagnostics at source lines), else the message."""
 
-    def __init__(self, response: Response) -> None:
-        super().__init__(response.message)
+    kind: Kind | None = None
+
+    def __init__(self, response: Response, text: str = "") -> None:
+        super().__init__(text or response.message)
         self.response = response
 
 
+class CompileError(ItemFailure):
+    """The source does not parse, verify or lower (kind ``compile-error``)."""
+
+    kind = Kind.COMPILE_ERROR
+
+
+class ExecuteError(ItemFailure):
+    """The compiled code ran and failed: a runtime error, inputs that do not fit (``execute-error``)."""
+
+    kind = Kind.EXECUTE_ERROR
+
+
+class GoldenMismatch(ItemFailure, AssertionError):
+    """Results differ from the reference (``golden-mismatch``); an ``AssertionError`` too,
+    as ``assert_close`` raises it."""
+
+    kind = Kind.GOLDEN_MISMATCH
+
+
+class Crash(ItemFailure):
+    """The sandbox worker died: an abort (``LLVM ERROR``), a segfault, a kill for memory (``crash``)."""
+
+    kind = Kind.CRASH
+
+
+class Timeout(ItemFailure):
+    """The call took longer than its timeout; the worker was killed (``timeout``)."""
+
+    kind = Kind.TIMEOUT
+
+
+class ContractError(ItemFailure):
+    """An optimization-run iteration breaks its run's contract (``contract-error``)."""
+
+    kind = Kind.CONTRACT_ERROR
+
+
+class NoGolden(ItemFailure):
+    """``--mlir-require-golden``: nothing independent to judge the results by (``no-golden``)."""
+
+    kind = Kind.NO_GOLDEN
+
+
+_SKIPPED: Any = pytest.skip.Exception  # pytest's Skipped, through its public name
+
+
+class Unsupported(_SKIPPED):  # type: ignore[misc]
+    """A dialect, type or feature the target cannot handle, or a device the machine lacks:
+    a skip (pytest's skip exception), never a failure (``unsupported``)."""
+
+
+for _public in (ItemFailure, CompileError, ExecuteError, GoldenMismatch, Crash, Timeout, ContractError, NoGolden,
+                Unsupported):
+    _public.__module__ = "pytest_mlir_snippets"  # where users import them from, as tracebacks name them
+Unsupported.__module__ = "builtins"  # as pytest's Skipped: -rs shows "Unsupported: <why>"
+
+# failure kind -> the class items and the device fixture raise
 FAILURES: dict[str, type[ItemFailure]] = {
-    kind.value: type(f"{kind.name.title().replace('_', '')}Failure", (ItemFailure,), {"__module__": __name__})
-    for kind in Kind}
+    cls.kind.value: cls for cls in (CompileError, ExecuteError, GoldenMismatch, Crash, Timeout, ContractError,
+                                    NoGolden) if cls.kind is not None}
+
+
+def failure_of(response: Response, text: str = "") -> ItemFailure:
+    """The exception of ``response``'s kind (an ``ItemFailure`` for a kind without its own)."""
+    return FAILURES.get(response.kind.value, ItemFailure)(response, text)
 
 
 class MlirFailureRepr(TerminalRepr):

@@ -120,7 +120,8 @@ def render_file_report(path: Path, functions: list[tuple[str, int]], records: li
     """Summary, per-op (or per-iteration) table and numbered failure details for one input file."""
     known = {uid for uid, _ in functions}
     extra = sorted({r.function for r in records if r.function not in known}, key=_natural)  # "<file>", "v3"
-    rows = [(uid, line) for uid, line in functions] + [(uid, 0) for uid in extra]
+    lines_of = {r.function: r.line for r in records if r.stage == "call"}  # Python tests: the test's line
+    rows = [(uid, line) for uid, line in functions] + [(uid, lines_of.get(uid, 0)) for uid in extra]
     snippets = all(r.is_snippet for r in records)
     lines = [
         "MLIR snippet run report" if snippets else "MLIR optimization run report",
@@ -154,7 +155,10 @@ def render_file_report(path: Path, functions: list[tuple[str, int]], records: li
 def _table(records: list[ItemRecord], rows: list[tuple[str, int]], snippets: bool) -> list[str]:
     """A row per function (iteration), a column per stage, then the golden metrics."""
     by_key = {(r.function, "compile" if r.stage == "file" else r.stage): r for r in records}
-    stages = ["compile", "execute"] if snippets else [s for s in RUN_STAGES if any(r.stage == s for r in records)]
+    stages = [s for s in RUN_STAGES if any(r.stage == s for r in records)]
+    if snippets:  # snippet files' items, and Python tests that used mlir_device (stage call)
+        calls = any(r.stage == "call" for r in records)
+        stages = ["compile", "execute"] * any(r.stage != "call" for r in records) + ["call"] * calls
     checked = "execute" if snippets else "correctness"
     width = max([len("function"), *(len(uid) for uid, _ in rows)])
     wide = 26 if snippets else max(12, *(len(r.label) for r in records))
@@ -162,7 +166,7 @@ def _table(records: list[ItemRecord], rows: list[tuple[str, int]], snippets: boo
              + "  ".join(f"{stage:{wide}}" for stage in stages) + f"  {'golden':21}  {'max_abs_err':>11}  {'pcc':>8}"]
     for uid, line in rows:
         cells = [(by_key[(uid, stage)].label if (uid, stage) in by_key else NOT_RUN) for stage in stages]
-        result = by_key.get((uid, checked))
+        result = by_key.get((uid, checked)) or by_key.get((uid, "call"))
         golden = str(result.golden) if result is not None and result.golden is not None else NOT_RUN
         lines.append(f"{uid:{width}}  {line or '':>5}  " + "  ".join(f"{cell:{wide}}" for cell in cells)
                      + f"  {golden:21}  {_metric(result, 'max_abs_err'):>11}  {_metric(result, 'pcc'):>8}")

@@ -15,11 +15,13 @@ import traceback
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from pytest_mlir_snippets.golden.recorded import specializable
 from pytest_mlir_snippets.protocol import ENVIRONMENT, GOLDEN, Kind, Request, Response, read_message, write_message
 from pytest_mlir_snippets.worker import native_io
+from pytest_mlir_snippets.worker.given import given
 from pytest_mlir_snippets.worker.lowering.shlo.refine import dynamic_dim
 from pytest_mlir_snippets.worker.optrun.iteration import compile_iteration
 from pytest_mlir_snippets.worker.optrun.schedule import check_schedule
@@ -93,11 +95,16 @@ class Worker:
                     metrics = self.backend.benchmark(iteration, request.options, request.golden)
                 return Response(Kind.PASS, metrics=metrics)
             return self._execute(iteration, request)
-        compiled = self._compile(request)
+        compiled = self._compile(replace(request, golden=None) if op == "run" else request)
         if op == "compile":
             return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir or None)
         if op == "execute":
             return self._execute(compiled, request)
+        if op == "run":  # mlir_device.run: the caller's inputs, the results back
+            inputs = given(request.golden["inputs"] if request.golden else [], compiled.signature[0])
+            with self._reset_after_failure(stage="run"):  # inputs that do not fit leave the device alone
+                values = self.backend.run(compiled, inputs, request.options)
+            return Response(Kind.PASS, info={"values": values})
         raise ValueError(f"unknown request {op!r}")
 
     def _execute(self, compiled: Compiled, request: Request) -> Response:

@@ -74,6 +74,12 @@ class Backend(abc.ABC):
                 golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
         """Run and check against the reference; return (metrics, info) or raise."""
 
+    def run(self, compiled: Compiled, inputs: list[np.ndarray], options: Options) -> list[np.ndarray]:
+        """Run ``compiled`` on the caller's ``inputs`` (checked against its signature:
+        ``worker.given``) and return its results, unjudged (``mlir_device.run``)."""
+        raise SnippetFailure(Kind.UNSUPPORTED, f"target {self.name} does not run given inputs (mlir_device.run) "
+                             "yet: its backend has no run()")
+
     def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
         """Time ``compiled`` (``benchstats.measure``); return its statistics."""
         raise SnippetFailure(Kind.UNSUPPORTED, f"benchmarks are not run on target {self.name}")

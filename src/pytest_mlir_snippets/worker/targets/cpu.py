@@ -109,6 +109,9 @@ class CpuBackend(Backend):
         inputs = self.inputs(compiled, options, golden)
         return self.judge(compiled, options, golden, inputs, self._run(compiled, inputs))
 
+    def run(self, compiled: Compiled, inputs: list[np.ndarray], options: Options) -> list[np.ndarray]:
+        return self._run(compiled, inputs)
+
     def judge(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None, inputs: list[np.ndarray],
               actual: list[np.ndarray], target: str = "cpu") -> tuple[dict[str, float], dict[str, Any]]:
         """Compare what a run of ``compiled`` on ``target`` produced with its golden: its

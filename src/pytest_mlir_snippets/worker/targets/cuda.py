@@ -146,11 +146,13 @@ class CudaBackend(Backend):
     def execute(self, compiled: Compiled, options: Options,
                 golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
         inputs = self._cpu.inputs(compiled, options, golden)
+        return self._cpu.judge(compiled, options, golden, inputs, self.run(compiled, inputs, options), target=self.name)
+
+    def run(self, compiled: Compiled, inputs: list[np.ndarray], options: Options) -> list[np.ndarray]:
         with self._call(compiled, inputs) as call:
             call.run()
             self._check("the GPU run failed")
-            actual = [np.array(v, copy=True) for v in call.outputs()]
-        return self._cpu.judge(compiled, options, golden, inputs, actual, target=self.name)
+            return [np.array(v, copy=True) for v in call.outputs()]
 
     def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
         """Wall time of the call (its launches, each synchronized by the host code), as on cpu."""

@@ -122,14 +122,11 @@ class IreeBackend(Backend):
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,
                 golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
-        args, results = compiled.signature
+        args = compiled.signature[0]
         inputs = recorded(golden["inputs"], args, "input", options.lenient_shapes) if golden else make_inputs(
             args, options.seed, options.dynamic_dim)
+        actual = self.run(compiled, inputs, options)
         runtime = self._started()
-        actual = runtime.call(compiled.handle, compiled.function, inputs, args, results)
-        if len(actual) != len(results):
-            raise SnippetFailure(Kind.EXECUTE_ERROR, f"the call returned {len(actual)} value(s), the function "
-                                 f"has {len(results)} result(s)")
         try:
             metrics, info = judge_outputs(compiled, options, golden, inputs, actual,
                                           lambda: self._reference_outputs(compiled, options, inputs))
@@ -141,6 +138,14 @@ class IreeBackend(Backend):
             info["files"] = self._run_files(compiled, inputs, golden)
         info["device"] = runtime.driver_name
         return metrics, info
+
+    def run(self, compiled: Compiled, inputs: list[np.ndarray], options: Options) -> list[np.ndarray]:
+        args, results = compiled.signature
+        actual = self._started().call(compiled.handle, compiled.function, inputs, args, results)
+        if len(actual) != len(results):
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"the call returned {len(actual)} value(s), the function "
+                                 f"has {len(results)} result(s)")
+        return actual
 
     def _reference_outputs(self, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
         """The cpu target's outputs (StableHLO's interpreter, else upstream's lowering),
@@ -156,9 +161,8 @@ class IreeBackend(Backend):
         compiled = self.compile(module, function, options)
         if self._runtime is None or self._runtime.device is None:
             self.open_device(options.device_id)
-        args, results = compiled.signature
-        outputs = self._started().call(compiled.handle, function, inputs, args, results)
-        return Reference(outputs, f"{self.name} target (IREE {_iree_version()})", Golden.differential(self.name))
+        return Reference(self.run(compiled, inputs, options), f"{self.name} target (IREE {_iree_version()})",
+                         Golden.differential(self.name))
 
     def _run_files(self, compiled: Compiled, inputs: list[np.ndarray], golden: dict[str, Any] | None) -> dict[
             str, str]:
