@@ -33,7 +33,7 @@ TEST_LOWER_TO_LLVM = (
     " convert-ub-to-llvm, reconcile-unrealized-casts"
 )
 # mlir-opt options that are not passes and change nothing here
-IGNORED = ("-mlir-", "-o", "-split-input-file", "-verify-each", "-allow-unregistered-dialect")
+IGNORED = frozenset({"o", "split-input-file", "verify-each", "allow-unregistered-dialect", "verify-diagnostics"})
 
 Step = str | Callable[[Any], None]  # a pipeline text, or a rewrite of the module in Python
 
@@ -46,7 +46,7 @@ def steps(args: list[str]) -> list[Step]:
         name, _, value = flag.partition("=")
         if name == "pass-pipeline":
             found.append(value.strip("'\""))
-        elif any(("-" + flag).startswith(p) for p in IGNORED) or not arg.startswith("-"):
+        elif name in IGNORED or name.startswith("mlir-") or not arg.startswith("-"):
             continue
         elif name == "test-lower-to-llvm":
             reassociate = "true" if "reassociate-fp-reductions=1" in value or "=true" in value else "false"
