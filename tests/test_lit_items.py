@@ -1,0 +1,161 @@
+"""Upstream MLIR's integration tests as items: RUN lines honoured, CHECK lines as the golden."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_mlir_snippets.mlirtext.litscript import directive_verdict, item_names, read_script
+
+INTEGRATION = "mlir-integration/Dialect"
+FMA = f"{INTEGRATION}/Vector/CPU/fma.mlir"  # -test-lower-to-llvm, mlir-runner
+ASSUME = f"{INTEGRATION}/MemRef/assume-alignment-runtime-verification.mlir"  # -test-cf-assert, 2>&1, two RUNs
+ADDITION = f"{INTEGRATION}/Arith/CPU/addition.mlir"  # mlir-cpu-runner, --match-full-lines
+COMPRESS = f"{INTEGRATION}/Vector/CPU/compress.mlir"  # frees its own buffers
+CONV1D = f"{INTEGRATION}/Linalg/CPU/test-conv-1d-call.mlir"  # frees buffers a callee allocated
+PADTENSOR = f"{INTEGRATION}/Linalg/CPU/test-padtensor.mlir"  # -test-linalg-transform-patterns
+
+LLVM_ONLY = """// RUN: mlir-runner %s -e entry -entry-point-result=i32 | FileCheck %s
+
+// CHECK: 42
+llvm.func @helper() -> i32 {
+  %0 = llvm.mlir.constant(42 : i32) : i32
+  llvm.return %0 : i32
+}
+llvm.func @entry() -> i32 {
+  %0 = llvm.call @helper() : () -> i32
+  llvm.return %0 : i32
+}
+"""
+
+PRINTS = """// DEFINE: %{{pipeline}} = --convert-vector-to-scf --convert-scf-to-cf --convert-vector-to-llvm \\
+// DEFINE:   --convert-to-llvm --reconcile-unrealized-casts
+// RUN: mlir-opt %s %{{pipeline}} | \\
+// RUN:   mlir-runner -e main -entry-point-result=void --shared-libs=%mlir_c_runner_utils | \\
+// RUN:   FileCheck %s --check-prefix=OUT -DVALUE=7
+{directives}
+// OUT: ( [[VALUE]], 8 )
+func.func @main() {{
+  %v = arith.constant dense<[7, 8]> : vector<2xi32>
+  vector.print %v : vector<2xi32>
+  return
+}}
+func.func @not_an_item(%a: i32) -> i32 {{
+  return %a : i32
+}}
+"""
+
+
+def copy(corpus: Path, folder: Path, *names: str) -> list[Path]:
+    paths = []
+    for name in names:
+        target = folder / Path(name).name
+        shutil.copyfile(corpus / name, target)
+        paths.append(target)
+    return paths
+
+
+def records(path: Path) -> dict[str, dict]:
+    return {r["name"]: r for r in json.loads(path.read_text())["items"]}
+
+
+# ---------------------------------------------------------------- reading RUN lines (lit's parsers)
+def test_run_lines_are_read_as_lit_reads_them(tmp_path: Path) -> None:
+    path = tmp_path / "t.mlir"
+    path.write_text(PRINTS.format(directives="// REQUIRES: system-linux || system-darwin\n// XFAIL: *"))
+    script = read_script(path)
+    assert script is not None and len(script.commands) == 1
+    command = script.commands[0]
+    assert command.opt_stages == [["--convert-vector-to-scf", "--convert-scf-to-cf", "--convert-vector-to-llvm",
+                                   "--convert-to-llvm", "--reconcile-unrealized-casts"]]
+    assert command.entry == "main" and command.runner == "mlir-runner"
+    assert command.runner_args[-1].endswith("/lib/libmlir_c_runner_utils.so")
+    assert command.filecheck == [str(path), "--check-prefix=OUT", "-DVALUE=7"]
+    assert item_names(script) == ["main"]
+    assert directive_verdict(script, frozenset({"system-linux"})) == (None, True)
+    assert directive_verdict(script, frozenset())[0] == "REQUIRES: system-linux || system-darwin (not on this machine)"
+
+
+def test_several_commands_get_unique_stable_names_and_other_tools_are_not_run(corpus: Path, tmp_path: Path) -> None:
+    (assume,) = copy(corpus, tmp_path, ASSUME)
+    script = read_script(assume)
+    assert script is not None
+    assert item_names(script) == ["main-run1", "main-run2"] == item_names(read_script(assume))  # type: ignore[arg-type]
+    assert all(c.merge_stderr for c in script.commands)
+    other = tmp_path / "shlo.mlir"
+    other.write_text("// RUN: stablehlo-opt %s | stablehlo-translate --interpret | diff %s -\n")
+    script = read_script(other)
+    assert script is not None and script.commands == [] and len(script.others) == 1
+
+
+# ---------------------------------------------------------------- running them
+@pytest.mark.slow
+def test_run_lines_run_and_filecheck_is_the_golden(pytester: pytest.Pytester, corpus: Path, run_items) -> None:
+    copy(corpus, pytester.path, FMA, ASSUME, ADDITION)
+    pytester.makefile(".mlir", llvm_only=LLVM_ONLY, prints=PRINTS.format(directives=""))
+    result, props = run_items("-v", f"--mlir-json={pytester.path / 'out.json'}")
+    items = records(pytester.path / "out.json")
+    assert sorted(props) == sorted([
+        *(f"{f}::{n}[{s}]" for f, n in [("fma.mlir", "entry"), ("addition.mlir", "entry"),
+                                        ("llvm_only.mlir", "entry"), ("prints.mlir", "main")]
+          for s in ("compile", "execute")),
+        *(f"assume-alignment-runtime-verification.mlir::main-run{i}[{s}]" for i in (1, 2)
+          for s in ("compile", "execute"))])
+    result.assert_outcomes(passed=12)
+    executes = {name: r for name, r in items.items() if name.endswith("[execute]")}
+    assert {r["golden"] for r in executes.values()} == {"filecheck"}
+    assert executes["main[execute]"]["stdout"] == "( 7, 8 )\n"
+    assert "ERROR: Runtime op verification failed" in executes["main-run1[execute]"]["stdout"]  # 2>&1, no abort
+    assert executes["entry[execute]"]["stdout"]
+
+
+@pytest.mark.slow
+def test_a_changed_check_line_is_a_golden_mismatch_with_filechecks_words(pytester: pytest.Pytester,
+                                                                         run_items) -> None:
+    pytester.makefile(".mlir", prints=PRINTS.format(directives="").replace("( [[VALUE]], 8 )", "( [[VALUE]], 9 )"))
+    result, props = run_items()
+    assert props["prints.mlir::main[execute]"]["mlir_kind"] == "golden-mismatch"
+    assert props["prints.mlir::main[execute]"]["mlir_golden"] == "filecheck"
+    out = result.stdout.str()
+    assert "error: OUT: expected string not found in input" in out
+    assert "// OUT: ( [[VALUE]], 9 )" in out
+    assert "( 7, 8 )" in out
+
+
+@pytest.mark.slow
+def test_directives_skip_and_xfail_the_files_items(pytester: pytest.Pytester, run_items) -> None:
+    pytester.makefile(".mlir", unsupported=PRINTS.format(directives="// UNSUPPORTED: system-linux"),
+                      required=PRINTS.format(directives="// REQUIRES: no-such-feature"),
+                      xfail=PRINTS.format(directives="// XFAIL: *").replace("8 )", "9 )"),
+                      xpass=PRINTS.format(directives="// XFAIL: host-supports-jit"))
+    result, props = run_items("-rsx")
+    outcome = {name: p["outcome"] for name, p in props.items()}
+    assert outcome["unsupported.mlir::main[execute]"] == outcome["required.mlir::main[compile]"] == "skipped"
+    assert outcome["xfail.mlir::main[execute]"] == "skipped"  # strict xfail, failed as expected
+    assert outcome["xpass.mlir::main[execute]"] == "failure"  # XPASS(strict)
+    result.stdout.fnmatch_lines(["*REQUIRES: no-such-feature (not on this machine)*"])
+
+
+@pytest.mark.slow
+def test_a_test_pass_without_equivalent_is_a_compile_error_naming_the_flag(pytester: pytest.Pytester,
+                                                                           corpus: Path, run_items) -> None:
+    copy(corpus, pytester.path, PADTENSOR)
+    result, props = run_items()
+    assert props["test-padtensor.mlir::main[compile]"]["mlir_kind"] == "compile-error"
+    assert "-test-linalg-transform-patterns=test-linalg-to-vector-patterns" in result.stdout.str()
+
+
+@pytest.mark.slow
+def test_code_that_frees_its_own_buffers_runs_under_the_default_pipeline(pytester: pytest.Pytester,
+                                                                         corpus: Path, run_items) -> None:
+    """Without RUN lines: the cpu target's own pipeline, which no longer aborts them."""
+    for path in copy(corpus, pytester.path, COMPRESS, CONV1D):
+        path.write_text("".join(line for line in path.read_text().splitlines(keepends=True)
+                                if not line.startswith("// RUN")))
+    result, props = run_items()
+    assert props["compress.mlir::entry[execute]"]["mlir_kind"] == "pass"
+    assert props["test-conv-1d-call.mlir::main[execute]"]["mlir_kind"] == "pass"
+    assert "does not have ownership" not in result.stdout.str()
