@@ -77,8 +77,8 @@ def run_lit(corpus: Path, workers: int) -> tuple[dict[str, str], float]:
         shutil.copytree(corpus, copy, ignore=shutil.ignore_patterns("*.tsv", "*.md"))
         lit_config(copy, Path(tmp) / "out")
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", "from lit.main import main; main()", "-v", f"-j{workers}", str(copy)], capture_output=True,
-                              text=True, check=False)
+        done = subprocess.run([sys.executable, "-c", "from lit.main import main; main()", "-v", f"-j{workers}",
+                               str(copy)], capture_output=True, text=True, check=False)
         seconds = time.perf_counter() - start
     results = {}
     for line in done.stdout.splitlines():
@@ -119,8 +119,7 @@ def per_file(corpus: Path, items: list[dict]) -> dict[str, tuple[bool, str]]:
     files: dict[str, tuple[bool, str]] = {}
     for item in items:
         relative = item["file"].split("suite/", 1)[-1]
-        ok, why = files.get(relative, (True, ""))
-        if not ok:
+        if not files.get(relative, (True, ""))[0]:
             continue
         if item["kind"] != "pass" and not (item["kind"] == "skip" and "nothing to compare" in item["message"]):
             files[relative] = (False, f"{item['function']}[{item['stage']}] {item['kind']}: "

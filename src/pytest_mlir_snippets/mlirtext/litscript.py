@@ -148,7 +148,8 @@ def read_script(path: Path) -> LitScript | None:
         lines = applySubstitutions(script, substitutions(path, tmp_base), recursion_limit=10)
     except ValueError as error:
         raise LitScriptError(str(error)) from None
-    commands, others = [], []
+    commands: list[LitCommand] = []
+    others: list[str] = []
     for directive, line in zip(runs, lines, strict=True):
         line = _DBG.sub("", line)
         command = _command(line, directive.start_line_number, len(commands) + 1, path)

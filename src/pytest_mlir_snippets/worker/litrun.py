@@ -12,7 +12,6 @@ worker's capture file, the item's output.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -94,9 +93,9 @@ def execute(lowered: str, command: LitCommand, source_text: str, info: dict[str,
         path.write_text(lowered)
         argv = [tool(command.runner), str(path), *command.runner_args]
         try:
-            done = subprocess.run(argv, timeout=RUN_TIMEOUT, cwd=folder, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT if command.merge_stderr else subprocess.PIPE,
-                                  preexec_fn=_die_with_worker)
+            stderr = subprocess.STDOUT if command.merge_stderr else subprocess.PIPE  # 2>&1: FileCheck sees both
+            done = subprocess.run(argv, timeout=RUN_TIMEOUT, cwd=folder, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=stderr, preexec_fn=_die_with_worker)
         except subprocess.TimeoutExpired:
             raise SnippetFailure(Kind.TIMEOUT, f"{command.runner} ran longer than {RUN_TIMEOUT:g} s") from None
         seen = done.stdout.decode(errors="replace")

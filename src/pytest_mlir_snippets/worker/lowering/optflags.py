@@ -75,7 +75,7 @@ def _anchor(name: str) -> str:
         handler = ctx.attach_diagnostic_handler(lambda d: True)
         try:
             passmanager.PassManager.parse(f"builtin.module({name})").run(ir.Module.parse("").operation)
-        except Exception as error:  # noqa: BLE001 - a pass that cannot run here says so when it is run
+        except Exception as error:  # a pass that cannot run here says so when it is run
             return "func.func" if "unable to schedule" in str(error) else "builtin.module"
         finally:
             handler.detach()
