@@ -130,12 +130,14 @@ def test_directives_skip_and_xfail_the_files_items(pytester: pytest.Pytester, ru
     pytester.makefile(".mlir", unsupported=PRINTS.format(directives="// UNSUPPORTED: system-linux"),
                       required=PRINTS.format(directives="// REQUIRES: no-such-feature"),
                       xfail=PRINTS.format(directives="// XFAIL: *").replace("8 )", "9 )"),
-                      xpass=PRINTS.format(directives="// XFAIL: host-supports-jit"))
+                      xpass=PRINTS.format(directives="// XFAIL: host-supports-jit"),
+                      own=PRINTS.format(directives="// XFAIL: host-supports-jit\n// XFAIL: cuda"))
     result, props = run_items("-rsx")
     outcome = {name: p["outcome"] for name, p in props.items()}
     assert outcome["unsupported.mlir::main[execute]"] == outcome["required.mlir::main[compile]"] == "skipped"
     assert outcome["xfail.mlir::main[execute]"] == "skipped"  # strict xfail, failed as expected
     assert outcome["xpass.mlir::main[execute]"] == "failure"  # XPASS(strict)
+    assert outcome["own.mlir::main[execute]"] == "passed"  # the function's own line (not cpu) over the file's
     result.stdout.fnmatch_lines(["*REQUIRES: no-such-feature (not on this machine)*"])
 
 
