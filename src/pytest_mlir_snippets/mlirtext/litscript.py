@@ -101,7 +101,10 @@ def substitutions(source: Path, tmp_base: str) -> list[tuple[str, str]]:
     wheels in place of a build tree; in lit's order (the config's before ``%s``)."""
     mlir, _ = tool_dirs()
     lib = str(mlir / "lib") if mlir else ""
-    subs = [(f"%{name}", f"{lib}/lib{name}.so") for name in RUNTIMES]
+    # every runtime library of the wheel (lit.cfg.py's add_runtime): %mlir_c_runner_utils, ...,
+    # %mlir_arm_runner_utils, %mlir_cuda_runtime; longest names first (no prefix taken for a whole)
+    names = set(RUNTIMES) | {p.name[3:-3] for p in Path(lib).glob("libmlir_*.so")} if lib else set(RUNTIMES)
+    subs = [(f"%{name}", f"{lib}/lib{name}.so") for name in sorted(names, key=lambda n: (-len(n), n))]
     subs += [("%mlir_lib_dir", lib), ("%mlir_native_utils_lib_dir", lib), ("%shlibext", ".so"),
              ("%lli", LLI), ("%PYTHON", "python3")]
     subs += [("%s", str(source)), ("%S", str(source.parent)), ("%p", str(source.parent)),
@@ -145,7 +148,8 @@ def read_script(path: Path) -> LitScript | None:
         return None
     tmp_base = os.path.join(tempfile.gettempdir(), "mlir-lit", path.name)
     try:
-        lines = applySubstitutions(script, substitutions(path, tmp_base), recursion_limit=10)
+        lines = applySubstitutions(script, substitutions(path, tmp_base),
+                                   conditions={feature: True for feature in features()}, recursion_limit=10)
     except ValueError as error:
         raise LitScriptError(str(error)) from None
     commands: list[LitCommand] = []
@@ -197,6 +201,8 @@ def _command(line: str, line_number: int, index: int, source: Path) -> LitComman
             return None
         name, rest = Path(args[0]).name, args[1:]
         redirects = [(op[0], op[1] if len(op) > 1 else None, target) for op, target in part.redirects]
+        if (name != FILECHECK and any(_other_file(a, source) for a in rest)) or "-o" in rest:
+            return None  # another input file (%p/Inputs/...), an output file (%t): not this file's pipe
         if name == OPT and stage == "opt" and not negate and not redirects:
             cmd.opt_stages.append([a for a in rest if a != str(source)])
         elif name == TRANSLATE and stage == "opt" and not negate and not redirects:
@@ -217,6 +223,10 @@ def _command(line: str, line_number: int, index: int, source: Path) -> LitComman
     if not cmd.opt_stages and cmd.translate is None and str(source) not in line.split("|")[0].split():
         return None  # a runner that reads something other than the file
     return cmd
+
+
+def _other_file(arg: str, source: Path) -> bool:
+    return not arg.startswith("-") and arg != str(source) and (arg.endswith((".mlir", ".ll", ".bc")) or ".tmp" in arg)
 
 
 def _entry(args: list[str], runner: str) -> str | None:
