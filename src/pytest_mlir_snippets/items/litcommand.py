@@ -117,6 +117,8 @@ class LitCommandItem(MlirItem):
             state.compiled[self.snippet_id] = response
         self.response = response
         self.show_output(response)
+        if response.ir and run_state(self.config).settings.print_ir:
+            self.add_report_section("call", "compiled IR", response.ir)
         if response.ok and response.info.get("stdout"):
             self.add_report_section("call", "stdout of the entry (what FileCheck saw)", response.info["stdout"])
         self.kind = response.kind

@@ -12,6 +12,7 @@ worker's capture file, the item's output.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -63,28 +64,68 @@ def lower(text: str, command: LitCommand) -> str:
 
 
 def _optimize(text: str, command: LitCommand) -> str:
-    from mlir import ir, passmanager
+    from mlir import ir
 
     from pytest_mlir_snippets.worker.lowering import mlirtools
     from pytest_mlir_snippets.worker.lowering.optflags import steps
 
     plans = [steps(args) for args in command.opt_stages]  # a test pass without equivalent fails first
     with ir.Context() as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, "cpu") as diags:
-        ctx.allow_unregistered_dialects = any("-allow-unregistered-dialect" in a for s in command.opt_stages
-                                              for a in s)
+        located = _Located(command.source or "-")
+        handler = ctx.attach_diagnostic_handler(located)  # runs before the collector's
         try:
-            module = mlirtools.parse_named(ir, text, command.source or "-")  # locations name the file
-        except Exception as error:
-            raise diags.failure(Kind.COMPILE_ERROR, "the file does not parse or verify", error) from None
-        for plan in plans:
-            for step in plan:
-                if isinstance(step, str):
-                    mlirtools.run_passes(module, step, passmanager.PassManager.parse, diags, "mlir-opt")
-                else:
-                    step(module)
-                    if not module.operation.verify():
-                        raise diags.failure(Kind.COMPILE_ERROR, f"{step.__name__} left invalid IR")
-        return str(module)
+            return _run_stages(text, command, plans, diags)
+        except SnippetFailure as failure:
+            located.apply(failure.diagnostics, failure.__cause__ or failure.__context__)
+            raise
+        finally:
+            handler.detach()
+
+
+class _Located:
+    """File lines for diagnostics: the file is parsed under its own path (as mlir-opt
+    names it in locations), which ``mlirtools``' named texts do not cover. Diagnostics
+    are matched by their message."""
+
+    def __init__(self, source: str) -> None:
+        self.pattern = re.compile(re.escape(f'"{source}":') + r"(\d+):(\d+)")
+        self.found: dict[str, tuple[int, int]] = {}
+
+    def __call__(self, d: Any) -> bool:
+        m = self.pattern.search(str(d.location))
+        if m:
+            self.found.setdefault(d.message, (int(m.group(1)), int(m.group(2))))
+        return False  # on to the collector
+
+    def apply(self, diagnostics: list[Any], error: BaseException | None = None) -> None:
+        for raw in getattr(error, "error_diagnostics", None) or []:  # a parse error's, not seen by handlers
+            self(raw)
+        for diagnostic in diagnostics:
+            if diagnostic.line is None and diagnostic.message in self.found:
+                diagnostic.line, diagnostic.column = self.found[diagnostic.message]
+
+
+def _run_stages(text: str, command: LitCommand, plans: list[list[Any]], diags: Any) -> str:
+    """Parse the file and run the mlir-opt stages' steps on it, in the current context."""
+    from mlir import ir, passmanager
+
+    from pytest_mlir_snippets.worker.lowering import mlirtools
+
+    ir.Context.current.allow_unregistered_dialects = any(
+        "-allow-unregistered-dialect" in a for stage in command.opt_stages for a in stage)
+    try:
+        module = mlirtools.parse_named(ir, text, command.source or "-")  # locations name the file
+    except Exception as error:
+        raise diags.failure(Kind.COMPILE_ERROR, "the file does not parse or verify", error) from error
+    for plan in plans:
+        for step in plan:
+            if isinstance(step, str):
+                mlirtools.run_passes(module, step, passmanager.PassManager.parse, diags, "mlir-opt")
+            else:
+                step(module)
+                if not module.operation.verify():
+                    raise diags.failure(Kind.COMPILE_ERROR, f"{step.__name__} left invalid IR")
+    return str(module)
 
 
 def execute(lowered: str, command: LitCommand, source_text: str, info: dict[str, Any]) -> Response:

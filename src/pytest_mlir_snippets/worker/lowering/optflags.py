@@ -59,6 +59,10 @@ def steps(args: list[str]) -> list[Step]:
             raise SnippetFailure(Kind.COMPILE_ERROR,
                                  f"mlir-opt flag {arg}: upstream's test pass '{name}' is not in the wheels' "
                                  "mlir-opt, and the plugin has no equivalent of it")
+        elif not _anchor(name):
+            raise SnippetFailure(Kind.COMPILE_ERROR,
+                                 f"mlir-opt flag {arg}: '{name}' is not a pass or pass pipeline of the wheels' MLIR "
+                                 "(the file may be written for an older or newer LLVM)")
         else:
             options = " ".join(value.split())
             found.append(f"builtin.module({nested(name, '{' + options + '}' if options else '')})")
@@ -68,7 +72,8 @@ def steps(args: list[str]) -> list[Step]:
 @functools.cache
 def _anchor(name: str) -> str:
     """Where pass ``name`` runs: ``builtin.module``, or ``func.func`` when the pass
-    manager cannot schedule it on a module (mlir-opt's implicit nesting)."""
+    manager cannot schedule it on a module (mlir-opt's implicit nesting); "" when no
+    such pass is registered."""
     from mlir import ir, passmanager
 
     with ir.Context() as ctx, ir.Location.unknown():
@@ -76,6 +81,8 @@ def _anchor(name: str) -> str:
         try:
             passmanager.PassManager.parse(f"builtin.module({name})").run(ir.Module.parse("").operation)
         except Exception as error:  # a pass that cannot run here says so when it is run
+            if "does not refer to a registered pass" in str(error):
+                return ""
             return "func.func" if "unable to schedule" in str(error) else "builtin.module"
         finally:
             handler.detach()
