@@ -161,3 +161,15 @@ def test_code_that_frees_its_own_buffers_runs_under_the_default_pipeline(pyteste
     assert props["compress.mlir::entry[execute]"]["mlir_kind"] == "pass"
     assert props["test-conv-1d-call.mlir::main[execute]"]["mlir_kind"] == "pass"
     assert "does not have ownership" not in result.stdout.str()
+
+
+@pytest.mark.slow
+def test_wide_int_emulation_keeps_the_signatures(pytester: pytest.Pytester, corpus: Path, run_items) -> None:
+    """-test-arith-emulate-wide-int: the public pass on the emulate_* functions, wrapped
+    (the file as it was before -naive-convert-vector-to-llvm, a pass newer than LLVM 22)."""
+    (path,) = copy(corpus, pytester.path, f"{INTEGRATION}/Arith/CPU/test-wide-int-emulation-max-min-i16.mlir")
+    path.write_text(path.read_text().replace("--naive-convert-vector-to-llvm", "--convert-vector-to-llvm"))
+    result, props = run_items("--mlir-print-ir", "-rP")
+    assert {p["mlir_kind"] for p in props.values()} == {"pass"} and len(props) == 4
+    out = result.stdout.str()
+    assert "@emulate_maxui__emulated(" in out and "vector<2xi8>" in out

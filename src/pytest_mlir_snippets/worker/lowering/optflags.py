@@ -12,6 +12,8 @@ nesting does. Upstream's ``-test-*`` passes (``mlir/test/lib``, not in the wheel
 - ``-test-transform-dialect-erase-schedule``: erases the transform ops (the schedule);
 - ``-test-cf-assert``: ``cf.assert`` lowered to a call that ``puts`` the message when the
   condition is false and goes on (upstream's lowering with ``abortOnFailure=false``);
+- ``-test-arith-emulate-wide-int``: the public ``arith-emulate-wide-int`` on the
+  ``emulate_*`` functions, their signatures kept (``wideint.py``);
 - any other ``-test-*`` flag is a compile-error naming it.
 """
 
@@ -55,6 +57,10 @@ def steps(args: list[str]) -> list[Step]:
             found.append(erase_schedule)
         elif name == "test-cf-assert":
             found.append(cf_assert_without_abort)
+        elif name == "test-arith-emulate-wide-int":
+            from pytest_mlir_snippets.worker.lowering.wideint import emulate_wide_int
+
+            found.append(emulate_wide_int(" ".join(value.split())))
         elif name.startswith("test-"):
             raise SnippetFailure(Kind.COMPILE_ERROR,
                                  f"mlir-opt flag {arg}: upstream's test pass '{name}' is not in the wheels' "
@@ -143,7 +149,7 @@ def cf_assert_without_abort(module: Any) -> None:
     asserts = mlirtools.ops_where(module, ir, lambda op: op.name == "cf.assert")
     if not asserts:
         return
-    have_puts = any(op.name == "llvm.func" and op.attributes["sym_name"].value == "puts"
+    have_puts = any(op.operation.name == "llvm.func" and op.attributes["sym_name"].value == "puts"
                     for op in module.body.operations)
     helpers = []
     for i, op in enumerate(asserts):
@@ -159,7 +165,7 @@ def cf_assert_without_abort(module: Any) -> None:
     for text in helpers:
         parsed = ir.Module.parse(text)  # kept alive while its ops move over
         for helper in list(parsed.body.operations):
-            if helper.name == "llvm.func" and helper.attributes["sym_name"].value == "puts":
+            if helper.operation.name == "llvm.func" and helper.attributes["sym_name"].value == "puts":
                 if have_puts:
                     continue
                 have_puts = True
