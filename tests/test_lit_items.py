@@ -173,3 +173,24 @@ def test_wide_int_emulation_keeps_the_signatures(pytester: pytest.Pytester, corp
     assert {p["mlir_kind"] for p in props.values()} == {"pass"} and len(props) == 4
     out = result.stdout.str()
     assert "@emulate_maxui__emulated(" in out and "vector<2xi8>" in out
+
+
+def test_lit_local_cfg_files_apply_as_lit_applies_them(tmp_path: Path) -> None:
+    """From the suite's root down: a build option the wheels lack marks the folder
+    unsupported; substitutions and `env` before the runner are kept."""
+    (tmp_path / "lit.cfg.py").write_text("")
+    (tmp_path / "lit.local.cfg").write_text('config.substitutions.append(("%{libs}", "-shared-libs=x.so"))\n')
+    amx = tmp_path / "AMX"
+    amx.mkdir()
+    (amx / "lit.local.cfg").write_text("if not config.mlir_run_amx_tests:\n    config.unsupported = True\n")
+    text = "// RUN: mlir-opt %s | env A=1 mlir-runner -e main %{libs} | FileCheck %s\n"
+    (tmp_path / "t.mlir").write_text(text)
+    (amx / "t.mlir").write_text(text)
+    script = read_script(tmp_path / "t.mlir")
+    assert script is not None and directive_verdict(script) == (None, False)
+    assert script.commands[0].runner_args == ["-e", "main", "-shared-libs=x.so"]
+    assert script.commands[0].env == {"A": "1"}
+    amx_script = read_script(amx / "t.mlir")
+    assert amx_script is not None
+    assert directive_verdict(amx_script)[0] == f"UNSUPPORTED: {amx / 'lit.local.cfg'} marks the folder unsupported " \
+                                               "on this machine"

@@ -55,6 +55,7 @@ class LitCommand:
     merge_stderr: bool = False  # the runner's 2>&1: FileCheck sees stderr too
     expect_failure: bool = False  # `not` before the runner: a non-zero exit is expected
     source: str = ""  # the file's path (%s)
+    env: dict[str, str] = field(default_factory=dict)  # `env NAME=VALUE` before the runner
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,6 +74,8 @@ class LitScript:
     requires: list[str]
     unsupported: list[str]
     xfail: list[str]
+    features: frozenset[str] = frozenset()  # this machine's, with what lit.local.cfg files add
+    unsupported_by: str = ""  # the lit.local.cfg that marks the file's folder unsupported
 
 
 def tool_dirs() -> tuple[Path | None, Path | None]:
@@ -146,10 +149,13 @@ def read_script(path: Path) -> LitScript | None:
     runs = [d for d in script if hasattr(d, "command")]
     if not runs:
         return None
+    from pytest_mlir_snippets.mlirtext.litlocal import local_config
+
+    local = local_config(path, features())
     tmp_base = os.path.join(tempfile.gettempdir(), "mlir-lit", path.name)
     try:
-        lines = applySubstitutions(script, substitutions(path, tmp_base),
-                                   conditions={feature: True for feature in features()}, recursion_limit=10)
+        lines = applySubstitutions(script, local.substitutions + substitutions(path, tmp_base),
+                                   conditions={feature: True for feature in local.features}, recursion_limit=10)
     except ValueError as error:
         raise LitScriptError(str(error)) from None
     commands: list[LitCommand] = []
@@ -162,14 +168,16 @@ def read_script(path: Path) -> LitScript | None:
         else:
             commands.append(command)
     return LitScript(commands, others, parsed["REQUIRES:"] or [], parsed["UNSUPPORTED:"] or [],
-                     parsed["XFAIL:"] or [])
+                     parsed["XFAIL:"] or [], local.features, local.unsupported)
 
 
 def directive_verdict(script: LitScript, have: frozenset[str] | None = None) -> tuple[str | None, bool]:
     """(why the file is skipped, or None; whether it is expected to fail), as lit decides."""
     from lit.BooleanExpression import BooleanExpression
 
-    have = features() if have is None else have
+    if script.unsupported_by:
+        return f"UNSUPPORTED: {script.unsupported_by} marks the folder unsupported on this machine", False
+    have = (script.features or features()) if have is None else have
     missing = [e for e in script.requires if not BooleanExpression.evaluate(e, list(have))]
     if missing:
         return f"REQUIRES: {', '.join(missing)} (not on this machine)", False
@@ -194,9 +202,15 @@ def _command(line: str, line_number: int, index: int, source: Path) -> LitComman
     stage = "opt"  # opt stages, then translate, then the runner, then FileCheck
     for part in parsed.commands:
         args = [str(a) for a in part.args]
-        negate = False
-        while args and args[0] == "not":
-            negate, args = not negate, args[1:]
+        negate, env = False, {}
+        while args and args[0] in ("not", "env"):
+            if args[0] == "not":
+                negate, args = not negate, args[1:]
+                continue
+            args = args[1:]
+            while args and "=" in args[0] and not args[0].startswith("-"):
+                name, _, value = args.pop(0).partition("=")
+                env[name] = value
         if not args:
             return None
         name, rest = Path(args[0]).name, args[1:]
@@ -212,7 +226,7 @@ def _command(line: str, line_number: int, index: int, source: Path) -> LitComman
                 return None
             cmd.runner = "mlir-runner" if name in RUNNERS else LLI
             cmd.runner_args = [a for a in rest if a != str(source)]
-            cmd.merge_stderr, cmd.expect_failure, stage = bool(redirects), negate, "runner"
+            cmd.merge_stderr, cmd.expect_failure, cmd.env, stage = bool(redirects), negate, env, "runner"
             cmd.entry = _entry(cmd.runner_args, cmd.runner) or "main"
         elif name == FILECHECK and stage == "runner" and not negate and not redirects:
             cmd.filecheck, stage = rest, "filecheck"

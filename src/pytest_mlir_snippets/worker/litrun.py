@@ -12,6 +12,7 @@ worker's capture file, the item's output.
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -136,6 +137,7 @@ def execute(lowered: str, command: LitCommand, source_text: str, info: dict[str,
         try:
             stderr = subprocess.STDOUT if command.merge_stderr else subprocess.PIPE  # 2>&1: FileCheck sees both
             done = subprocess.run(argv, timeout=RUN_TIMEOUT, cwd=folder, stdin=subprocess.DEVNULL,
+                                  env=dict(os.environ, **command.env) if command.env else None,
                                   stdout=subprocess.PIPE, stderr=stderr, preexec_fn=_die_with_worker)
         except subprocess.TimeoutExpired:
             raise SnippetFailure(Kind.TIMEOUT, f"{command.runner} ran longer than {RUN_TIMEOUT:g} s") from None
