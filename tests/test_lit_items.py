@@ -48,6 +48,29 @@ func.func @not_an_item(%a: i32) -> i32 {{
 }}
 """
 
+THROUGH_LLI = """// RUN: mlir-opt %s -convert-to-llvm -reconcile-unrealized-casts | mlir-translate -mlir-to-llvmir | \\
+// RUN:   %lli --entry-function=entry --dlopen=%mlir_native_utils_lib_dir/libmlir_c_runner_utils%shlibext | \\
+// RUN:   FileCheck %s
+func.func private @printI64(i64)
+func.func private @printNewline()
+// CHECK: 42
+func.func @entry() -> i32 {
+  %c = arith.constant 42 : i64
+  func.call @printI64(%c) : (i64) -> ()
+  func.call @printNewline() : () -> ()
+  %z = arith.constant 0 : i32
+  return %z : i32
+}
+"""
+
+EXPECTS_FAILURE = """// RUN: mlir-opt %s -convert-to-llvm | \\
+// RUN:   not mlir-runner -e entry -entry-point-result=void | FileCheck %s
+// CHECK-NOT: anything
+func.func @entry() {
+  return
+}
+"""
+
 
 def copy(corpus: Path, folder: Path, *names: str) -> list[Path]:
     paths = []
@@ -194,3 +217,13 @@ def test_lit_local_cfg_files_apply_as_lit_applies_them(tmp_path: Path) -> None:
     assert amx_script is not None
     assert directive_verdict(amx_script)[0] == f"UNSUPPORTED: {amx / 'lit.local.cfg'} marks the folder unsupported " \
                                                "on this machine"
+
+
+@pytest.mark.slow
+def test_mlir_translate_into_lli_and_not(pytester: pytest.Pytester, run_items) -> None:
+    pytester.makefile(".mlir", lli=THROUGH_LLI, expects_failure=EXPECTS_FAILURE)
+    result, props = run_items()
+    assert props["lli.mlir::entry[execute]"]["mlir_kind"] == "pass"
+    assert props["lli.mlir::entry[execute]"]["mlir_golden"] == "filecheck"
+    assert props["expects_failure.mlir::entry[execute]"]["mlir_kind"] == "execute-error"
+    assert "mlir-runner exited 0, but the RUN line expects a failure (not)" in result.stdout.str()

@@ -134,6 +134,8 @@ def execute(lowered: str, command: LitCommand, source_text: str, info: dict[str,
         path = Path(folder) / ("input.ll" if command.runner == LLI else "input.mlir")
         path.write_text(lowered)
         argv = [tool(command.runner), str(path), *command.runner_args]
+        if command.runner == LLI:  # lli passes what follows its input to the program
+            argv = [tool(LLI), *command.runner_args, str(path)]
         try:
             stderr = subprocess.STDOUT if command.merge_stderr else subprocess.PIPE  # 2>&1: FileCheck sees both
             done = subprocess.run(argv, timeout=RUN_TIMEOUT, cwd=folder, stdin=subprocess.DEVNULL,
