@@ -31,6 +31,9 @@ from pytest_mlir_snippets.reporting.record import ItemRecord
 from pytest_mlir_snippets.session import run_state
 
 LIT = "lit"  # Request.attachments key, read by worker/litrun.py
+# RUN lines say how a file runs, whatever --mlir-target: in a cpu worker (upstream's bindings
+# and tools; an IREE worker cannot load them)
+RUNS_ON = "cpu"
 TARGETS = frozenset({"cpu", "cuda", "ttmetal", "ttnn", "iree-cpu", "iree-cuda", "*"})
 
 
@@ -96,7 +99,7 @@ class LitCommandItem(MlirItem):
         return self.path, self.entry_line - 1, self.name
 
     def request(self, op: str) -> Request:
-        options = run_state(self.config).device_manager().options()
+        options = run_state(self.config).device_manager(RUNS_ON).options()
         return Request(op, self.text, self.command.entry, options,
                        attachments={LIT: json.dumps(self.command.to_json(), sort_keys=True)})
 
@@ -104,17 +107,16 @@ class LitCommandItem(MlirItem):
         state = run_state(self.config)
         if self.stage == "execute":
             if self.snippet_id not in state.compiled:
-                state.compiled[self.snippet_id] = state.compile(self.request("compile"), self.timeout())
+                state.compiled[self.snippet_id] = self._compile()
             prior = state.compiled[self.snippet_id]
             if not prior.ok:
                 self.response = prior
                 if prior.kind is Kind.UNSUPPORTED:
                     self.fail(prior)
                 self.skip(f"compile failed ({prior.kind.value}): {first_error(prior)}")
-            response = state.device_manager().call(self.request("execute"), self.timeout())
+            response = state.device_manager(RUNS_ON).call(self.request("execute"), self.timeout())
         else:
-            response = state.compile(self.request("compile"), self.timeout())
-            state.compiled[self.snippet_id] = response
+            response = state.compiled[self.snippet_id] = self._compile()
         self.response = response
         self.show_output(response)
         if response.ir and run_state(self.config).settings.print_ir:
@@ -124,6 +126,13 @@ class LitCommandItem(MlirItem):
         self.kind = response.kind
         if not response.ok:
             self.fail(response)
+
+    def _compile(self) -> Response:
+        """The compile, through the compile cache where the run's target is the cpu."""
+        state = run_state(self.config)
+        if state.settings.target == RUNS_ON:
+            return state.compile(self.request("compile"), self.timeout())
+        return state.device_manager(RUNS_ON).call(self.request("compile"), self.timeout())
 
     def describe(self, record: ItemRecord, response: Response) -> None:
         super().describe(record, response)
@@ -141,6 +150,7 @@ class LitCommandItem(MlirItem):
     def skeleton(self) -> ItemRecord:
         record = super().skeleton()
         record.line = self.entry_line
+        record.target = RUNS_ON
         return record
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
