@@ -54,6 +54,7 @@ class LitCommand:
     filecheck: list[str] | None = None  # FileCheck's arguments (None: the command has no FileCheck)
     merge_stderr: bool = False  # the runner's 2>&1: FileCheck sees stderr too
     expect_failure: bool = False  # `not` before the runner: a non-zero exit is expected
+    expect_crash: bool = False  # `not --crash`: a crash (a signal) is expected
     source: str = ""  # the file's path (%s)
     env: dict[str, str] = field(default_factory=dict)  # `env NAME=VALUE` before the runner
 
@@ -202,10 +203,12 @@ def _command(line: str, line_number: int, index: int, source: Path) -> LitComman
     stage = "opt"  # opt stages, then translate, then the runner, then FileCheck
     for part in parsed.commands:
         args = [str(a) for a in part.args]
-        negate, env = False, {}
+        negate, crash, env = False, False, {}
         while args and args[0] in ("not", "env"):
             if args[0] == "not":
                 negate, args = not negate, args[1:]
+                if args and args[0] == "--crash":
+                    crash, args = True, args[1:]
                 continue
             args = args[1:]
             while args and "=" in args[0] and not args[0].startswith("-"):
@@ -227,6 +230,7 @@ def _command(line: str, line_number: int, index: int, source: Path) -> LitComman
             cmd.runner = "mlir-runner" if name in RUNNERS else LLI
             cmd.runner_args = [a for a in rest if a != str(source)]
             cmd.merge_stderr, cmd.expect_failure, cmd.env, stage = bool(redirects), negate, env, "runner"
+            cmd.expect_crash = crash
             cmd.entry = _entry(cmd.runner_args, cmd.runner) or "main"
         elif name == FILECHECK and stage == "runner" and not negate and not redirects:
             cmd.filecheck, stage = rest, "filecheck"

@@ -149,6 +149,9 @@ def execute(lowered: str, command: LitCommand, source_text: str, info: dict[str,
             sys.stderr.flush()
         info["stdout"] = seen
         status = _exit_status(done.returncode)
+        if command.expect_crash and done.returncode >= 0:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"{command.runner} {status}, but the RUN line expects a "
+                                 "crash (not --crash)", info=dict(info, stage="execute"))
         if command.expect_failure == (done.returncode == 0):
             why = "exited 0, but the RUN line expects a failure (not)" if command.expect_failure else status
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"{command.runner} {why}", info=dict(info, stage="execute"))
