@@ -29,7 +29,7 @@ from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 LIT = "lit"  # Request.attachments key: the LitCommand, as JSON
 RUN_TIMEOUT = 3600.0  # the sandbox's own timeout kills the worker first; the runner dies with it
-_lowered: OrderedDict[tuple[str, str], str] = OrderedDict()
+_lowered: OrderedDict[tuple[str, str], tuple[str, list[str]]] = OrderedDict()
 
 
 def handle(request: Request) -> Response:
@@ -37,24 +37,28 @@ def handle(request: Request) -> Response:
     command = LitCommand.from_json(json.loads(request.attachments[LIT]))
     key = (request.module, request.attachments[LIT])
     if key not in _lowered:
+        notes: list[str] = []
         try:
-            _lowered[key] = lower(request.module, command)
+            _lowered[key] = (lower(request.module, command, notes), notes)
         except SnippetFailure as failure:
             failure.info["stage"] = "compile"
             raise
         while len(_lowered) > 16:
             _lowered.popitem(last=False)
-    lowered = _lowered[key]
+    lowered, notes = _lowered[key]
     info: dict[str, Any] = {"command": command.text, "front_end": "lit RUN line"}
+    if notes:  # what of another LLVM version was replaced (legacy.py), said on the record
+        info["legacy"] = notes
     if request.op == "compile":
         return Response(Kind.PASS, info=info, ir=lowered if request.options.print_ir else None)
     return execute(lowered, command, request.module, info)
 
 
-def lower(text: str, command: LitCommand) -> str:
-    """The file after the command's mlir-opt stages (and mlir-translate), as text."""
+def lower(text: str, command: LitCommand, notes: list[str] | None = None) -> str:
+    """The file after the command's mlir-opt stages (and mlir-translate), as text;
+    ``notes`` gets what of another LLVM version was replaced on the way."""
     if command.opt_stages:
-        text = _optimize(text, command)
+        text = _optimize(text, command, [] if notes is None else notes)
     if command.translate is not None:
         done = subprocess.run([tool(TRANSLATE), *command.translate], input=text.encode(), capture_output=True,
                               timeout=RUN_TIMEOUT)
@@ -64,7 +68,7 @@ def lower(text: str, command: LitCommand) -> str:
     return text
 
 
-def _optimize(text: str, command: LitCommand) -> str:
+def _optimize(text: str, command: LitCommand, notes: list[str]) -> str:
     from mlir import ir
 
     from pytest_mlir_snippets.worker.lowering import mlirtools
@@ -75,7 +79,7 @@ def _optimize(text: str, command: LitCommand) -> str:
         located = _Located(command.source or "-")
         handler = ctx.attach_diagnostic_handler(located)  # runs before the collector's
         try:
-            return _run_stages(text, command, plans, diags)
+            return _run_stages(text, command, plans, diags, notes)
         except SnippetFailure as failure:
             located.apply(failure.diagnostics, failure.__cause__ or failure.__context__)
             raise
@@ -106,18 +110,15 @@ class _Located:
                 diagnostic.line, diagnostic.column = self.found[diagnostic.message]
 
 
-def _run_stages(text: str, command: LitCommand, plans: list[list[Any]], diags: Any) -> str:
+def _run_stages(text: str, command: LitCommand, plans: list[list[Any]], diags: Any, notes: list[str]) -> str:
     """Parse the file and run the mlir-opt stages' steps on it, in the current context."""
     from mlir import ir, passmanager
 
-    from pytest_mlir_snippets.worker.lowering import mlirtools
+    from pytest_mlir_snippets.worker.lowering import legacy, mlirtools
 
     ir.Context.current.allow_unregistered_dialects = any(
         "-allow-unregistered-dialect" in a for stage in command.opt_stages for a in stage)
-    try:
-        module = mlirtools.parse_named(ir, text, command.source or "-")  # locations name the file
-    except Exception as error:
-        raise diags.failure(Kind.COMPILE_ERROR, "the file does not parse or verify", error) from error
+    module = _parse(text, command.source or "-", diags, notes)
     for plan in plans:
         for step in plan:
             if isinstance(step, str):
@@ -126,7 +127,42 @@ def _run_stages(text: str, command: LitCommand, plans: list[list[Any]], diags: A
                 step(module)
                 if not module.operation.verify():
                     raise diags.failure(Kind.COMPILE_ERROR, f"{step.__name__} left invalid IR")
+    left = _op_names(module, ir)
+    if legacy.left_for_finish(left):  # the runner of the file's time got these lowered by convert-func-to-llvm
+        mlirtools.run_passes(module, legacy.FINISH, passmanager.PassManager.parse, diags, "mlir-opt")
+        notes.append(f"the pipeline left {', '.join(sorted(left))}: finished with {legacy.FINISH} "
+                     "(LLVM 22's convert-func-to-llvm no longer lowers cf and arith)")
     return str(module)
+
+
+def _parse(text: str, source: str, diags: Any, notes: list[str]) -> Any:
+    """The file as a module; where it does not parse, once more with the ops that
+    upstream removed or renamed since written as it replaced them (``legacy``)."""
+    from mlir import ir
+
+    from pytest_mlir_snippets.worker.lowering import legacy, mlirtools
+
+    try:
+        return mlirtools.parse_named(ir, text, source)  # locations name the file
+    except Exception as error:
+        bridged, reasons = legacy.bridge_syntax(text)
+        if reasons:
+            try:
+                module = mlirtools.parse_named(ir, bridged, source)
+            except Exception:
+                pass  # the first error is the one to show
+            else:
+                notes.extend(reasons)
+                return module
+        raise diags.failure(Kind.COMPILE_ERROR, "the file does not parse or verify", error) from error
+
+
+def _op_names(module: Any, ir: Any) -> set[str]:
+    """The names of the ops in ``module``, builtin's and llvm's left out."""
+    from pytest_mlir_snippets.worker.lowering import mlirtools
+
+    found = mlirtools.ops_where(module, ir, lambda op: not op.name.startswith(("builtin.", "llvm.")))
+    return {op.name for op in found}
 
 
 def execute(lowered: str, command: LitCommand, source_text: str, info: dict[str, Any]) -> Response:

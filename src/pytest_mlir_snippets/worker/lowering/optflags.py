@@ -15,6 +15,9 @@ nesting does. Upstream's ``-test-*`` passes (``mlir/test/lib``, not in the wheel
 - ``-test-arith-emulate-wide-int``: the public ``arith-emulate-wide-int`` on the
   ``emulate_*`` functions, their signatures kept (``wideint.py``);
 - any other ``-test-*`` flag is a compile-error naming it.
+
+Passes other LLVM versions had (``-arith-bufferize``, ``-naive-convert-vector-to-llvm``,
+...) become what upstream replaced them with (``legacy.py``).
 """
 
 from __future__ import annotations
@@ -42,8 +45,10 @@ Step = str | Callable[[Any], None]  # a pipeline text, or a rewrite of the modul
 
 def steps(args: list[str]) -> list[Step]:
     """The steps of one mlir-opt command line (its arguments but the input file)."""
+    from pytest_mlir_snippets.worker.lowering.legacy import modernize
+
     found: list[Step] = []
-    for arg in args:
+    for arg in modernize(args, lambda name: _anchor(name) != ""):
         flag = arg.lstrip("-")
         name, _, value = flag.partition("=")
         if name == "pass-pipeline":
