@@ -188,14 +188,54 @@ def test_code_that_frees_its_own_buffers_runs_under_the_default_pipeline(pyteste
 
 @pytest.mark.slow
 def test_wide_int_emulation_keeps_the_signatures(pytester: pytest.Pytester, corpus: Path, run_items) -> None:
-    """-test-arith-emulate-wide-int: the public pass on the emulate_* functions, wrapped
-    (the file as it was before -naive-convert-vector-to-llvm, a pass newer than LLVM 22)."""
-    (path,) = copy(corpus, pytester.path, f"{INTEGRATION}/Arith/CPU/test-wide-int-emulation-max-min-i16.mlir")
-    path.write_text(path.read_text().replace("--naive-convert-vector-to-llvm", "--convert-vector-to-llvm"))
+    """-test-arith-emulate-wide-int: the public pass on the emulate_* functions, wrapped;
+    -naive-convert-vector-to-llvm (newer than LLVM 22) as LLVM 22's convert-vector-to-llvm."""
+    copy(corpus, pytester.path, f"{INTEGRATION}/Arith/CPU/test-wide-int-emulation-max-min-i16.mlir")
     result, props = run_items("--mlir-print-ir", "-rP")
     assert {p["mlir_kind"] for p in props.values()} == {"pass"} and len(props) == 4
     out = result.stdout.str()
     assert "@emulate_maxui__emulated(" in out and "vector<2xi8>" in out
+    legacy = props["test-wide-int-emulation-max-min-i16.mlir::entry-run1[execute]"]["mlir_legacy"]
+    assert "--naive-convert-vector-to-llvm -> -convert-vector-to-llvm" in legacy
+
+
+def test_removed_passes_and_ops_become_what_upstream_replaced_them_with() -> None:
+    """Only flags the wheels lack are replaced; the dialect bufferize passes become one
+    one-shot-bufferize where the first ran; ops keep their lines."""
+    from pytest_mlir_snippets.worker.lowering.legacy import bridge_syntax, left_for_finish, modernize
+
+    old = ["-arith-bufferize", "-linalg-bufferize", "-func-bufferize", "-finalizing-bufferize",
+           "-buffer-deallocation", "-convert-linalg-to-loops",
+           "--naive-convert-vector-to-llvm=reassociate-fp-reductions"]
+    assert modernize(old, lambda name: name == "convert-linalg-to-loops") == [
+        "-one-shot-bufferize=bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map",
+        "-buffer-deallocation-pipeline", "-convert-bufferization-to-memref", "-convert-linalg-to-loops",
+        "-convert-vector-to-llvm=reassociate-fp-reductions"]
+    assert modernize(old, lambda name: True) == old  # a wheel that has them runs them
+    assert modernize(["-tensor-bufferize"], lambda name: False) == ["-one-shot-bufferize"]
+    text, why = bridge_syntax("%v = vector.splat %f : vector<1x[4]xf32>\n%m = bufferization.to_memref %t : T to M\n")
+    assert text == "%v = vector.broadcast %f : f32 to vector<1x[4]xf32>\n%m = bufferization.to_buffer %t : T to M\n"
+    assert len(why) == 2 and bridge_syntax("%v = vector.broadcast %f : f32 to vector<4xf32>") == (
+        "%v = vector.broadcast %f : f32 to vector<4xf32>", [])
+    assert left_for_finish({"cf.br", "arith.constant", "llvm.call"})
+    assert not left_for_finish({"cf.br", "memref.load"}) and not left_for_finish({"llvm.func"})
+
+
+@pytest.mark.slow
+def test_files_of_other_llvm_versions_run_with_upstreams_replacements(pytester: pytest.Pytester, corpus: Path,
+                                                                       run_items) -> None:
+    """-arith-bufferize ... -buffer-deallocation (removed), vector.splat (removed), and
+    cf that LLVM 22's convert-func-to-llvm leaves: each file passes on FileCheck."""
+    copy(corpus, pytester.path, f"{INTEGRATION}/Linalg/CPU/test-tensor-e2e.mlir",
+         f"{INTEGRATION}/Vector/CPU/transfer-read-2d.mlir", CONV1D)
+    _, props = run_items()
+    assert {p["mlir_kind"] for p in props.values()} == {"pass"} and len(props) == 10
+    assert {p["mlir_golden"] for n, p in props.items() if n.endswith("[execute]")} == {"filecheck"}
+    legacy = {n.split("::")[0]: p.get("mlir_legacy", "") for n, p in props.items() if n.endswith("[execute]")}
+    assert "-arith-bufferize -linalg-bufferize -tensor-bufferize -func-bufferize -> -one-shot-bufferize" \
+        in legacy["test-tensor-e2e.mlir"]  # what was replaced, and why
+    assert "vector.splat removed" in legacy["transfer-read-2d.mlir"]
+    assert "cf.br" in legacy["test-conv-1d-call.mlir"]
 
 
 def test_lit_local_cfg_files_apply_as_lit_applies_them(tmp_path: Path) -> None:

@@ -121,6 +121,8 @@ class LitCommandItem(MlirItem):
         self.show_output(response)
         if response.ir and run_state(self.config).settings.print_ir:
             self.add_report_section("call", "compiled IR", response.ir)
+        if response.info.get("legacy"):
+            self.add_report_section("call", "of another LLVM version, replaced", "\n".join(response.info["legacy"]))
         if response.ok and response.info.get("stdout"):
             self.add_report_section("call", "stdout of the entry (what FileCheck saw)", response.info["stdout"])
         self.kind = response.kind
@@ -140,6 +142,8 @@ class LitCommandItem(MlirItem):
         record.stdout = str(response.info.get("stdout", ""))
         record.reference = str(response.info.get("reference", ""))
         record.info["command"] = self.command.text
+        if response.info.get("legacy"):  # what of another LLVM version was replaced (worker/lowering/legacy.py)
+            record.info["legacy"] = "; ".join(response.info["legacy"])
         if response.kind is not Kind.PASS:
             record.failure_stage = str(response.info.get("stage", self.stage))
             record.diagnostics = diagnostic_lines(response, self)

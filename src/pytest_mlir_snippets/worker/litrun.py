@@ -74,7 +74,7 @@ def _optimize(text: str, command: LitCommand, notes: list[str]) -> str:
     from pytest_mlir_snippets.worker.lowering import mlirtools
     from pytest_mlir_snippets.worker.lowering.optflags import steps
 
-    plans = [steps(args) for args in command.opt_stages]  # a test pass without equivalent fails first
+    plans = [steps(args, notes) for args in command.opt_stages]  # a test pass without equivalent fails first
     with ir.Context() as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, "cpu") as diags:
         located = _Located(command.source or "-")
         handler = ctx.attach_diagnostic_handler(located)  # runs before the collector's
@@ -131,7 +131,7 @@ def _run_stages(text: str, command: LitCommand, plans: list[list[Any]], diags: A
     if legacy.left_for_finish(left):  # the runner of the file's time got these lowered by convert-func-to-llvm
         mlirtools.run_passes(module, legacy.FINISH, passmanager.PassManager.parse, diags, "mlir-opt")
         notes.append(f"the pipeline left {', '.join(sorted(left))}: finished with {legacy.FINISH} "
-                     "(LLVM 22's convert-func-to-llvm no longer lowers cf and arith)")
+                     "(what the file's pipeline lowered with the LLVM of its time)")
     return str(module)
 
 

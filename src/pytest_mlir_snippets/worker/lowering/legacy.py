@@ -13,8 +13,9 @@ that name (a newer wheel that has it runs it as written).
   upstream removed or renamed, rewritten as upstream's own migration did;
 - lowering (``FINISH``): LLVM 22's ``convert-func-to-llvm`` no longer lowers ``cf``
   (llvm-project#120580, whose note reads "If you see failures, add
-  -convert-cf-to-llvm to your pass pipeline") nor ``arith``; a pipeline written before
-  that leaves only such ops behind, which the runner of its time never saw.
+  -convert-cf-to-llvm to your pass pipeline") nor ``arith``, and its vector lowerings
+  leave ``ub.poison``; a pipeline written before that leaves only such ops behind,
+  which the runner of its time never saw: they are lowered before the runner.
 """
 
 from __future__ import annotations
@@ -48,14 +49,20 @@ PARTIAL_BUFFERIZE = frozenset({
 ONE_SHOT = "one-shot-bufferize"
 FUNCTION_BOUNDARIES = "bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map"
 
-# what a pipeline may leave behind that LLVM 22's convert-func-to-llvm lowered before
-FINISH_DIALECTS = frozenset({"cf", "arith"})
-FINISH = "builtin.module(convert-cf-to-llvm, convert-arith-to-llvm, reconcile-unrealized-casts)"
+# what a pipeline may leave behind that it lowered in its time: cf and arith, which
+# convert-func-to-llvm lowered too; ub.poison, which LLVM 22's vector lowerings create
+# where older ones created llvm.mlir.poison/undef directly (the reason the
+# -test-lower-to-llvm list here has convert-ub-to-llvm too)
+FINISH_DIALECTS = frozenset({"cf", "arith", "ub"})
+FINISH = ("builtin.module(convert-cf-to-llvm, convert-arith-to-llvm, convert-ub-to-llvm, "
+          "reconcile-unrealized-casts)")
 
 
-def modernize(args: list[str], registered: Callable[[str], bool]) -> list[str]:
+def modernize(args: list[str], registered: Callable[[str], bool], notes: list[str] | None = None) -> list[str]:
     """``args`` of one mlir-opt command with the removed passes (those ``registered``
-    says the wheels lack) replaced by what took their place."""
+    says the wheels lack) replaced by what took their place; ``notes`` gets each
+    replacement and its reason."""
+    notes = [] if notes is None else notes
     partial = [i for i, a in enumerate(args) if _name(a) in PARTIAL_BUFFERIZE and not registered(_name(a))]
     out: list[str] = []
     for i, arg in enumerate(args):
@@ -64,13 +71,14 @@ def modernize(args: list[str], registered: Callable[[str], bool]) -> list[str]:
             if i == partial[0]:  # one one-shot-bufferize where the first of them ran
                 whole = any(_name(args[j]) == "func-bufferize" for j in partial)
                 out.append(f"-{ONE_SHOT}={FUNCTION_BOUNDARIES}" if whole else f"-{ONE_SHOT}")
+                notes.append(f"{' '.join(args[j] for j in partial)} -> {out[-1]}: removed (llvm-project#93488, "
+                             "#113840, #114152) for One-Shot Bufferize")
         elif name in RENAMED and arg.startswith("-") and not registered(name):
-            flags, _ = RENAMED[name]
+            flags, why = RENAMED[name]
             options = arg.partition("=")[2]
-            if len(flags) == 1 and options:
-                out.append(f"-{flags[0]}={options}")
-            else:
-                out.extend(f"-{flag}" for flag in flags)
+            new = [f"-{flags[0]}={options}"] if len(flags) == 1 and options else [f"-{flag}" for flag in flags]
+            out.extend(new)
+            notes.append(f"{arg} -> {' '.join(new) or 'nothing'}: {why}")
         else:
             out.append(arg)
     return out

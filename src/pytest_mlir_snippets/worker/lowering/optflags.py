@@ -43,12 +43,13 @@ IGNORED = frozenset({"o", "split-input-file", "verify-each", "allow-unregistered
 Step = str | Callable[[Any], None]  # a pipeline text, or a rewrite of the module in Python
 
 
-def steps(args: list[str]) -> list[Step]:
-    """The steps of one mlir-opt command line (its arguments but the input file)."""
+def steps(args: list[str], notes: list[str] | None = None) -> list[Step]:
+    """The steps of one mlir-opt command line (its arguments but the input file);
+    ``notes`` gets the passes of other LLVM versions replaced (``legacy.py``)."""
     from pytest_mlir_snippets.worker.lowering.legacy import modernize
 
     found: list[Step] = []
-    for arg in modernize(args, lambda name: _anchor(name) != ""):
+    for arg in modernize(args, lambda name: _anchor(name) != "", notes):
         flag = arg.lstrip("-")
         name, _, value = flag.partition("=")
         if name == "pass-pipeline":
