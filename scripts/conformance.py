@@ -128,6 +128,11 @@ def main() -> None:
         items, seconds = run_suite(args.corpus / folder, args.workers)
         lines += section(name, items, seconds, args.workers)
         print(f"{name}: done in {seconds:.1f} s")
+    if (args.corpus / "mlir-integration").is_dir():  # upstream MLIR's integration tests: RUN/CHECK, against lit
+        from mlir_integration import section as integration_section
+
+        lines += integration_section(args.corpus / "mlir-integration", args.workers)
+        print("MLIR integration tests: done")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines))
     print(f"wrote {args.out}")

@@ -62,6 +62,10 @@ class SnippetFile(pytest.File):
                 gc.enable()
 
     def _items(self) -> Iterator[pytest.Item]:
+        lit = self._lit_items()  # upstream MLIR's integration tests: RUN commands as items
+        if lit is not None:
+            yield from lit
+            return
         problem, source = self._read()
         if source is None:
             yield FileErrorItem.from_parent(self, name="<file>", message=problem)
@@ -71,6 +75,21 @@ class SnippetFile(pytest.File):
             for stage in stages:
                 yield SnippetItem.from_parent(self, source=source, function=fn, stage=stage,
                                               **item_kwargs(self, fn.uid, stage))
+
+    def _lit_items(self) -> list[pytest.Item] | None:
+        from pytest_mlir_snippets.items.litcommand import lit_items
+        from pytest_mlir_snippets.mlirtext.litscript import LitScriptError
+
+        try:
+            text = self.path.read_text("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None  # _read says why
+        try:
+            return lit_items(self, text)
+        except LitScriptError as error:  # lit rejects the RUN lines: an error where they meant to run MLIR
+            if not any(runner in text for runner in ("mlir-runner", "mlir-cpu-runner", "%lli")):
+                return None
+            return [FileErrorItem.from_parent(self, name="<file>", message=f"lit: {error}")]
 
     def _read(self) -> tuple[str, SnippetSource | None]:
         data = self.path.read_bytes()

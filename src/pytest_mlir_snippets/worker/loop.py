@@ -62,6 +62,10 @@ class Worker:
 
     def _dispatch(self, request: Request) -> Response:
         op = request.op
+        if "lit" in request.attachments:  # a RUN command of MLIR's integration tests (worker/litrun.py)
+            from pytest_mlir_snippets.worker import litrun
+
+            return litrun.handle(request)
         if op == "ping":
             return Response(Kind.PASS, info={"pid": os.getpid()})
         if op == "open":

@@ -48,11 +48,23 @@ TO_LLVM = (
 )
 
 
-def default_pipeline(plain: bool = False) -> list[str]:
+def default_pipeline(plain: bool = False, own_deallocation: bool = False) -> list[str]:
     """The cpu target's pipeline from upstream dialects on tensors to the LLVM dialect,
-    in two parts, with ``prepare_for_llvm`` between them."""
-    return [f"builtin.module({FRONT}, {PLAIN if plain else OPTIMIZE}, {BUFFERIZE}, {TO_LOOPS})",
+    in two parts, with ``prepare_for_llvm`` between them. ``own_deallocation``: the
+    snippet frees its own buffers (``memref.dealloc``), and the ownership-based
+    deallocation is left out. That pass assumes it owns what it did not see allocated
+    (a buffer returned by a callee, an allocation canonicalization re-made from
+    ``memref.alloc(%c16)``) and checks at run time that code freeing such a buffer does
+    not: "expected that the block does not have ownership" (SIGABRT), on code upstream
+    runs with its own pipelines (Vector gather, compress; Linalg conv-1d). Buffers that
+    bufferization adds to such a snippet are then not freed (a leak, not a crash)."""
+    bufferize = BUFFERIZE.replace(" buffer-deallocation-pipeline,", "") if own_deallocation else BUFFERIZE
+    return [f"builtin.module({FRONT}, {PLAIN if plain else OPTIMIZE}, {bufferize}, {TO_LOOPS})",
             f"builtin.module({TO_LLVM})"]
+
+
+def frees_own_buffers(module: str) -> bool:
+    return "memref.dealloc" in module
 
 
 class CpuBackend(Backend):
@@ -68,7 +80,8 @@ class CpuBackend(Backend):
     # ------------------------------------------------------------------ compile
     def compile(self, module: str, function: str, options: Options,
                 constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
-        pipeline = [options.pipeline] if options.pipeline else default_pipeline()
+        pipeline = [options.pipeline] if options.pipeline else default_pipeline(
+            own_deallocation=frees_own_buffers(module))
         return self._compile(module, function, pipeline, options.print_ir, constants, options.opt_level)
 
     def compile_iteration(self, model: str, schedule: str, pipeline: str, function: str) -> Compiled:
@@ -195,7 +208,8 @@ class CpuBackend(Backend):
         key = (source, compiled.function)
         if key not in self._reference:
             try:
-                self._reference[key] = self._compile(source, compiled.function, default_pipeline(plain=True),
+                pipeline = default_pipeline(plain=True, own_deallocation=frees_own_buffers(source))
+                self._reference[key] = self._compile(source, compiled.function, pipeline,
                                                      False, compiled.info.get("constants"), opt_level=0)
             except SnippetFailure as failure:
                 raise SnippetFailure(Kind.EXECUTE_ERROR, "the reference (plain lowering) does not compile: "

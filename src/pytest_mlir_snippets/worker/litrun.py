@@ -1,0 +1,226 @@
+"""A RUN command of upstream MLIR's integration tests, run in the sandbox worker.
+
+compile: the file through the command's ``mlir-opt`` stages, in process through the
+bindings (``optflags``), then ``mlir-translate`` where the command has it. execute: the
+wheel's ``mlir-runner`` (or ``lli``) on that, as a subprocess with the command's own
+arguments (``-e``, ``-entry-point-result``, ``-shared-libs``, ``-O3``, ...); its stdout
+(and stderr, where the command merges it: ``2>&1``) goes through FileCheck with the
+command's arguments: golden ``filecheck``. The runner's stderr otherwise goes to the
+worker's capture file, the item's output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from pytest_mlir_snippets.golden.filecheck import filecheck
+from pytest_mlir_snippets.mlirtext.litscript import LLI, TRANSLATE, LitCommand, tool
+from pytest_mlir_snippets.protocol import GOLDEN, Golden, Kind, Request, Response
+from pytest_mlir_snippets.worker.targets.base import SnippetFailure
+
+LIT = "lit"  # Request.attachments key: the LitCommand, as JSON
+RUN_TIMEOUT = 3600.0  # the sandbox's own timeout kills the worker first; the runner dies with it
+_lowered: OrderedDict[tuple[str, str], tuple[str, list[str]]] = OrderedDict()
+
+
+def handle(request: Request) -> Response:
+    """A compile or execute request for a RUN command."""
+    command = LitCommand.from_json(json.loads(request.attachments[LIT]))
+    key = (request.module, request.attachments[LIT])
+    if key not in _lowered:
+        notes: list[str] = []
+        try:
+            _lowered[key] = (lower(request.module, command, notes), notes)
+        except SnippetFailure as failure:
+            failure.info["stage"] = "compile"
+            raise
+        while len(_lowered) > 16:
+            _lowered.popitem(last=False)
+    lowered, notes = _lowered[key]
+    info: dict[str, Any] = {"command": command.text, "front_end": "lit RUN line"}
+    if notes:  # what of another LLVM version was replaced (legacy.py), said on the record
+        info["legacy"] = notes
+    if request.op == "compile":
+        return Response(Kind.PASS, info=info, ir=lowered if request.options.print_ir else None)
+    return execute(lowered, command, request.module, info)
+
+
+def lower(text: str, command: LitCommand, notes: list[str] | None = None) -> str:
+    """The file after the command's mlir-opt stages (and mlir-translate), as text;
+    ``notes`` gets what of another LLVM version was replaced on the way."""
+    if command.opt_stages:
+        text = _optimize(text, command, [] if notes is None else notes)
+    if command.translate is not None:
+        done = subprocess.run([tool(TRANSLATE), *command.translate], input=text.encode(), capture_output=True,
+                              timeout=RUN_TIMEOUT)
+        if done.returncode:
+            raise SnippetFailure(Kind.COMPILE_ERROR, "mlir-translate failed:\n" + done.stderr.decode(errors="replace"))
+        text = done.stdout.decode()
+    return text
+
+
+def _optimize(text: str, command: LitCommand, notes: list[str]) -> str:
+    from mlir import ir
+
+    from pytest_mlir_snippets.worker.lowering import mlirtools
+    from pytest_mlir_snippets.worker.lowering.optflags import steps
+
+    plans = [steps(args, notes) for args in command.opt_stages]  # a test pass without equivalent fails first
+    with ir.Context() as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, "cpu") as diags:
+        located = _Located(command.source or "-")
+        handler = ctx.attach_diagnostic_handler(located)  # runs before the collector's
+        try:
+            return _run_stages(text, command, plans, diags, notes)
+        except SnippetFailure as failure:
+            located.apply(failure.diagnostics, failure.__cause__ or failure.__context__)
+            raise
+        finally:
+            handler.detach()
+
+
+class _Located:
+    """File lines for diagnostics: the file is parsed under its own path (as mlir-opt
+    names it in locations), which ``mlirtools``' named texts do not cover. Diagnostics
+    are matched by their message."""
+
+    def __init__(self, source: str) -> None:
+        self.pattern = re.compile(re.escape(f'"{source}":') + r"(\d+):(\d+)")
+        self.found: dict[str, tuple[int, int]] = {}
+
+    def __call__(self, d: Any) -> bool:
+        m = self.pattern.search(str(d.location))
+        if m:
+            self.found.setdefault(d.message, (int(m.group(1)), int(m.group(2))))
+        return False  # on to the collector
+
+    def apply(self, diagnostics: list[Any], error: BaseException | None = None) -> None:
+        for raw in getattr(error, "error_diagnostics", None) or []:  # a parse error's, not seen by handlers
+            self(raw)
+        for diagnostic in diagnostics:
+            if diagnostic.line is None and diagnostic.message in self.found:
+                diagnostic.line, diagnostic.column = self.found[diagnostic.message]
+
+
+def _run_stages(text: str, command: LitCommand, plans: list[list[Any]], diags: Any, notes: list[str]) -> str:
+    """Parse the file and run the mlir-opt stages' steps on it, in the current context."""
+    from mlir import ir, passmanager
+
+    from pytest_mlir_snippets.worker.lowering import legacy, mlirtools
+
+    ir.Context.current.allow_unregistered_dialects = any(
+        "-allow-unregistered-dialect" in a for stage in command.opt_stages for a in stage)
+    module = _parse(text, command.source or "-", diags, notes)
+    for plan in plans:
+        for step in plan:
+            if isinstance(step, str):
+                mlirtools.run_passes(module, step, passmanager.PassManager.parse, diags, "mlir-opt")
+            else:
+                step(module)
+                if not module.operation.verify():
+                    raise diags.failure(Kind.COMPILE_ERROR, f"{step.__name__} left invalid IR")
+    left = _op_names(module, ir)
+    if legacy.left_for_finish(left):  # the runner of the file's time got these lowered by convert-func-to-llvm
+        mlirtools.run_passes(module, legacy.FINISH, passmanager.PassManager.parse, diags, "mlir-opt")
+        notes.append(f"the pipeline left {', '.join(sorted(left))}: finished with {legacy.FINISH} "
+                     "(what the file's pipeline lowered with the LLVM of its time)")
+    return str(module)
+
+
+def _parse(text: str, source: str, diags: Any, notes: list[str]) -> Any:
+    """The file as a module; where it does not parse, once more with the ops that
+    upstream removed or renamed since written as it replaced them (``legacy``)."""
+    from mlir import ir
+
+    from pytest_mlir_snippets.worker.lowering import legacy, mlirtools
+
+    try:
+        return mlirtools.parse_named(ir, text, source)  # locations name the file
+    except Exception as error:
+        bridged, reasons = legacy.bridge_syntax(text)
+        if reasons:
+            try:
+                module = mlirtools.parse_named(ir, bridged, source)
+            except Exception:
+                pass  # the first error is the one to show
+            else:
+                notes.extend(reasons)
+                return module
+        raise diags.failure(Kind.COMPILE_ERROR, "the file does not parse or verify", error) from error
+
+
+def _op_names(module: Any, ir: Any) -> set[str]:
+    """The names of the ops in ``module``, builtin's and llvm's left out."""
+    from pytest_mlir_snippets.worker.lowering import mlirtools
+
+    found = mlirtools.ops_where(module, ir, lambda op: not op.name.startswith(("builtin.", "llvm.")))
+    return {op.name for op in found}
+
+
+def execute(lowered: str, command: LitCommand, source_text: str, info: dict[str, Any]) -> Response:
+    with tempfile.TemporaryDirectory(prefix="mlir-lit-") as folder:
+        path = Path(folder) / ("input.ll" if command.runner == LLI else "input.mlir")
+        path.write_text(lowered)
+        argv = [tool(command.runner), str(path), *command.runner_args]
+        if command.runner == LLI:  # lli passes what follows its input to the program
+            argv = [tool(LLI), *command.runner_args, str(path)]
+        try:
+            stderr = subprocess.STDOUT if command.merge_stderr else subprocess.PIPE  # 2>&1: FileCheck sees both
+            done = subprocess.run(argv, timeout=RUN_TIMEOUT, cwd=folder, stdin=subprocess.DEVNULL,
+                                  env=dict(os.environ, **command.env) if command.env else None,
+                                  stdout=subprocess.PIPE, stderr=stderr, preexec_fn=_die_with_worker)
+        except subprocess.TimeoutExpired:
+            raise SnippetFailure(Kind.TIMEOUT, f"{command.runner} ran longer than {RUN_TIMEOUT:g} s") from None
+        seen = done.stdout.decode(errors="replace")
+        if done.stderr:
+            sys.stderr.write(done.stderr.decode(errors="replace"))
+            sys.stderr.flush()
+        info["stdout"] = seen
+        status = _exit_status(done.returncode)
+        if command.expect_crash and done.returncode >= 0:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"{command.runner} {status}, but the RUN line expects a "
+                                 "crash (not --crash)", info=dict(info, stage="execute"))
+        if command.expect_failure == (done.returncode == 0):
+            why = "exited 0, but the RUN line expects a failure (not)" if command.expect_failure else status
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"{command.runner} {why}", info=dict(info, stage="execute"))
+        if command.filecheck is None:
+            info.update({GOLDEN: Golden.NONE.value, "reference": "the RUN line has no FileCheck"})
+            return Response(Kind.PASS, info=info)
+        args = list(command.filecheck)
+        if not Path(command.source).is_file():  # the check file, where the worker cannot read the original
+            check = Path(folder) / Path(command.source).name
+            check.write_text(source_text)
+            args = [str(check) if a == command.source else a for a in args]
+        verdict = filecheck(args, seen)
+    info.update({GOLDEN: Golden.FILECHECK.value, "reference": f"FileCheck {' '.join(command.filecheck)}"})
+    if not verdict.ok:
+        raise SnippetFailure(Kind.GOLDEN_MISMATCH, "FileCheck: the output does not match the CHECK lines\n"
+                             + verdict.message, info=dict(info, stage="execute"))
+    return Response(Kind.PASS, info=info)
+
+
+def _exit_status(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def _die_with_worker() -> None:
+    """The runner gets SIGKILL when the worker dies (a timeout kills the worker)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
