@@ -128,6 +128,7 @@ class LitCommandItem(MlirItem):
         self.kind = response.kind
         if not response.ok:
             self.fail(response)
+        self.hold_to_golden(response)
 
     def _compile(self) -> Response:
         """The compile, through the compile cache where the run's target is the cpu."""
