@@ -8,9 +8,9 @@ write them to docs/repeatability.md.
 Each repetition runs once with each ``--mlir-bench-layout`` (the fixed layout, the plugin's
 default, against a randomized one, as plain programs run), in copies of the run of their own.
 
-Let nothing else run meanwhile, and do not edit the plugin's sources: a measurement's
-digest includes them, and the runs after the first use the first's median (README,
-"Benchmarks on a shared machine").
+Let nothing else run meanwhile. Each repetition starts without a benchmark history
+(``benchmarks.json`` is removed first, the copied run's included): a repetition is not
+anchored to the median an earlier one measured, so the spread is that of independent runs.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ def main() -> None:
             walls: list[float] = []
             for _ in range(args.repeat):
                 for layout, run in runs.items():
+                    (run / history.FILE).unlink(missing_ok=True)
                     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(run), "-k",
                                f"{iteration} and benchmark", f"--mlir-bench-time={args.bench_time}",
                                f"--mlir-bench-layout={layout}"]
