@@ -187,3 +187,14 @@ def ops_by_name(module: Any, ir: Any, names: frozenset[str]) -> dict[str, list[A
 
     module.operation.walk(visit)
     return found
+
+
+def reject_unregistered(module: Any, ir: Any, ctx: Any, target: str, allowed: tuple[str, ...] = ()) -> None:
+    """Ops of dialects these bindings do not have (but for ``allowed`` prefixes):
+    ``unsupported``, naming every such dialect of the module."""
+    unknown = ops_where(module, ir, lambda op: not op.name.startswith(allowed)
+                        and not ctx.is_registered_operation(op.name))
+    missing = sorted({op.name.split(".")[0] for op in unknown})
+    if missing:
+        names = ", ".join(f"'{d}'" for d in missing)
+        raise SnippetFailure(Kind.UNSUPPORTED, f"dialect {names} is not available for target {target}")

@@ -13,8 +13,11 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import UnsupportedType
+from pytest_mlir_snippets.mlirtext import ireeops as iree_text
 from pytest_mlir_snippets.protocol import Kind
+from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
+from pytest_mlir_snippets.worker.lowering import ireeops as iree_ops
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 
@@ -36,13 +39,21 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
     from mlir import ir, passmanager
 
     kind = frontend.front_end(module)
-    text, own_signature, baked, checks = (frontend.legalize(module, kind, target, function, constants) if kind
+    iree = iree_text.uses_iree_ops(module)
+    if iree:  # IREE's util and check ops, in generic form (IREE-only dialects: unsupported)
+        iree_ops.reject_iree_only(module, target)
+        module = iree_text.rewrite(module)[0]
+    fed = iree_ops.Fed()
+    text, own_signature, baked, checks = (frontend.legalize(module, kind, target, function, constants, fed) if kind
                                           else (module, None, "", []))
     with mlirtools.context_for(ir, text) as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         try:
             parsed = ir.Module.parse(text)
         except Exception as error:
             raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error) from None
+        if iree and not kind:
+            fed = iree_ops.give_meaning(parsed, ir, function, "arith.constant")
+            checks = check_ops.capture(parsed, ir, function, dialect="arith")
         _reject_unregistered(parsed, ctx, target)
         func = mlirtools.find_function(parsed, function)
         try:
@@ -62,6 +73,10 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
             info.update(baked=baked, constants=dict(constants or {}))
         if checks:
             info["checks"] = checks
+        if fed.values:  # constants fed at run time (see worker/lowering/ireeops.py)
+            info.update(fed=fed.values, fed_inputs=fed.sources)
+        if fed.kept:
+            info["kept_constants"] = fed.kept
         yield Lowered(parsed, (args, results), diags, info)
 
 
@@ -213,10 +228,4 @@ def _reject_unregistered(module: Any, ctx: Any, target: str) -> None:
     """Ops of dialects this build of MLIR does not have: unsupported, by name."""
     from mlir import ir
 
-    unknown = mlirtools.ops_where(module, ir, lambda op: not ctx.is_registered_operation(op.name))
-    missing = {op.name.split(".")[0] for op in unknown}
-    if missing:
-        names = ", ".join(f"'{d}'" for d in sorted(missing))
-        raise SnippetFailure(Kind.UNSUPPORTED, f"dialect {names} is not available for target {target}")
-
-
+    mlirtools.reject_unregistered(module, ir, ctx, target)

@@ -22,7 +22,7 @@ from pytest_mlir_snippets.worker.lowering.interpreter import InterpreterUnavaila
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
 
-FRONT = "func.func(tosa-to-linalg-named, tosa-to-linalg, tosa-to-arith, tosa-to-tensor)"
+FRONT = "func.func(tosa-to-scf, tosa-to-linalg-named, tosa-to-linalg, tosa-to-arith, tosa-to-tensor)"
 OPTIMIZE = "func.func(convert-elementwise-to-linalg, linalg-fuse-elementwise-ops), canonicalize, cse"
 PLAIN = "func.func(convert-elementwise-to-linalg)"
 BUFFERIZE = (
@@ -132,6 +132,10 @@ class CpuBackend(Backend):
         args = compiled.signature[0]
         if golden:
             return recorded(golden["inputs"], args, "input")
+        fed = compiled.info.get("fed")
+        if fed:  # the snippet's own constants, fed at run time (worker/lowering/ireeops.py)
+            own = make_inputs(args[:len(args) - len(fed)], options.seed, options.dynamic_dim)
+            return [*own, *(np.array(v, copy=True) for v in fed)]
         return make_inputs(args, options.seed, options.dynamic_dim)
 
     def _run(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
