@@ -25,10 +25,12 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import make_inputs
+from pytest_mlir_snippets.mlirtext.ireeops import CheckSite, IreeSyntaxError, rewrite
 from pytest_mlir_snippets.protocol import ENVIRONMENT, Kind, Options
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
 from pytest_mlir_snippets.worker.reference import CpuReference
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
+from pytest_mlir_snippets.worker.targets.iree_check import as_checks
 from pytest_mlir_snippets.worker.targets.iree_compiler import ONNX_TO_TORCH, Compiler
 from pytest_mlir_snippets.worker.targets.iree_runtime import Program, Runtime, sort_run_flags
 
@@ -95,11 +97,17 @@ class IreeBackend(Backend):
             self._compiler = Compiler()
         flags = self.flags(options)
         out = self._compiler.compile(module, function, flags, self.name, keep_ir=options.print_ir)
+        try:
+            sites = rewrite(module)[1] if "check.expect_" in module else []
+        except IreeSyntaxError:
+            sites = []  # the calls are judged all the same, without their lines
         args, results = out.signature
         info: dict[str, Any] = {
             "source": module, "front_end": "stablehlo" if out.input_type == "stablehlo" else out.input_type,
             "inputs": [str(s) for s in args], "outputs": [str(s) for s in results], "iree_route": out.route,
             "vmfb_bytes": len(out.vmfb)}
+        if sites:
+            info["check_sites"] = [(s.name, s.line, s.column) for s in sites]
         if options.save_artifacts:
             info["files"] = {"model.vmfb": _b64(out.vmfb),
                              "iree-compile.sh": _b64(self._compile_command(flags, out.route).encode())}
@@ -130,6 +138,8 @@ class IreeBackend(Backend):
         if len(actual) != len(results):
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"the call returned {len(actual)} value(s), the function "
                                  f"has {len(results)} result(s)")
+        if compiled.info.get("check_sites") or (runtime.check is not None and runtime.check.calls):  # IREE's check ops: what the check module received is judged
+            actual = self._checked(compiled, runtime)
         try:
             metrics, info = judge_outputs(compiled, options, golden, actual,
                                           lambda: self._reference_outputs(compiled, options, inputs))
@@ -141,6 +151,19 @@ class IreeBackend(Backend):
             info["files"] = self._run_files(compiled, inputs, golden)
         info["device"] = runtime.driver_name
         return metrics, info
+
+    @staticmethod
+    def _checked(compiled: Compiled, runtime: Runtime) -> list[np.ndarray]:
+        """The check calls of the run as checks on results (``iree_check.as_checks``); a
+        snippet with check ops whose module called none is an error, never a pass."""
+        calls = runtime.check.calls if runtime.check is not None else []
+        sites = [CheckSite(*site) for site in compiled.info.get("check_sites", [])]
+        if not calls:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"the snippet has {len(sites)} check op(s) but the module made "
+                                 "no call to the check module (an unresolved check import)")
+        checks, results = as_checks(calls, sites)
+        compiled.info["checks"] = checks
+        return results
 
     def _reference_outputs(self, compiled: Compiled, options: Options,
                            inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:

@@ -34,7 +34,7 @@ from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 INPUT_DIALECTS = frozenset({
     "builtin", "func", "arith", "math", "tensor", "linalg", "scf", "cf", "complex", "vector", "affine", "index",
     "ub", "shape", "quant", "ml_program", "tosa", "stablehlo", "chlo", "torch", "torch_c", "tm_tensor", "util",
-    "flow", "hal", "stream", "iree_linalg_ext", "iree_tensor_ext", "iree_encoding"})
+    "flow", "hal", "stream", "iree_linalg_ext", "iree_tensor_ext", "iree_encoding", "check"})
 ACCEPTED = "linalg/tensor/arith, TOSA, StableHLO, torch and ONNX"
 _STABLEHLO = re.compile(r"\b(?:stablehlo|chlo)\.")
 _TORCH = re.compile(r"!torch\.|\btorch\.(?:operator|aten|prim|constant|vtensor)|\"onnx\.")
