@@ -75,6 +75,9 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
             info["checks"] = checks
         if fed.values:  # constants fed at run time (see worker/lowering/ireeops.py)
             info.update(fed=fed.values, fed_inputs=fed.sources)
+            first = len(args) - len(fed.values)
+            info["inputs"] = [*info["inputs"][:first], *(f"{spec} = {source}" for spec, source in
+                                                         zip(info["inputs"][first:], fed.sources))]
         if fed.kept:
             info["kept_constants"] = fed.kept
         yield Lowered(parsed, (args, results), diags, info)
