@@ -26,8 +26,8 @@ _OPEN, _CLOSE = "([{<", ")]}>"
 # dialects that only IREE's compiler has (``util`` is read here only for the two ops above)
 IREE_ONLY = ("iree_linalg_ext", "iree_tensor_ext", "iree_encoding", "iree_codegen", "iree_gpu", "iree_cpu",
              "flow", "hal", "stream", "util", "check", "io_parameters", "iree_vector_ext")
-_DIALECT_USE = re.compile(r"(?<![\w$.%#!@\"])(?:\"(?P<quoted>[a-z_][\w]*)\.[\w.]+\"|(?P<plain>[a-z_][\w]*)\.[a-z_][\w.]*"
-                          r"(?=[\s(<{]))")
+_DIALECT_USE = re.compile(r"(?<![\w$.%#!@\"])(?:\"(?P<quoted>[a-z_][\w]*)\.[\w.]+\""
+                          r"|(?P<plain>[a-z_][\w]*)\.[a-z_][\w.]*(?=[\s(<{]))")
 _ATTRIBUTE_USE = re.compile(r"[#!](?P<dialect>[a-z_]\w*)\.")
 CHECK_OPS = ("check.expect_eq", "check.expect_eq_const", "check.expect_almost_eq", "check.expect_almost_eq_const",
              "check.expect_true", "check.expect_false", "check.expect_all_true")

@@ -97,7 +97,8 @@ def _readable(value: Any, tir: Any, anchor: Any, dialect: str = "stablehlo") -> 
     if dialect != "stablehlo" and wide == "ui8":
         wide = "i8"  # arith is signless
     with tir.InsertionPoint(anchor), anchor.location:
-        return tir.Operation.create(float_convert if wide == "f32" else int_convert, results=[tir.Type.parse(f"tensor<{dims}{wide}>")],
+        convert = float_convert if wide == "f32" else int_convert
+        return tir.Operation.create(convert, results=[tir.Type.parse(f"tensor<{dims}{wide}>")],
                                     operands=[value]).result
 
 

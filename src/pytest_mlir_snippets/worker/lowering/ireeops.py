@@ -15,6 +15,7 @@ The check ops are captured afterwards, as StableHLO's are (``worker/lowering/che
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ from pytest_mlir_snippets.worker.lowering import mlirtools
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 UNFOLDABLE = "util.unfoldable_constant"
+_HEX = re.compile(r'^dense<"0x([0-9A-Fa-f]+)">')
 BARRIER = "util.optimization_barrier"
 
 
@@ -49,7 +51,8 @@ def reject_iree_only(text: str, target: str) -> None:
     found = iree_only_dialects(text)
     if found:
         names = ", ".join(f"'{d}'" for d in found)
-        raise SnippetFailure(Kind.UNSUPPORTED, f"dialect {names} is IREE's own, not available for target {target}: "
+        what = f"dialects {names} are" if len(found) > 1 else f"dialect {names} is"
+        raise SnippetFailure(Kind.UNSUPPORTED, f"{what} IREE's own, not available for target {target}: "
                              "run it with --mlir-target iree-cpu (or iree-cuda)")
 
 
@@ -60,10 +63,16 @@ def value_of(attr: Any, ir: Any) -> np.ndarray:
         shaped = ir.ShapedType(attr.type)
         element = str(shaped.element_type)
         dtype = DTYPES.get(element)
-        if dtype is None or dtype.kind not in "biuf":
+        if dtype is None:
             raise ValueError(f"element type {element}")
-        dense = ir.DenseElementsAttr(attr)
         shape = tuple(shaped.shape)
+        hexed = _HEX.match(str(attr))
+        if hexed:  # raw little-endian bytes (openxla's testdata): read as they are, any element width
+            raw = np.frombuffer(bytes.fromhex(hexed.group(1)), dtype=dtype)
+            return np.array(np.broadcast_to(raw, shape) if raw.size == 1 else raw.reshape(shape))
+        if dtype.kind not in "biuf":
+            raise ValueError(f"element type {element} written out")
+        dense = ir.DenseElementsAttr(attr)
         typed = ir.DenseIntElementsAttr if dtype.kind in "biu" else ir.DenseFPElementsAttr
         if dense.is_splat:
             return np.full(shape, _scalar(dense.get_splat_value(), ir), dtype=dtype)

@@ -138,7 +138,8 @@ class IreeBackend(Backend):
         if len(actual) != len(results):
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"the call returned {len(actual)} value(s), the function "
                                  f"has {len(results)} result(s)")
-        if compiled.info.get("check_sites") or (runtime.check is not None and runtime.check.calls):  # IREE's check ops: what the check module received is judged
+        called = runtime.check is not None and runtime.check.calls
+        if compiled.info.get("check_sites") or called:  # IREE's check ops: what the check module received is judged
             actual = self._checked(compiled, runtime)
         try:
             metrics, info = judge_outputs(compiled, options, golden, actual,
