@@ -28,6 +28,8 @@ IREE_ONLY = ("iree_linalg_ext", "iree_tensor_ext", "iree_encoding", "iree_codege
              "flow", "hal", "stream", "util", "check", "io_parameters", "iree_vector_ext")
 _DIALECT_USE = re.compile(r"(?<![\w$.%#!@\"])(?:\"(?P<quoted>[a-z_][\w]*)\.[\w.]+\""
                           r"|(?P<plain>[a-z_][\w]*)\.[a-z_][\w.]*(?=[\s(<{]))")
+_GENERIC_OP = re.compile(r'"([a-z_]\w*\.[\w.]+)"\s*\(')
+_HANDLED = ("util.unfoldable_constant", "util.optimization_barrier", "check.expect_")  # the ops read here
 _ATTRIBUTE_USE = re.compile(r"[#!](?P<dialect>[a-z_]\w*)\.")
 CHECK_OPS = ("check.expect_eq", "check.expect_eq_const", "check.expect_almost_eq", "check.expect_almost_eq_const",
              "check.expect_true", "check.expect_false", "check.expect_all_true")
@@ -183,6 +185,8 @@ def iree_only_dialects(text: str) -> list[str]:
     mask = masked(text)
     mask = _OP.sub(lambda m: m.group("indent") + (m.group("results") or ""), mask)
     found = {m.group("quoted") or m.group("plain") for m in _DIALECT_USE.finditer(mask)}
+    found |= {m.group(1).split(".")[0] for m in _GENERIC_OP.finditer(_COMMENT.sub("", text))  # "flow.op"(...)
+              if not m.group(1).startswith(_HANDLED)}
     found |= {m.group("dialect") for m in _ATTRIBUTE_USE.finditer(mask)}
     return sorted(found & set(IREE_ONLY))
 

@@ -105,10 +105,9 @@ def give_meaning(module: Any, ir: Any, function: str, constant_op: str, feed: bo
     fed = Fed()
     func = mlirtools.find_function(module, function)
     block = func.regions[0].blocks[0]
-    for op in found.get(UNFOLDABLE, []):
+    for number, op in enumerate(found.get(UNFOLDABLE, []), 1):
         attr = op.attributes["value"]
-        line = mlirtools.location_of(str(op.location))[0]
-        where = f"{UNFOLDABLE} at line {line}"
+        where = f"{UNFOLDABLE} #{number}"  # in the order of the text (lines are the split module's here)
         value, why = None, "feeding is off (the lowering needs it constant)"
         if feed and _in_body(op, func):
             try:
