@@ -1,11 +1,12 @@
-"""Run the corpora on the cpu target and write docs/conformance.md.
+"""Run the corpora (on the cpu target, IREE's e2e tests on iree-cpu too) and write docs/conformance.md.
 
-    python scripts/conformance.py [--corpus ../shared/corpus] [--workers 2]
+    python scripts/conformance.py [--corpus ../shared/corpus] [--workers 2] [--suite "IREE e2e" ...]
 
 For each suite: a copy in a temporary folder (the corpus stays read-only),
 ``pytest -n WORKERS --mlir-json``, then per test (a function: compile and execute
 together) its outcome, pass counts per outcome kind, wall time, and every failing
-test with its failure signature.
+test with its failure signature. ``--suite`` runs only the suites named (a prefix of
+the name) and keeps the other sections of the file as they are.
 """
 
 from __future__ import annotations
@@ -21,21 +22,23 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SUITES = {
-    "iree-onnx-ops": "iree-onnx-ops",
-    "tt-mlir StableHLO": "tt-mlir-snippets/stablehlo",
-    "openxla StableHLO testdata": "stablehlo-testdata",
+SUITES = {  # section name: corpus folder, targets
+    "iree-onnx-ops": ("iree-onnx-ops", ("cpu",)),
+    "tt-mlir StableHLO": ("tt-mlir-snippets/stablehlo", ("cpu",)),
+    "openxla StableHLO testdata": ("stablehlo-testdata", ("cpu",)),
+    "IREE e2e (tests/e2e)": ("iree-e2e", ("cpu", "iree-cpu")),
 }
 
 
-def run_suite(source: Path, workers: int) -> tuple[list[dict], float]:
+def run_suite(source: Path, workers: int, target: str = "cpu") -> tuple[list[dict], float]:
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / source.name
         shutil.copytree(source, copy)
         results = Path(tmp) / "results.json"
         start = time.perf_counter()
         subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(workers),
-                        f"--mlir-json={results}", str(copy)], cwd=tmp, stdout=subprocess.DEVNULL, check=False)
+                        f"--mlir-target={target}", f"--mlir-json={results}", str(copy)], cwd=tmp,
+                       stdout=subprocess.DEVNULL, check=False)
         seconds = time.perf_counter() - start
         return json.loads(results.read_text())["items"], seconds
 
@@ -75,7 +78,7 @@ def folders(tests: dict[str, dict]) -> list[str]:
 def section(name: str, items: list[dict], seconds: float, workers: int) -> list[str]:
     tests = per_test(items)
     passed = sum(t["kind"] == "pass" for t in tests.values())
-    kinds = Counter(t["kind"] if t["kind"] != "skip" else "skip (compile failed)" for t in tests.values())
+    kinds = Counter(f"{t['kind']} (at {t['stage']})" if t["kind"] == "skip" else t["kind"] for t in tests.values())
     lines = [f"## {name}", "",
              f"{passed} of {len(tests)} tests pass with a golden match ({100 * passed / max(1, len(tests)):.1f}%), "
              f"{seconds:.1f} s wall at -n {workers} ({seconds / max(1, len(tests)):.3f} s per test).", "",
@@ -94,20 +97,39 @@ def section(name: str, items: list[dict], seconds: float, workers: int) -> list[
     return [*lines, ""]
 
 
+def _sections(path: Path) -> dict[str, list[str]]:
+    """The ``## `` sections of an existing conformance file, by title (kept by ``--suite``)."""
+    found: dict[str, list[str]] = {}
+    title = ""
+    for line in path.read_text().splitlines() if path.exists() else []:
+        if line.startswith("## "):
+            title = line[3:]
+        if title:
+            found.setdefault(title, []).append(line)
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "conformance.md")
+    parser.add_argument("--suite", action="append", default=[], help="run only this suite (a name prefix)")
     args = parser.parse_args()
-    lines = ["# Conformance on the cpu target", "",
+    lines = ["# Conformance on the cpu target (and IREE's e2e tests on iree-cpu)", "",
              f"Written by `python scripts/conformance.py` on {time.strftime('%Y-%m-%d')}; "
              "a test passes when its compile and execute items both pass (golden match against the recorded "
-             "outputs, the snippet's own StableHLO checks, or the StableHLO reference interpreter).", ""]
-    for name, folder in SUITES.items():
-        items, seconds = run_suite(args.corpus / folder, args.workers)
-        lines += section(name, items, seconds, args.workers)
-        print(f"{name}: done in {seconds:.1f} s")
+             "outputs, the snippet's own checks (StableHLO's, IREE's), or the StableHLO reference interpreter).", ""]
+    kept = _sections(args.out)
+    for name, (folder, targets) in SUITES.items():
+        for target in targets:
+            title = name if targets == ("cpu",) else f"{name} on {target}"
+            if args.suite and not any(name.startswith(s) for s in args.suite):
+                lines += kept.get(title, [])
+                continue
+            items, seconds = run_suite(args.corpus / folder, args.workers, target)
+            lines += section(title, items, seconds, args.workers)
+            print(f"{title}: done in {seconds:.1f} s")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines))
     print(f"wrote {args.out}")
