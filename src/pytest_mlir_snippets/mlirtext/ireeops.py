@@ -100,14 +100,13 @@ def _op_end(mask: str, start: int) -> int:
 
 
 def _matching(text: str, start: int) -> int:
-    """The index just after the bracket closing the one at ``start``."""
+    """The index just after the bracket closing the one at ``start`` (``->`` is no bracket)."""
     depth = 0
     for i in range(start, len(text)):
-        if text[i] == "-" and text.startswith("->", i):
-            continue
-        if text[i] in _OPEN and not (text[i] == ">" and i and text[i - 1] == "-"):
+        arrow = text[i] == ">" and i > 0 and text[i - 1] == "-"
+        if text[i] in _OPEN:
             depth += 1
-        elif text[i] in _CLOSE and not (text[i] == ">" and i and text[i - 1] == "-"):
+        elif text[i] in _CLOSE and not arrow:
             depth -= 1
             if depth == 0:
                 return i + 1

@@ -42,7 +42,10 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
     iree = iree_text.uses_iree_ops(module)
     if iree:  # IREE's util and check ops, in generic form (IREE-only dialects: unsupported)
         iree_ops.reject_iree_only(module, target)
-        module = iree_text.rewrite(module)[0]
+        try:
+            module = iree_text.rewrite(module)[0]
+        except iree_text.IreeSyntaxError as error:
+            raise SnippetFailure(Kind.UNSUPPORTED, f"an IREE op in a form target {target} cannot read: {error}") from None
     fed = iree_ops.Fed()
     text, own_signature, baked, checks = (frontend.legalize(module, kind, target, function, constants, fed) if kind
                                           else (module, None, "", []))
