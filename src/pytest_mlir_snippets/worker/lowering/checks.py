@@ -10,7 +10,12 @@ checks are the golden: each one's two values become results of the function
 (its own results are dropped), the checks are erased, and after the run
 ``golden.checks`` compares the pairs as StableHLO's interpreter does.
 
-Runs on torch-mlir's bindings (``tir``), before the StableHLO legalization.
+IREE's ``check`` dialect (``tests/e2e``: ``expect_eq[_const]``, ``expect_almost_eq[_const]``
+with its ``atol``/``rtol``, ``expect_true``, ``expect_false``, ``expect_all_true``) is captured
+the same way, once ``mlirtext.ireeops`` has put the ops in generic form.
+
+Runs on torch-mlir's bindings (``tir``) before the StableHLO legalization, or on
+upstream's (``dialect="arith"``) for snippets in upstream dialects.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ any machine. Execute opens the driver's device once per worker (``local-task``,
 ``cuda``; a config's ``--device=`` wins), runs the entry on the snippet's inputs
 (recorded, else generated) and judges the results as the cpu target does: recorded
 outputs, else the cpu target's own lowering of the snippet (a differential check
-between two compilers), or StableHLO's interpreter.
+between two compilers), or StableHLO's interpreter. A snippet with IREE's ``check`` ops
+is judged on what IREE's check module (``iree_check.py``, in Python) received.
 With ``--mlir-save-artifacts`` the item keeps ``model.vmfb`` and the
 ``iree-compile`` / ``iree-run-module`` commands that reproduce it outside pytest.
 """
