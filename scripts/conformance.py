@@ -54,25 +54,38 @@ def per_test(items: list[dict]) -> dict[str, dict]:
 
 
 def folders(tests: dict[str, dict]) -> list[str]:
-    """Files passing (every test of the file) per folder, when the suite has subfolders."""
-    files: dict[str, bool] = {}
+    """Files passing (every test of the file) and tests passing per folder, when the suite has subfolders."""
+    files: dict[str, list[int]] = {}  # file: [passes, tests]
     for key, test in tests.items():
-        file = key.split("::")[0]
-        files[file] = files.get(file, True) and test["kind"] == "pass"
+        counts = files.setdefault(key.split("::")[0], [0, 0])
+        counts[0] += test["kind"] == "pass"
+        counts[1] += 1
     tops = {file.split("/", 1)[0] for file in files}
     if len(tops) == 1 and all("/" in file for file in files):  # the suite's own folder (the rootdir's child)
-        files = {file.split("/", 1)[1]: passed for file, passed in files.items()}
-    counts: dict[str, list[int]] = {}
-    for file, passed in files.items():
-        folder = file.split("/", 1)[0] + "/" if "/" in file else "(top level)"
-        counts.setdefault(folder, [0, 0])
-        counts[folder][0] += passed
-        counts[folder][1] += 1
-    if not 1 < len(counts) <= 10:  # one folder, or a folder per test (IREE's layout)
+        files = {file.split("/", 1)[1]: counts for file, counts in files.items()}
+    by_folder: dict[str, list[int]] = {}  # folder: [files passing, files, tests passing, tests]
+    for file, (ok, total) in files.items():
+        row = by_folder.setdefault(file.split("/", 1)[0] + "/" if "/" in file else "(top level)", [0, 0, 0, 0])
+        for i, value in enumerate((ok == total, 1, ok, total)):
+            row[i] += value
+    if not 1 < len(by_folder) <= 10:  # one folder, or a folder per test (IREE's layout)
         return []
-    lines = ["", "| folder | files passing |", "|---|---|"]
-    lines += [f"| {folder} | {ok} of {total} |" for folder, (ok, total) in sorted(counts.items())]
-    return [*lines, f"| all | {sum(files.values())} of {len(files)} |"]
+    lines = ["", "| folder | files passing | tests passing |", "|---|---|---|"]
+    rows = [*sorted(by_folder.items()), ("all", [sum(r[i] for r in by_folder.values()) for i in range(4)])]
+    return [*lines, *(f"| {folder} | {r[0]} of {r[1]} | {r[2]} of {r[3]} |" for folder, r in rows)]
+
+
+def excluded(tests: dict[str, dict]) -> list[str]:
+    """The pass rate without the tests a target cannot take: IREE-only dialects on cpu
+    (unsupported), files the installed IREE cannot parse, files IREE's CMake does not run."""
+    left = {k: t for k, t in tests.items() if t["kind"] != "unsupported" and not t.get("info", {}).get(
+        "iree_cannot_parse") and not (t["kind"] == "skip" and t["stage"] == "compile")}
+    if len(left) == len(tests):
+        return []
+    passed = sum(t["kind"] == "pass" for t in left.values())
+    return ["", f"Without the {len(tests) - len(left)} tests this target cannot take (unsupported dialects, files "
+            f"the installed IREE cannot parse, files IREE's CMake does not run here): {passed} of {len(left)} pass "
+            f"({100 * passed / max(1, len(left)):.1f}%)."]
 
 
 def section(name: str, items: list[dict], seconds: float, workers: int) -> list[str]:
@@ -84,6 +97,7 @@ def section(name: str, items: list[dict], seconds: float, workers: int) -> list[
              f"{seconds:.1f} s wall at -n {workers} ({seconds / max(1, len(tests)):.3f} s per test).", "",
              "| outcome | tests |", "|---|---|"]
     lines += [f"| {kind} | {count} |" for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1])]
+    lines += excluded(tests)
     lines += folders(tests)
     failing = sorted((k, t) for k, t in tests.items() if t["kind"] != "pass")
     lines += ["", f"### Not passing ({len(failing)})", "", "| test | stage | kind | signature |", "|---|---|---|---|"]
