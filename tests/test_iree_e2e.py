@@ -144,3 +144,30 @@ def test_openxla_testdata_inputs_are_fed_and_a_changed_expectation_fails(pyteste
     assert records["good.mlir"]["kind"] == "pass"
     assert records["good.mlir"]["inputs"] == ["tensor<20x20xf16> = result #0 of @inputs()"]
     assert records["bad.mlir"]["kind"] == "golden-mismatch"
+
+
+def test_check_calls_are_judged_at_their_lines_and_an_unknown_import_is_an_error() -> None:
+    import numpy as np
+
+    from pytest_mlir_snippets.protocol import Kind
+    from pytest_mlir_snippets.worker.targets.base import Compiled, SnippetFailure
+    from pytest_mlir_snippets.worker.targets.iree import IreeBackend
+    from pytest_mlir_snippets.worker.targets.iree_check import Call, as_checks
+
+    sites = [ireeops.CheckSite("check.expect_almost_eq_const", 4, 3), ireeops.CheckSite("check.expect_true", 6, 3)]
+    calls = [Call("expect_almost_eq", np.array([1.0, 2.0]), np.array([1.0, 2.5]), 1e-4, 0.0),
+             Call("expect_true", np.array(0, np.int32), np.array(0, np.int32))]
+    checks, results = as_checks(calls, sites)
+    assert [(c.name, c.line, c.rule, c.first) for c in checks] == [
+        ("check.expect_almost_eq_const", 4, "almost_eq", 0), ("check.expect_true", 6, "nonzero", 2)]
+    assert len(results) == 4
+    assert as_checks(calls, sites[:1])[0][0].line is None  # not the snippet's checks one to one: no lines
+
+    class NoCalls:
+        check = None
+
+    for info, words in (({"check_imports": ["expect_close"]}, "check.expect_close, which"),
+                        ({"check_sites": [("check.expect_eq", 3, 3)]}, "made no call to the check module")):
+        with pytest.raises(SnippetFailure) as failure:
+            IreeBackend._checked(Compiled("", "f", None, info=info), NoCalls())  # type: ignore[arg-type]
+        assert failure.value.kind is Kind.EXECUTE_ERROR and words in failure.value.message

@@ -45,7 +45,8 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
         try:
             module = iree_text.rewrite(module)[0]
         except iree_text.IreeSyntaxError as error:
-            raise SnippetFailure(Kind.UNSUPPORTED, f"an IREE op in a form target {target} cannot read: {error}") from None
+            raise SnippetFailure(Kind.UNSUPPORTED, f"an IREE op in a form target {target} cannot read: "
+                                 f"{error}") from None
     fed = iree_ops.Fed()
     text, own_signature, baked, checks = (frontend.legalize(module, kind, target, function, constants, fed) if kind
                                           else (module, None, "", []))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import importlib.util
 import io
+import re
 import shlex
 from collections.abc import Mapping
 from typing import Any
@@ -31,7 +32,7 @@ from pytest_mlir_snippets.protocol import ENVIRONMENT, Kind, Options
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
 from pytest_mlir_snippets.worker.reference import CpuReference
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
-from pytest_mlir_snippets.worker.targets.iree_check import as_checks
+from pytest_mlir_snippets.worker.targets.iree_check import EXPORTS, as_checks
 from pytest_mlir_snippets.worker.targets.iree_compiler import ONNX_TO_TORCH, Compiler
 from pytest_mlir_snippets.worker.targets.iree_runtime import Program, Runtime, sort_run_flags
 
@@ -43,6 +44,7 @@ KEEP_ABI = ("--iree-input-demote-f64-to-f32=false",)
 _DEVICE_FLAGS = ("--iree-hal-target-backends", "--iree-hal-target-device", "--iree-hal-local-target-device-backends")
 
 
+_CHECK_IMPORT = re.compile(rb"check\.(expect_[a-z_]+)")  # an import of IREE's check module, in a .vmfb
 _SCRIPT = '#!/bin/sh\n# made by pytest-mlir-snippets: {what} as the item did\ncd "$(dirname "$0")"\n'
 
 
@@ -109,6 +111,9 @@ class IreeBackend(Backend):
             "vmfb_bytes": len(out.vmfb)}
         if sites:
             info["check_sites"] = [(s.name, s.line, s.column) for s in sites]
+        imports = sorted({m.decode() for m in _CHECK_IMPORT.findall(out.vmfb)})  # the names the VM links by
+        if imports:
+            info["check_imports"] = imports
         if options.save_artifacts:
             info["files"] = {"model.vmfb": _b64(out.vmfb),
                              "iree-compile.sh": _b64(self._compile_command(flags, out.route).encode())}
@@ -140,7 +145,8 @@ class IreeBackend(Backend):
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"the call returned {len(actual)} value(s), the function "
                                  f"has {len(results)} result(s)")
         called = runtime.check is not None and runtime.check.calls
-        if compiled.info.get("check_sites") or called:  # IREE's check ops: what the check module received is judged
+        if compiled.info.get("check_sites") or compiled.info.get("check_imports") or called:
+            # IREE's check ops: what the check module received is judged
             actual = self._checked(compiled, runtime)
         try:
             metrics, info = judge_outputs(compiled, options, golden, actual,
@@ -158,6 +164,10 @@ class IreeBackend(Backend):
     def _checked(compiled: Compiled, runtime: Runtime) -> list[np.ndarray]:
         """The check calls of the run as checks on results (``iree_check.as_checks``); a
         snippet with check ops whose module called none is an error, never a pass."""
+        unknown = [name for name in compiled.info.get("check_imports", []) if name not in EXPORTS]
+        if unknown:  # an optional import left unresolved: its calls would be skipped silently
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"the module imports check.{', check.'.join(unknown)}, which "
+                                 "the plugin's check module does not provide: those checks cannot be judged")
         calls = runtime.check.calls if runtime.check is not None else []
         sites = [CheckSite(*site) for site in compiled.info.get("check_sites", [])]
         if not calls:
