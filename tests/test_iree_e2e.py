@@ -171,3 +171,17 @@ def test_check_calls_are_judged_at_their_lines_and_an_unknown_import_is_an_error
         with pytest.raises(SnippetFailure) as failure:
             IreeBackend._checked(Compiled("", "f", None, info=info), NoCalls())  # type: ignore[arg-type]
         assert failure.value.kind is Kind.EXECUTE_ERROR and words in failure.value.message
+
+
+def test_irees_expect_eq_compares_bits() -> None:
+    import numpy as np
+
+    from pytest_mlir_snippets.golden.checks import Check, evaluate
+
+    bits = Check(0, "check.expect_eq", "bits", "f32")
+    nan = np.array([np.nan, 1.0], np.float32)
+    assert evaluate(bits, nan, nan.copy()).passed  # the same NaN bits: equal bytes
+    assert not evaluate(bits, np.array([-0.0], np.float32), np.array([0.0], np.float32)).passed
+    assert evaluate(bits, np.array([3, 4], np.int8), np.array([3, 4], np.int8)).passed
+    generic, _ = ireeops.rewrite("  check.expect_eq_const(%0, dense<1> : tensor<i8>) : tensor<i8>\n")
+    assert "<{value = dense<1> : tensor<i8>, bitwise}>" in generic

@@ -14,7 +14,8 @@ The rules (``stablehlo/tests/CheckOps.cpp`` and ``stablehlo-translate --interpre
 - IREE's check dialect (``tests/e2e``): ``almost_eq`` with an ``rtol`` too, as IREE's
   check module compares (``|actual - expected| <= atol + rtol * |expected|``, numpy's
   ``isclose``; atol 1e-4, rtol 0 by default); ``nonzero`` (``expect_true``,
-  ``expect_all_true``) and ``zero`` (``expect_false``) on the actual value alone.
+  ``expect_all_true``) and ``zero`` (``expect_false``) on the actual value alone;
+  ``bits`` (IREE's ``expect_eq``, a comparison of bytes): equal bit patterns.
 
 numpy only; the worker rewrites the checks into results (``worker/lowering/checks.py``).
 """
@@ -95,6 +96,15 @@ def _floats(value: np.ndarray) -> np.ndarray:
     return np.stack([p.astype(np.float64) for p in _parts(value)], axis=-1)
 
 
+def _bits(value: np.ndarray) -> np.ndarray:
+    """Floats (complex parts too) as unsigned integers of their width; other types as they are."""
+    if value.dtype.kind == "c":
+        value = np.stack([value.real, value.imag], axis=-1)
+    if value.dtype.kind == "f" or value.dtype.name in ("bfloat16",) or value.dtype.name.startswith("float8"):
+        return value.view(np.dtype(f"uint{value.dtype.itemsize * 8}"))
+    return value
+
+
 def _errors(actual: np.ndarray, expected: np.ndarray) -> tuple[float, float]:
     """Max abs and max rel error over the pairs where neither is NaN."""
     a, e = _floats(actual), _floats(expected)
@@ -123,7 +133,10 @@ def evaluate(check: Check, actual: np.ndarray, expected: np.ndarray) -> Verdict:
     if exact_type and rule in ("almost_eq", "close"):
         rule = "eq"  # the interpreter has no tolerance for integers
     metrics: dict[str, float] = {}
-    if rule == "eq":
+    if rule == "bits":  # IREE's expect_eq compares bytes: NaN equals a NaN of the same bits, -0 differs from +0
+        ok = _bits(actual) == _bits(expected)
+        how = "not bitwise equal"
+    elif rule == "eq":
         ok = actual == expected
         how = "not equal"
     elif rule == "almost_eq":

@@ -148,6 +148,8 @@ def _generic(name: str, body: str) -> str:
             props.append(f"{word[0]} = {word[1]} : f32")
         else:
             props.append(f"value = {item}")
+    if name in ("check.expect_eq", "check.expect_eq_const"):
+        props.append("bitwise")  # IREE's module compares bytes (StableHLO's generic check.expect_eq does not)
     properties = f" <{{{', '.join(props)}}}>" if props else ""
     return f'"{name}"({", ".join(operands)}){properties} : ({", ".join([kind] * len(operands))}) -> ()'
 

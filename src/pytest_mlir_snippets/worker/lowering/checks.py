@@ -51,7 +51,7 @@ CHECK_OPS = {
 DIALECT_OPS = {"stablehlo": ("stablehlo.constant", "stablehlo.convert", "stablehlo.convert"),
                "arith": ("arith.constant", "arith.extf", "arith.extsi")}
 _READABLE = re.compile(r"^(?:f64|f32|f16|bf16|i1|u?i(?:8|16|32|64)|complex<f(?:32|64)>)$")
-_PROPERTY = re.compile(r"\b(value|tolerance|atol|rtol|max_ulp_difference|min_ulp_difference) = ")
+_PROPERTY = re.compile(r"\b(value|tolerance|atol|rtol|max_ulp_difference|min_ulp_difference) = |\b(bitwise)\b")
 
 
 def uses_checks(module_text: str) -> bool:
@@ -74,8 +74,8 @@ def _properties(op: Any) -> dict[str, str]:
         return {}
     body = text[start + 2: text.rfind("}>")]
     marks = list(_PROPERTY.finditer(body))
-    return {m.group(1): body[m.end(): marks[i + 1].start() if i + 1 < len(marks) else len(body)].strip().rstrip(",")
-            for i, m in enumerate(marks)}
+    ends = [m.start() for m in marks[1:]] + [len(body)]
+    return {m.group(1) or m.group(2): body[m.end(): end].strip().rstrip(",") for m, end in zip(marks, ends)}
 
 
 def _number(text: str | None, default: float) -> float:
@@ -145,6 +145,8 @@ def capture(module: Any, tir: Any, function: str, dialect: str = "stablehlo") ->
             operands.append(operands[0])  # judged on the first alone; the pair keeps the layout
         if len(operands) != 2:
             raise SnippetFailure(Kind.UNSUPPORTED, f"{name} with {len(operands)} operand(s)")
+        if "bitwise" in props:  # IREE's expect_eq (mlirtext/ireeops.py): the bytes are compared
+            rule = "bits"
         tolerance = _number(props.get("atol", props.get("tolerance")), tolerance)
         rtol = _number(props.get("rtol"), 0.0)
         min_ulp = int(_number(props.get("min_ulp_difference"), min_ulp))

@@ -25,7 +25,7 @@ EXPORTS = {
     "expect_true": ("0i_v", "nonzero"),
     "expect_false": ("0i_v", "zero"),
     "expect_all_true": ("0rr_v", "nonzero"),
-    "expect_eq": ("0rrr_v", "eq"),
+    "expect_eq": ("0rrr_v", "bits"),  # IREE's check module compares the bytes
     "expect_almost_eq": ("0rrrff_v", "almost_eq"),
 }
 
