@@ -178,8 +178,12 @@ class CpuBackend(Backend):
             except SnippetFailure as failure:
                 raise SnippetFailure(Kind.EXECUTE_ERROR, "the reference (plain lowering) does not compile: "
                                      + failure.message, failure.diagnostics) from None
+        reference = self._reference[key]
+        fed = reference.info.get("fed") or []
+        if fed and len(inputs) + len(fed) == len(reference.signature[0]):  # the caller's inputs, then the constants
+            inputs = [*inputs, *fed]
         with native_io.quiet_stdout():  # a snippet that prints has printed once already
-            return self._run(self._reference[key], inputs)
+            return self._run(reference, inputs)
 
 
 __all__ = ["CpuBackend", "TypeSpec", "default_pipeline"]
