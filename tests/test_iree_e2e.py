@@ -186,3 +186,20 @@ def test_irees_expect_eq_compares_bits() -> None:
     assert evaluate(bits, np.array([3, 4], np.int8), np.array([3, 4], np.int8)).passed
     generic, _ = ireeops.rewrite("  check.expect_eq_const(%0, dense<1> : tensor<i8>) : tensor<i8>\n")
     assert "<{value = dense<1> : tensor<i8>, bitwise}>" in generic
+
+
+def test_unfoldable_values_are_read_in_every_feedable_type() -> None:
+    import numpy as np
+    from mlir import ir
+
+    from pytest_mlir_snippets.worker.lowering.ireeops import value_of
+
+    cases = {"dense<[true, false]> : tensor<2xi1>": [True, False], "7 : index": 7,
+             "dense<2.5> : tensor<2xf32>": [2.5] * 2,
+             "dense<[1.5, 0xFC00]> : tensor<2xf16>": [1.5, -np.inf], "dense<[1.5, -2.0]> : tensor<2xbf16>": [1.5, -2.0],
+             'dense<"0x0000803F">: tensor<1xf32>': [1.0], "dense<[[1, -2]]> : tensor<1x2xi8>": [[1, -2]]}
+    with ir.Context():
+        for text, expected in cases.items():
+            assert value_of(ir.Attribute.parse(text), ir).tolist() == expected, text
+        with pytest.raises(ValueError):
+            value_of(ir.Attribute.parse("dense<[1, 2]> : tensor<2xi4>"), ir)  # kept as a constant

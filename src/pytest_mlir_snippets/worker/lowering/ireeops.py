@@ -29,6 +29,7 @@ from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 UNFOLDABLE = "util.unfoldable_constant"
 _HEX = re.compile(r'^dense<"0x([0-9A-Fa-f]+)">')
+_NUMBER = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan")
 BARRIER = "util.optimization_barrier"
 
 
@@ -70,13 +71,15 @@ def value_of(attr: Any, ir: Any) -> np.ndarray:
         if hexed:  # raw little-endian bytes (openxla's testdata): read as they are, any element width
             raw = np.frombuffer(bytes.fromhex(hexed.group(1)), dtype=dtype)
             return np.array(np.broadcast_to(raw, shape) if raw.size == 1 else raw.reshape(shape))
+        if (dtype.kind == "f" and dtype.itemsize < 4) or element == "bf16":  # no buffer view for these: the text
+            return _from_text(str(attr), dtype, shape)
         if dtype.kind not in "biuf":
             raise ValueError(f"element type {element} written out")
         dense = ir.DenseElementsAttr(attr)
         typed = ir.DenseIntElementsAttr if dtype.kind in "biu" else ir.DenseFPElementsAttr
         if dense.is_splat:
             return np.full(shape, _scalar(dense.get_splat_value(), ir), dtype=dtype)
-        if dtype.kind == "b" or dtype.itemsize < 4 or element == "bf16":
+        if dtype.kind == "b" or dtype.itemsize < 4:
             values = typed(attr)
             return np.array([values[i] for i in range(len(values))], dtype=dtype).reshape(shape)
         return np.array(typed(attr), copy=True).astype(dtype).reshape(shape)
@@ -84,6 +87,17 @@ def value_of(attr: Any, ir: Any) -> np.ndarray:
     if dtype is None:
         raise ValueError(f"type {kind}")
     return np.array(_scalar(attr, ir), dtype=dtype)
+
+
+def _from_text(text: str, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """A float attribute's values from its printed form: decimals, and hex bit patterns
+    (how MLIR prints NaN and infinities of the element type)."""
+    body = text[text.index("<") + 1: text.rindex(">", 0, text.rindex(":"))]
+    bits = np.dtype(f"uint{dtype.itemsize * 8}")
+    values = [np.array(int(t, 16), bits).view(dtype) if t.lower().startswith("0x") else np.array(float(t), dtype)
+              for t in _NUMBER.findall(body)]
+    flat = np.array(values, dtype=dtype)
+    return np.array(np.broadcast_to(flat, shape) if flat.size == 1 else flat.reshape(shape))
 
 
 def _scalar(attr: Any, ir: Any) -> Any:
