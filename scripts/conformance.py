@@ -1,11 +1,12 @@
-"""Run the corpora on the cpu target and write docs/conformance.md.
+"""Run the corpora (on the cpu target, IREE's e2e tests on iree-cpu too) and write docs/conformance.md.
 
-    python scripts/conformance.py [--corpus ../shared/corpus] [--workers 2]
+    python scripts/conformance.py [--corpus ../shared/corpus] [--workers 2] [--suite "IREE e2e" ...]
 
 For each suite: a copy in a temporary folder (the corpus stays read-only),
 ``pytest -n WORKERS --mlir-json``, then per test (a function: compile and execute
 together) its outcome, pass counts per outcome kind, wall time, and every failing
-test with its failure signature.
+test with its failure signature. ``--suite`` runs only the suites named (a prefix of
+the name) and keeps the other sections of the file as they are.
 """
 
 from __future__ import annotations
@@ -21,21 +22,23 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SUITES = {
-    "iree-onnx-ops": "iree-onnx-ops",
-    "tt-mlir StableHLO": "tt-mlir-snippets/stablehlo",
-    "openxla StableHLO testdata": "stablehlo-testdata",
+SUITES = {  # section name: corpus folder, targets
+    "iree-onnx-ops": ("iree-onnx-ops", ("cpu",)),
+    "tt-mlir StableHLO": ("tt-mlir-snippets/stablehlo", ("cpu",)),
+    "openxla StableHLO testdata": ("stablehlo-testdata", ("cpu",)),
+    "IREE e2e (tests/e2e)": ("iree-e2e", ("cpu", "iree-cpu")),
 }
 
 
-def run_suite(source: Path, workers: int) -> tuple[list[dict], float]:
+def run_suite(source: Path, workers: int, target: str = "cpu") -> tuple[list[dict], float]:
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / source.name
         shutil.copytree(source, copy)
         results = Path(tmp) / "results.json"
         start = time.perf_counter()
         subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(workers),
-                        f"--mlir-json={results}", str(copy)], cwd=tmp, stdout=subprocess.DEVNULL, check=False)
+                        f"--mlir-target={target}", f"--mlir-json={results}", str(copy)], cwd=tmp,
+                       stdout=subprocess.DEVNULL, check=False)
         seconds = time.perf_counter() - start
         return json.loads(results.read_text())["items"], seconds
 
@@ -51,25 +54,38 @@ def per_test(items: list[dict]) -> dict[str, dict]:
 
 
 def folders(tests: dict[str, dict]) -> list[str]:
-    """Files passing (every test of the file) per folder, when the suite has subfolders."""
-    files: dict[str, bool] = {}
+    """Files passing (every test of the file) and tests passing per folder, when the suite has subfolders."""
+    files: dict[str, list[int]] = {}  # file: [passes, tests]
     for key, test in tests.items():
-        file = key.split("::")[0]
-        files[file] = files.get(file, True) and test["kind"] == "pass"
+        counts = files.setdefault(key.split("::")[0], [0, 0])
+        counts[0] += test["kind"] == "pass"
+        counts[1] += 1
     tops = {file.split("/", 1)[0] for file in files}
     if len(tops) == 1 and all("/" in file for file in files):  # the suite's own folder (the rootdir's child)
-        files = {file.split("/", 1)[1]: passed for file, passed in files.items()}
-    counts: dict[str, list[int]] = {}
-    for file, passed in files.items():
-        folder = file.split("/", 1)[0] + "/" if "/" in file else "(top level)"
-        counts.setdefault(folder, [0, 0])
-        counts[folder][0] += passed
-        counts[folder][1] += 1
-    if not 1 < len(counts) <= 10:  # one folder, or a folder per test (IREE's layout)
+        files = {file.split("/", 1)[1]: counts for file, counts in files.items()}
+    by_folder: dict[str, list[int]] = {}  # folder: [files passing, files, tests passing, tests]
+    for file, (ok, total) in files.items():
+        row = by_folder.setdefault(file.split("/", 1)[0] + "/" if "/" in file else "(top level)", [0, 0, 0, 0])
+        for i, value in enumerate((ok == total, 1, ok, total)):
+            row[i] += value
+    if not 1 < len(by_folder) <= 10:  # one folder, or a folder per test (IREE's layout)
         return []
-    lines = ["", "| folder | files passing |", "|---|---|"]
-    lines += [f"| {folder} | {ok} of {total} |" for folder, (ok, total) in sorted(counts.items())]
-    return [*lines, f"| all | {sum(files.values())} of {len(files)} |"]
+    lines = ["", "| folder | files passing | tests passing |", "|---|---|---|"]
+    rows = [*sorted(by_folder.items()), ("all", [sum(r[i] for r in by_folder.values()) for i in range(4)])]
+    return [*lines, *(f"| {folder} | {r[0]} of {r[1]} | {r[2]} of {r[3]} |" for folder, r in rows)]
+
+
+def excluded(tests: dict[str, dict]) -> list[str]:
+    """The pass rate without the tests a target cannot take: IREE-only dialects on cpu
+    (unsupported), files the installed IREE cannot parse, files IREE's CMake does not run."""
+    left = {k: t for k, t in tests.items() if t["kind"] != "unsupported" and not t.get("info", {}).get(
+        "iree_cannot_parse") and not (t["kind"] == "skip" and t["stage"] == "compile")}
+    if len(left) == len(tests):
+        return []
+    passed = sum(t["kind"] == "pass" for t in left.values())
+    return ["", f"Without the {len(tests) - len(left)} tests this target cannot take (unsupported dialects, files "
+            f"the installed IREE cannot parse, files IREE's CMake does not run here): {passed} of {len(left)} pass "
+            f"({100 * passed / max(1, len(left)):.1f}%)."]
 
 
 def _kind(test: dict) -> str:
@@ -99,6 +115,7 @@ def section(name: str, items: list[dict], seconds: float, workers: int) -> list[
              "| outcome | tests |", "|---|---|"]
     lines += [f"| {kind} | {count} |" for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1])]
     lines += goldens(items)
+    lines += excluded(tests)
     lines += folders(tests)
     failing = sorted((k, t) for k, t in tests.items() if t["kind"] != "pass")
     lines += ["", f"### Not passing ({len(failing)})", "", "| test | stage | kind | signature |", "|---|---|---|---|"]
@@ -112,23 +129,46 @@ def section(name: str, items: list[dict], seconds: float, workers: int) -> list[
     return [*lines, ""]
 
 
+def _sections(path: Path) -> dict[str, list[str]]:
+    """The ``## `` sections of an existing conformance file, by title (kept by ``--suite``)."""
+    found: dict[str, list[str]] = {}
+    title = ""
+    for line in path.read_text().splitlines() if path.exists() else []:
+        if line.startswith("## "):
+            title = line[3:]
+        if title:
+            found.setdefault(title, []).append(line)
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "conformance.md")
+    parser.add_argument("--suite", action="append", default=[], help="run only this suite (a name prefix)")
     args = parser.parse_args()
-    lines = ["# Conformance on the cpu target", "",
+    lines = ["# Conformance on the cpu target (and IREE's e2e tests on iree-cpu)", "",
              f"Written by `python scripts/conformance.py` on {time.strftime('%Y-%m-%d')}; "
              "a test passes when its compile and execute items both pass; each suite says what the passes "
-             "compared (the golden basis of each execute verdict: `recorded` outputs, the snippet's own `checks`, "
-             "StableHLO's `interpreter`, a second compiler `differential:<target>`, or the plugin's own lowering, "
-             "`self`). A test whose execute compared nothing (golden `none`) is not a pass.", ""]
-    for name, folder in SUITES.items():
-        items, seconds = run_suite(args.corpus / folder, args.workers)
-        lines += section(name, items, seconds, args.workers)
-        print(f"{name}: done in {seconds:.1f} s")
-    if (args.corpus / "mlir-integration").is_dir():  # upstream MLIR's integration tests: RUN/CHECK, against lit
+             "compared (the golden basis of each execute verdict: `recorded` outputs, the snippet's own `checks` "
+             "(StableHLO's, IREE's), StableHLO's `interpreter`, a second compiler `differential:<target>`, or the "
+             "plugin's own lowering, `self`). A test whose execute compared nothing (golden `none`) is not a pass.",
+             ""]
+    kept = _sections(args.out)
+    for name, (folder, targets) in SUITES.items():
+        for target in targets:
+            title = name if targets == ("cpu",) else f"{name} on {target}"
+            if args.suite and not any(name.startswith(s) for s in args.suite):
+                lines += kept.get(title, [])
+                continue
+            items, seconds = run_suite(args.corpus / folder, args.workers, target)
+            lines += section(title, items, seconds, args.workers)
+            print(f"{title}: done in {seconds:.1f} s")
+    integration = "MLIR integration tests (RUN and CHECK lines)"
+    if args.suite and not any(integration.startswith(s) for s in args.suite):
+        lines += kept.get(integration, [])
+    elif (args.corpus / "mlir-integration").is_dir():  # upstream's integration tests: RUN/CHECK, against lit
         from mlir_integration import section as integration_section
 
         lines += integration_section(args.corpus / "mlir-integration", args.workers)

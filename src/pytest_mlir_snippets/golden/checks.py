@@ -11,6 +11,11 @@ The rules (``stablehlo/tests/CheckOps.cpp`` and ``stablehlo-translate --interpre
   within ``[min_ulp, max_ulp]``; for complex numbers the larger of its parts'.
 - ``eq_or_almost_eq`` (``@check.eq``): ``eq`` for integers and booleans,
   ``almost_eq`` otherwise.
+- IREE's check dialect (``tests/e2e``): ``almost_eq`` with an ``rtol`` too, as IREE's
+  check module compares (``|actual - expected| <= atol + rtol * |expected|``, numpy's
+  ``isclose``; atol 1e-4, rtol 0 by default); ``nonzero`` (``expect_true``,
+  ``expect_all_true``) and ``zero`` (``expect_false``) on the actual value alone;
+  ``bits`` (IREE's ``expect_eq``, a comparison of bytes): equal bit patterns.
 
 numpy only; the worker rewrites the checks into results (``worker/lowering/checks.py``).
 """
@@ -41,6 +46,7 @@ class Check:
     min_ulp: int = 0
     max_ulp: int = 0
     first: int = 0
+    rtol: float = 0.0  # almost_eq: the tolerance grows by rtol * |expected| (IREE's checks)
 
 
 @dataclass
@@ -78,16 +84,25 @@ def _ulp(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
     return np.where(a == e, np.uint64(0), distance)
 
 
-def _almost_equal(actual: np.ndarray, expected: np.ndarray, tolerance: float) -> np.ndarray:
+def _almost_equal(actual: np.ndarray, expected: np.ndarray, tolerance: float, rtol: float = 0.0) -> np.ndarray:
     a, e = actual.astype(np.float64), expected.astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
-        near = np.isfinite(a) & np.isfinite(e) & (np.abs(a - e) <= tolerance)
+        near = np.isfinite(a) & np.isfinite(e) & (np.abs(a - e) <= tolerance + rtol * np.abs(e))
     same: np.ndarray = (a == e) | (np.isnan(a) & np.isnan(e))
     return same | near
 
 
 def _floats(value: np.ndarray) -> np.ndarray:
     return np.stack([p.astype(np.float64) for p in _parts(value)], axis=-1)
+
+
+def _bits(value: np.ndarray) -> np.ndarray:
+    """Floats (complex parts too) as unsigned integers of their width; other types as they are."""
+    if value.dtype.kind == "c":
+        value = np.stack([value.real, value.imag], axis=-1)
+    if value.dtype.kind == "f" or value.dtype.name in ("bfloat16",) or value.dtype.name.startswith("float8"):
+        return value.view(np.dtype(f"uint{value.dtype.itemsize * 8}"))
+    return value
 
 
 def _errors(actual: np.ndarray, expected: np.ndarray) -> tuple[float, float]:
@@ -115,16 +130,23 @@ def evaluate(check: Check, actual: np.ndarray, expected: np.ndarray) -> Verdict:
     exact_type = expected.dtype.kind in "biu"
     if rule == "eq_or_almost_eq":
         rule = "eq" if exact_type else "almost_eq"
-    if exact_type and rule != "eq":
+    if exact_type and rule in ("almost_eq", "close"):
         rule = "eq"  # the interpreter has no tolerance for integers
     metrics: dict[str, float] = {}
-    if rule == "eq":
+    if rule == "bits":  # IREE's expect_eq compares bytes: NaN equals a NaN of the same bits, -0 differs from +0
+        ok = _bits(actual) == _bits(expected)
+        how = "not bitwise equal"
+    elif rule == "eq":
         ok = actual == expected
         how = "not equal"
     elif rule == "almost_eq":
-        ok = np.logical_and.reduce([_almost_equal(a, e, check.tolerance)
+        ok = np.logical_and.reduce([_almost_equal(a, e, check.tolerance, check.rtol)
                                     for a, e in zip(_parts(actual), _parts(expected))])
-        how = f"not within tolerance {check.tolerance:g}"
+        how = f"not within tolerance {check.tolerance:g}" + (f" + {check.rtol:g} * |expected|" if check.rtol else "")
+    elif rule in ("nonzero", "zero"):
+        ok = (actual != 0) if rule == "nonzero" else (actual == 0)
+        how = "zero (false)" if rule == "nonzero" else "non-zero (true)"
+        expected = np.full_like(actual, rule == "nonzero")
     else:
         ulps = np.maximum.reduce([_ulp(_original(a, check.element), _original(e, check.element))
                                   for a, e in zip(_parts(actual), _parts(expected))])

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_mlir_snippets.items import ireecmake
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.items.expectations import lit_lines
 from pytest_mlir_snippets.items.failures import (
@@ -46,6 +48,9 @@ class SnippetItem(MlirItem):
     def _expectation(self) -> None:
         """What this item is expected to do: the expectations file, else lit lines."""
         state = run_state(self.config)
+        _, not_run = ireecmake.choose(self.path, state.settings.target)  # IREE's CMakeLists.txt, iree targets
+        if not_run:
+            self.add_marker(pytest.mark.skip(reason=not_run))
         if not self.func.comments and state.expectations is None:
             return  # the common case, cheaply: no lit lines, no expectations file
         target = state.settings.target
@@ -139,6 +144,10 @@ class SnippetItem(MlirItem):
         if "options" not in self._memo:
             state = run_state(self.config)
             options = state.device_manager().options()
+            suite = ireecmake.choose(self.path, state.settings.target)[0]
+            if suite is not None:  # IREE's own flags for this file (items/ireecmake.py)
+                options = dataclasses.replace(options, iree_compile_flags=[*options.iree_compile_flags,
+                                                                           *suite.compiler_flags])
             if state.settings.save_artifacts:
                 options.artifact_dir = str(artifact_dir(state.settings.output_root, self.path, self.func.uid,
                                                         state.settings.target, self.config.rootpath))
@@ -216,7 +225,9 @@ class SnippetItem(MlirItem):
         record.baked = str(response.info.get("baked", ""))
         if "golden_report" in response.info:  # tt-mlir's, kept whole
             record.golden_report = json.dumps(response.info["golden_report"], sort_keys=True)
-        for key in ("cache", "iree_route"):  # a compile cache hit; the IREE input route taken
+        # a compile cache hit; the IREE input route taken; a file the installed IREE cannot parse;
+        # the snippet's constants fed at run time, or kept constant and why
+        for key in ("cache", "iree_route", "iree_cannot_parse", "fed_inputs", "kept_constants"):
             if key in response.info:
                 record.info[key] = response.info[key]
 

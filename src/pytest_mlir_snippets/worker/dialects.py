@@ -30,9 +30,9 @@ TT = frozenset({"ttir", "ttnn", "ttcore", "tt", "ttkernel", "ttmetal", "d2m", "e
 IREE_INPUT = frozenset({
     "builtin", "func", "arith", "math", "tensor", "linalg", "scf", "cf", "complex", "vector", "affine", "index",
     "ub", "shape", "quant", "ml_program", "tosa", "stablehlo", "chlo", "torch", "torch_c", "tm_tensor", "util",
-    "flow", "hal", "stream", "iree_linalg_ext", "iree_tensor_ext", "iree_encoding"})
+    "flow", "hal", "stream", "iree_linalg_ext", "iree_tensor_ext", "iree_encoding", "check"})
 IREE = IREE_INPUT | {"iree_codegen", "iree_gpu", "iree_vector_ext", "iree_input", "io_parameters", "vm", "vmvx",
-                     "hal_inline", "hal_loader", "check"}
+                     "hal_inline", "hal_loader"}
 
 TAKES: dict[str, frozenset[str]] = {
     "cpu": UPSTREAM | FRONT_ENDS, "cuda": UPSTREAM | FRONT_ENDS, "ttmetal": TT, "ttnn": TT,

@@ -167,7 +167,7 @@ class Worker:
 
 
 def _public(info: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in info.items() if k not in ("source", "constants", "linked", "checks")}
+    return {k: v for k, v in info.items() if k not in ("source", "constants", "linked", "checks", "fed")}
 
 
 def main() -> int:

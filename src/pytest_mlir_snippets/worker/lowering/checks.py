@@ -10,7 +10,12 @@ checks are the golden: each one's two values become results of the function
 (its own results are dropped), the checks are erased, and after the run
 ``golden.checks`` compares the pairs as StableHLO's interpreter does.
 
-Runs on torch-mlir's bindings (``tir``), before the StableHLO legalization.
+IREE's ``check`` dialect (``tests/e2e``: ``expect_eq[_const]``, ``expect_almost_eq[_const]``
+with its ``atol``/``rtol``, ``expect_true``, ``expect_false``, ``expect_all_true``) is captured
+the same way, once ``mlirtext.ireeops`` has put the ops in generic form.
+
+Runs on torch-mlir's bindings (``tir``) before the StableHLO legalization, or on
+upstream's (``dialect="arith"``) for snippets in upstream dialects.
 """
 
 from __future__ import annotations
@@ -37,9 +42,16 @@ CHECK_OPS = {
     "check.expect_almost_eq": ("almost_eq", 1e-4, 0, 0),  # the ops' default tolerance
     "check.expect_almost_eq_const": ("almost_eq", 1e-4, 0, 0),
     "check.expect_close": ("close", 0.0, 0, 1),
+    # IREE's (tests/e2e): one operand, true is any non-zero integer
+    "check.expect_true": ("nonzero", 0.0, 0, 0),
+    "check.expect_all_true": ("nonzero", 0.0, 0, 0),
+    "check.expect_false": ("zero", 0.0, 0, 0),
 }
+# the ops that make a constant and convert element types, per dialect of the module
+DIALECT_OPS = {"stablehlo": ("stablehlo.constant", "stablehlo.convert", "stablehlo.convert"),
+               "arith": ("arith.constant", "arith.extf", "arith.extsi")}
 _READABLE = re.compile(r"^(?:f64|f32|f16|bf16|i1|u?i(?:8|16|32|64)|complex<f(?:32|64)>)$")
-_PROPERTY = re.compile(r"\b(value|tolerance|max_ulp_difference|min_ulp_difference) = ")
+_PROPERTY = re.compile(r"\b(value|tolerance|atol|rtol|max_ulp_difference|min_ulp_difference) = |\b(bitwise)\b")
 
 
 def uses_checks(module_text: str) -> bool:
@@ -62,17 +74,19 @@ def _properties(op: Any) -> dict[str, str]:
         return {}
     body = text[start + 2: text.rfind("}>")]
     marks = list(_PROPERTY.finditer(body))
-    return {m.group(1): body[m.end(): marks[i + 1].start() if i + 1 < len(marks) else len(body)].strip().rstrip(",")
-            for i, m in enumerate(marks)}
+    ends = [m.start() for m in marks[1:]] + [len(body)]
+    return {m.group(1) or m.group(2): body[m.end(): end].strip().rstrip(",") for m, end in zip(marks, ends)}
 
 
 def _number(text: str | None, default: float) -> float:
     return default if text is None else float(text.split(":")[0].strip())
 
 
-def _readable(value: Any, tir: Any, anchor: Any) -> Any:
+def _readable(value: Any, tir: Any, anchor: Any, dialect: str = "stablehlo") -> Any:
     """``value`` in an element type the JIT's caller reads: sub-byte integers widened to
     8 bits, other floats (f8...) to f32 (both exact)."""
+    if not str(value.type).startswith("tensor<"):
+        return value  # a scalar (IREE's expect_true): an integer the caller reads
     shaped = tir.RankedTensorType(value.type)
     element = str(shaped.element_type)
     if _READABLE.match(element):
@@ -84,8 +98,12 @@ def _readable(value: Any, tir: Any, anchor: Any) -> Any:
     else:
         raise SnippetFailure(Kind.UNSUPPORTED, f"a check on element type {element} cannot be read back")
     dims = "".join(f"{d}x" for d in shaped.shape)
+    _, float_convert, int_convert = DIALECT_OPS[dialect]
+    if dialect != "stablehlo" and wide == "ui8":
+        wide = "i8"  # arith is signless
     with tir.InsertionPoint(anchor), anchor.location:
-        return tir.Operation.create("stablehlo.convert", results=[tir.Type.parse(f"tensor<{dims}{wide}>")],
+        convert = float_convert if wide == "f32" else int_convert
+        return tir.Operation.create(convert, results=[tir.Type.parse(f"tensor<{dims}{wide}>")],
                                     operands=[value]).result
 
 
@@ -94,9 +112,11 @@ def _directly_in(op: Any, function: str) -> bool:
     return bool(parent.name == "func.func" and str(parent.attributes["sym_name"].value) == function)
 
 
-def capture(module: Any, tir: Any, function: str) -> list[Check]:
+def capture(module: Any, tir: Any, function: str, dialect: str = "stablehlo") -> list[Check]:
     """Rewrite ``function``'s checks into results (see the module's docstring); the
-    checks, in order, with the results they compare. No checks: nothing changes."""
+    checks, in order, with the results they compare. No checks: nothing changes.
+    ``dialect``: whose constants and conversions the rewrite makes (``DIALECT_OPS``)."""
+    constant_op = DIALECT_OPS[dialect][0]
     func = mlirtools.find_function(module, function)
     found = mlirtools.ops_where(module, tir, lambda op: _target(op) is not None)
     if not found:
@@ -117,23 +137,29 @@ def capture(module: Any, tir: Any, function: str) -> list[Check]:
         operands = list(op.operands)
         if "value" in props:  # *_const: the expected value is an attribute
             with op.location:
-                constant = tir.Operation.parse(f'"stablehlo.constant"() <{{value = {props["value"]}}}> : () -> '
+                constant = tir.Operation.parse(f'"{constant_op}"() <{{value = {props["value"]}}}> : () -> '
                                                f'{operands[0].type}')
             tir.InsertionPoint(op).insert(constant)
             operands.append(constant.result)
+        if rule in ("nonzero", "zero") and len(operands) == 1:
+            operands.append(operands[0])  # judged on the first alone; the pair keeps the layout
         if len(operands) != 2:
             raise SnippetFailure(Kind.UNSUPPORTED, f"{name} with {len(operands)} operand(s)")
-        tolerance = _number(props.get("tolerance"), tolerance)
+        if "bitwise" in props:  # IREE's expect_eq (mlirtext/ireeops.py): the bytes are compared
+            rule = "bits"
+        tolerance = _number(props.get("atol", props.get("tolerance")), tolerance)
+        rtol = _number(props.get("rtol"), 0.0)
         min_ulp = int(_number(props.get("min_ulp_difference"), min_ulp))
         max_ulp = int(_number(props.get("max_ulp_difference"), max_ulp))
-        element = str(tir.RankedTensorType(operands[0].type).element_type)
+        kind = operands[0].type
+        element = str(tir.RankedTensorType(kind).element_type) if str(kind).startswith("tensor<") else str(kind)
         line, column = mlirtools.location_of(str(op.location))
         checks.append(Check(len(checks), name, rule, element, line, column, tolerance, min_ulp, max_ulp,
-                            len(results)))
-        results += [_readable(v, tir, ret) for v in operands]
+                            len(results), rtol))
+        results += [_readable(v, tir, ret, dialect) for v in operands]
         for verdict in op.results:  # check.eq's tensor<i1>: true (the verdict is taken after the run)
             with tir.InsertionPoint(op), op.location:
-                true = tir.Operation.create("stablehlo.constant", results=[verdict.type],
+                true = tir.Operation.create(constant_op, results=[verdict.type],
                                             attributes={"value": tir.Attribute.parse("dense<true> : tensor<i1>")})
             verdict.replace_all_uses_with(true.result)
     for op in found:

@@ -19,7 +19,7 @@ from pytest_mlir_snippets.golden.checks import Check
 from pytest_mlir_snippets.golden.inputs import UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
-from pytest_mlir_snippets.worker.lowering import mlirtools, shlo, torch_rewrites
+from pytest_mlir_snippets.worker.lowering import ireeops, mlirtools, shlo, torch_rewrites
 from pytest_mlir_snippets.worker.lowering.shlo import refine
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
@@ -88,7 +88,8 @@ def _torch_mlir_context() -> Any:
 
 
 def legalize(module_text: str, kind: str, target: str, function: str,
-             constants: Mapping[int, np.ndarray] | None = None) -> tuple[str, Any, str, list[Check]]:
+             constants: Mapping[int, np.ndarray] | None = None,
+             fed: ireeops.Fed | None = None) -> tuple[str, Any, str, list[Check]]:
     """Parse with torch-mlir, lower ``kind`` to linalg on tensors.
 
     Returns the text, for StableHLO the entry's signature in its own types
@@ -97,12 +98,23 @@ def legalize(module_text: str, kind: str, target: str, function: str,
     shapes or pads given as inputs) is lowered again with ``constants``, the
     recorded values of its small integer inputs, as literals; the inputs stay
     in the signature, unused. Last, StableHLO's checks captured as results (``checks``).
+    A StableHLO function's constant inputs (``util.unfoldable_constant``, ``@inputs()``)
+    become arguments, their values added to ``fed``; when the lowering fails with them
+    fed, it is tried again with them constant (``fed.kept`` says so).
     """
     pipelines = (STABLEHLO_PIPELINE,) if kind == "stablehlo" else TORCH_PIPELINES
     try:
-        text, signature, checks = _first_that_lowers(module_text, kind, target, function, pipelines)
+        text, signature, checks = _first_that_lowers(module_text, kind, target, function, pipelines, fed)
         return text, signature, "", checks
     except SnippetFailure as failure:
+        if kind == "stablehlo" and fed is not None and fed.values and failure.kind is Kind.COMPILE_ERROR:
+            retry = ireeops.Fed()
+            text, signature, checks = _first_that_lowers(module_text, kind, target, function, pipelines, retry,
+                                                         feed=False)
+            fed.kept = retry.kept + [f"{s}: kept as a constant, the lowering failed with it fed" for s in
+                                     fed.sources]
+            fed.values, fed.sources = [], []
+            return text, signature, "", checks
         if kind != "torch" or not constants or failure.kind is not Kind.COMPILE_ERROR:
             raise
         as_written = failure
@@ -119,11 +131,11 @@ def legalize(module_text: str, kind: str, target: str, function: str,
     return text, signature, baked, checks
 
 
-def _first_that_lowers(module_text: str, kind: str, target: str, function: str,
-                       pipelines: tuple[str, ...]) -> tuple[str, Any, list[Check]]:
+def _first_that_lowers(module_text: str, kind: str, target: str, function: str, pipelines: tuple[str, ...],
+                       fed: ireeops.Fed | None = None, feed: bool = True) -> tuple[str, Any, list[Check]]:
     for attempt, pipeline in enumerate(pipelines, 1):
         try:
-            return _legalize_with(module_text, kind, target, function, pipeline)
+            return _legalize_with(module_text, kind, target, function, pipeline, fed, feed)
         except SnippetFailure as failure:
             if attempt == len(pipelines) or failure.kind is not Kind.COMPILE_ERROR:
                 raise
@@ -161,18 +173,23 @@ def _bake_inputs(module_text: str, function: str, constants: Mapping[int, np.nda
         return module.operation.get_asm(enable_debug_info=True), "; ".join(baked)
 
 
-def _legalize_with(module_text: str, kind: str, target: str, function: str,
-                   pipeline: str) -> tuple[str, Any, list[Check]]:
+def _legalize_with(module_text: str, kind: str, target: str, function: str, pipeline: str,
+                   fed: ireeops.Fed | None = None, feed: bool = True) -> tuple[str, Any, list[Check]]:
     ctx = _torch_mlir_context()
     tir, tpm = _torch_mlir["ir"], _torch_mlir["pm"]
     checking = kind == "stablehlo" and check_ops.uses_checks(module_text)
-    ctx.allow_unregistered_dialects = checking  # the check dialect's ops, in generic form
+    ctx.allow_unregistered_dialects = True  # the check and util dialects' ops, in generic form; others named below
     with ctx, tir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         try:
             module = tir.Module.parse(module_text)
         except Exception as error:
             raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error) from None
+        mlirtools.reject_unregistered(module, tir, ctx, target, allowed=("check.", "util."))
         signature, checks = None, []
+        if kind == "stablehlo" and fed is not None:
+            fed.extend(ireeops.give_meaning(module, tir, function, "stablehlo.constant", feed))
+            if feed:
+                fed.extend(ireeops.feed_inputs_call(module, tir, function))
         if kind == "stablehlo":
             mlirtools.run_passes(module, STABLEHLO_PREPARE, tpm.PassManager.parse, diags, "stablehlo legalization")
             if checking:  # after inlining: a check in a callee is the entry's now

@@ -9,6 +9,7 @@ from typing import Any
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec, UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
+from pytest_mlir_snippets.worker.dialects import dialect_failure
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 NAMED_SOURCES = ("model_linalg.mlir", "transform.mlir")  # texts parsed under their own name (parse_named)
@@ -188,3 +189,20 @@ def ops_by_name(module: Any, ir: Any, names: frozenset[str]) -> dict[str, list[A
 
     module.operation.walk(visit)
     return found
+
+
+def reject_unregistered(module: Any, ir: Any, ctx: Any, target: str, allowed: tuple[str, ...] = ()) -> None:
+    """Ops of dialects these bindings do not have (but for ``allowed`` prefixes):
+    ``unsupported``, naming every such dialect of the module and the targets that take
+    them (a compile-error with a hint for a dialect no target knows: ``worker.dialects``)."""
+    unknown = ops_where(module, ir, lambda op: not op.name.startswith(allowed)
+                        and not ctx.is_registered_operation(op.name))
+    if unknown:
+        raise dialect_failure({op.name.split(".")[0] for op in unknown}, target, unregistered(unknown))
+
+
+def unregistered(ops: list[Any]) -> list[Diagnostic]:
+    """One error per unregistered op, at its line and column."""
+    located = ((op, source_location(str(op.location))) for op in ops)
+    return [Diagnostic("error", f"unregistered operation '{op.name}'", line, column, file=file)
+            for op, (file, line, column) in located]

@@ -13,9 +13,11 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import UnsupportedType
-from pytest_mlir_snippets.protocol import Diagnostic, Kind
-from pytest_mlir_snippets.worker.dialects import dialect_failure
+from pytest_mlir_snippets.mlirtext import ireeops as iree_text
+from pytest_mlir_snippets.protocol import Kind
+from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
+from pytest_mlir_snippets.worker.lowering import ireeops as iree_ops
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 
@@ -37,13 +39,25 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
     from mlir import ir, passmanager
 
     kind = frontend.front_end(module)
-    text, own_signature, baked, checks = (frontend.legalize(module, kind, target, function, constants) if kind
+    iree = iree_text.uses_iree_ops(module)
+    if iree:  # IREE's util and check ops, in generic form (IREE-only dialects: unsupported)
+        iree_ops.reject_iree_only(module, target)
+        try:
+            module = iree_text.rewrite(module)[0]
+        except iree_text.IreeSyntaxError as error:
+            raise SnippetFailure(Kind.UNSUPPORTED, f"an IREE op in a form target {target} cannot read: "
+                                 f"{error}") from None
+    fed = iree_ops.Fed()
+    text, own_signature, baked, checks = (frontend.legalize(module, kind, target, function, constants, fed) if kind
                                           else (module, None, "", []))
     with mlirtools.context_for(ir, text) as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         try:
             parsed = ir.Module.parse(text)
         except Exception as error:
             raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error) from None
+        if iree and not kind:
+            fed = iree_ops.give_meaning(parsed, ir, function, "arith.constant")
+            checks = check_ops.capture(parsed, ir, function, dialect="arith")
         _reject_unregistered(parsed, ctx, target)
         func = mlirtools.find_function(parsed, function)
         try:
@@ -63,6 +77,13 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
             info.update(baked=baked, constants=dict(constants or {}))
         if checks:
             info["checks"] = checks
+        if fed.values:  # constants fed at run time (see worker/lowering/ireeops.py)
+            info.update(fed=fed.values, fed_inputs=fed.sources)
+            first = len(args) - len(fed.values)
+            info["inputs"] = [*info["inputs"][:first], *(f"{spec} = {source}" for spec, source in
+                                                         zip(info["inputs"][first:], fed.sources))]
+        if fed.kept:
+            info["kept_constants"] = fed.kept
         yield Lowered(parsed, (args, results), diags, info)
 
 
@@ -210,20 +231,9 @@ def _shaped(t: Any) -> Any:
     return ir.ShapedType(t)
 
 
-def unregistered(ops: list[Any]) -> list[Diagnostic]:
-    """One error per unregistered op, at its line and column."""
-    located = ((op, mlirtools.source_location(str(op.location))) for op in ops)
-    return [Diagnostic("error", f"unregistered operation '{op.name}'", line, column, file=file)
-            for op, (file, line, column) in located]
-
-
 def _reject_unregistered(module: Any, ctx: Any, target: str) -> None:
     """Ops of dialects this build of MLIR does not have: unsupported, by name (a
     compile-error for a dialect no target knows)."""
     from mlir import ir
 
-    unknown = mlirtools.ops_where(module, ir, lambda op: not ctx.is_registered_operation(op.name))
-    if unknown:
-        raise dialect_failure({op.name.split(".")[0] for op in unknown}, target, unregistered(unknown))
-
-
+    mlirtools.reject_unregistered(module, ir, ctx, target)

@@ -23,7 +23,7 @@ from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runn
 from pytest_mlir_snippets.worker.reference import OtherTarget
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
 
-FRONT = "func.func(tosa-to-linalg-named, tosa-to-linalg, tosa-to-arith, tosa-to-tensor)"
+FRONT = "func.func(tosa-to-scf, tosa-to-linalg-named, tosa-to-linalg, tosa-to-arith, tosa-to-tensor)"
 OPTIMIZE = "func.func(convert-elementwise-to-linalg, linalg-fuse-elementwise-ops), canonicalize, cse"
 PLAIN = "func.func(convert-elementwise-to-linalg)"
 BUFFERIZE = (
@@ -150,6 +150,10 @@ class CpuBackend(Backend):
         args = compiled.signature[0]
         if golden:
             return recorded(golden["inputs"], args, "input", options.lenient_shapes)
+        fed = compiled.info.get("fed")
+        if fed:  # the snippet's own constants, fed at run time (worker/lowering/ireeops.py)
+            own = make_inputs(args[:len(args) - len(fed)], options.seed, options.dynamic_dim)
+            return [*own, *(np.array(v, copy=True) for v in fed)]
         return make_inputs(args, options.seed, options.dynamic_dim)
 
     def _run(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -214,8 +218,12 @@ class CpuBackend(Backend):
             except SnippetFailure as failure:
                 raise SnippetFailure(Kind.EXECUTE_ERROR, "the reference (plain lowering) does not compile: "
                                      + failure.message, failure.diagnostics) from None
+        reference = self._reference[key]
+        fed = reference.info.get("fed") or []
+        if fed and len(inputs) + len(fed) == len(reference.signature[0]):  # the caller's inputs, then the constants
+            inputs = [*inputs, *fed]
         with native_io.quiet_stdout():  # a snippet that prints has printed once already
-            return self._run(self._reference[key], inputs)
+            return self._run(reference, inputs)
 
 
 def _because(why_not: list[str]) -> str:

@@ -8,7 +8,8 @@ any machine. Execute opens the driver's device once per worker (``local-task``,
 ``cuda``; a config's ``--device=`` wins), runs the entry on the snippet's inputs
 (recorded, else generated) and judges the results as the cpu target does: recorded
 outputs, else the cpu target's own lowering of the snippet (a differential check
-between two compilers), or StableHLO's interpreter.
+between two compilers), or StableHLO's interpreter. A snippet with IREE's ``check`` ops
+is judged on what IREE's check module (``iree_check.py``, in Python) received.
 With ``--mlir-save-artifacts`` the item keeps ``model.vmfb`` and the
 ``iree-compile`` / ``iree-run-module`` commands that reproduce it outside pytest.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import base64
 import importlib.util
 import io
+import re
 import shlex
 from collections.abc import Mapping
 from typing import Any
@@ -25,10 +27,12 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import make_inputs
+from pytest_mlir_snippets.mlirtext.ireeops import CheckSite, IreeSyntaxError, rewrite
 from pytest_mlir_snippets.protocol import ENVIRONMENT, Golden, Kind, Options
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
 from pytest_mlir_snippets.worker.reference import OtherTarget
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.targets.iree_check import EXPORTS, as_checks
 from pytest_mlir_snippets.worker.targets.iree_compiler import ONNX_TO_TORCH, Compiler
 from pytest_mlir_snippets.worker.targets.iree_runtime import Program, Runtime, sort_run_flags
 
@@ -40,6 +44,7 @@ KEEP_ABI = ("--iree-input-demote-f64-to-f32=false",)
 _DEVICE_FLAGS = ("--iree-hal-target-backends", "--iree-hal-target-device", "--iree-hal-local-target-device-backends")
 
 
+_CHECK_IMPORT = re.compile(rb"check\.(expect_[a-z_]+)")  # an import of IREE's check module, in a .vmfb
 _SCRIPT = '#!/bin/sh\n# made by pytest-mlir-snippets: {what} as the item did\ncd "$(dirname "$0")"\n'
 
 
@@ -95,11 +100,20 @@ class IreeBackend(Backend):
             self._compiler = Compiler()
         flags = self.flags(options)
         out = self._compiler.compile(module, function, flags, self.name, keep_ir=options.print_ir)
+        try:
+            sites = rewrite(module)[1] if "check.expect_" in module else []
+        except IreeSyntaxError:
+            sites = []  # the calls are judged all the same, without their lines
         args, results = out.signature
         info: dict[str, Any] = {
             "source": module, "front_end": "stablehlo" if out.input_type == "stablehlo" else out.input_type,
             "inputs": [str(s) for s in args], "outputs": [str(s) for s in results], "iree_route": out.route,
             "vmfb_bytes": len(out.vmfb)}
+        if sites:
+            info["check_sites"] = [(s.name, s.line, s.column) for s in sites]
+        imports = sorted({m.decode() for m in _CHECK_IMPORT.findall(out.vmfb)})  # the names the VM links by
+        if imports:
+            info["check_imports"] = imports
         if options.save_artifacts:
             info["files"] = {"model.vmfb": _b64(out.vmfb),
                              "iree-compile.sh": _b64(self._compile_command(flags, out.route).encode())}
@@ -127,6 +141,10 @@ class IreeBackend(Backend):
             args, options.seed, options.dynamic_dim)
         actual = self.run(compiled, inputs, options)
         runtime = self._started()
+        called = runtime.check is not None and runtime.check.calls
+        if compiled.info.get("check_sites") or compiled.info.get("check_imports") or called:
+            # IREE's check ops: what the check module received is judged
+            actual = self._checked(compiled, runtime)
         try:
             metrics, info = judge_outputs(compiled, options, golden, inputs, actual,
                                           lambda: self._reference_outputs(compiled, options, inputs))
@@ -154,6 +172,23 @@ class IreeBackend(Backend):
         if self._reference is None:
             self._reference = OtherTarget("cpu")
         return self._reference.outputs(compiled.info["source"], compiled.function, options, inputs)
+
+    @staticmethod
+    def _checked(compiled: Compiled, runtime: Runtime) -> list[np.ndarray]:
+        """The check calls of the run as checks on results (``iree_check.as_checks``); a
+        snippet with check ops whose module called none is an error, never a pass."""
+        unknown = [name for name in compiled.info.get("check_imports", []) if name not in EXPORTS]
+        if unknown:  # an optional import left unresolved: its calls would be skipped silently
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"the module imports check.{', check.'.join(unknown)}, which "
+                                 "the plugin's check module does not provide: those checks cannot be judged")
+        calls = runtime.check.calls if runtime.check is not None else []
+        sites = [CheckSite(*site) for site in compiled.info.get("check_sites", [])]
+        if not calls:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"the snippet has {len(sites)} check op(s) but the module made "
+                                 "no call to the check module (an unresolved check import)")
+        checks, results = as_checks(calls, sites)
+        compiled.info["checks"] = checks
+        return results
 
     def reference_for(self, module: str, function: str, options: Options, inputs: list[np.ndarray]) -> Reference:
         """This target's outputs for a cpu worker's differential check (the device opened

@@ -41,6 +41,21 @@ _VTENSOR = re.compile(r"^!torch\.vtensor<\[([-?\d,]*)\],(\w+)>$")
 _TORCH_ELEMENTS = {"si64": "i64", "si32": "i32", "si16": "i16", "si8": "i8"}  # torch's signed names
 
 
+# Response.info key of a compile-error at IREE's parser: the installed IREE's release (a
+# file written for a newer IREE, most of the time), so that summaries can count them apart
+NEWER_IREE = "iree_cannot_parse"
+
+
+def iree_release() -> str:
+    """The installed IREE compiler's release, e.g. ``3.13``."""
+    from importlib import metadata
+
+    try:
+        return ".".join(metadata.version("iree-base-compiler").split(".")[:2])
+    except metadata.PackageNotFoundError:
+        return "(unknown)"
+
+
 def input_type(text: str) -> str:
     """``--iree-input-type`` for a snippet: stablehlo, onnx, torch, tosa or none."""
     if _STABLEHLO.search(text):
@@ -114,7 +129,11 @@ class Compiler:
             try:  # in Python, with the GIL: a Python handler may take the parser's diagnostics
                 module = self._ir.Module.parse(text)
             except Exception as error:
-                failure = parsing.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error)
+                release = iree_release()
+                failure = parsing.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify with IREE "
+                                          f"{release} (hint: written for a newer IREE than {release}? IREE's op "
+                                          "syntax changes between releases)", error)
+                failure.info[NEWER_IREE] = release  # counted apart: a file this IREE cannot read
                 for diagnostic in failure.diagnostics:
                     diagnostic.notes = [_parse(f"-:{n.line}:{n.column}: {n.message}", n.severity) if n.line else n
                                         for n in diagnostic.notes]

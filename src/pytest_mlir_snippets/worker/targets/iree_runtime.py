@@ -1,6 +1,7 @@
 """IREE's runtime in the worker (``iree-base-runtime``): one device per worker, modules
 loaded from ``.vmfb`` bytes, functions called with numpy arrays.
 
+IREE's ``check`` module (``iree_check.py``) is in every context, beside the HAL module.
 The device is opened once (``open``) and reopened by ``reset`` after a failed run;
 a loaded module belongs to the runtime's VM instance, which outlives resets, and
 its context (the module bound to the device's HAL module) is made again for the
@@ -19,6 +20,7 @@ import numpy as np
 from pytest_mlir_snippets.golden.inputs import DTYPES
 from pytest_mlir_snippets.protocol import Kind
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
+from pytest_mlir_snippets.worker.targets.iree_check import CheckModule
 
 # iree-run-module flags that name what each item already says, or the tool's own data
 ITEM_FLAGS = ("--function", "--input", "--expected_output", "--output", "--module", "--flagfile")
@@ -71,6 +73,7 @@ class Runtime:
         self.generation = 0
         self.ignored_flags: list[str] = []
         self.device_id: int | None = None  # --mlir-devices' id, kept for reopening
+        self.check: CheckModule | None = None  # IREE's check module, in Python (iree_check.py)
 
     def open(self, device_id: int | None) -> dict[str, Any]:
         rt = self.rt
@@ -93,6 +96,9 @@ class Runtime:
         self.instance = self.instance or rt.VmInstance()
         self.device = driver.create_device(info["device_id"])
         self.hal = rt.create_hal_module(self.instance, self.device)
+        if self.check is None:
+            self.check = CheckModule(rt, self.instance)
+        self.check.device = self.device
         self.generation += 1
         return {"device": f"{self.driver_name}: {info.get('name') or info['device_id']}", "id": device_id,
                 **({"ignored_run_flags": self.ignored_flags} if self.ignored_flags else {})}
@@ -118,12 +124,15 @@ class Runtime:
         if program.module is None:
             program.module = rt.VmModule.copy_buffer(self.instance, program.vmfb)
         if program.device_generation != self.generation:  # made for a device since reset
-            program.context = rt.VmContext(self.instance, modules=[self.hal, program.module])
+            assert self.check is not None
+            program.context = rt.VmContext(self.instance, modules=[self.hal, self.check.module, program.module])
             program.device_generation = self.generation
         entry = program.module.lookup_function(function)
         if entry is None:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"the module has no function @{function}")
         invoker = rt.FunctionInvoker(program.context, self.device, entry)
+        if self.check is not None:
+            self.check.calls = []
         try:
             returned = invoker(*[_argument(v, spec) for v, spec in zip(inputs, args)])
         except Exception as error:  # the runtime's status: a failed dispatch, a bad shape

@@ -1,0 +1,196 @@
+"""IREE's ``util`` and ``check`` ops, rewritten as text into MLIR's generic form.
+
+IREE's ``tests/e2e`` build inputs with ``util.unfoldable_constant`` (and hide values
+from the optimizer with ``util.optimization_barrier``) and judge results with the
+``check`` dialect's ops. Their custom syntax parses only in IREE's own build, which
+cannot share a process with upstream's bindings; in generic form they parse
+anywhere that allows unregistered dialects, and the worker gives them their
+meaning (``worker/lowering/ireeops.py``). The rewrite keeps every op on its lines
+(line numbers of diagnostics and checks stay the file's).
+
+Also here: which of a text's dialects exist only in IREE (``iree_only_dialects``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pytest_mlir_snippets.mlirtext.scanner import _STRING  # the scanner's string literal
+
+# an op at the start of a statement, with its results (``%0 = ``, ``%a, %b = ``)
+_OP = re.compile(r"(?m)^(?P<indent>[ \t]*)(?P<results>(?:%[\w$.\-#:]+\s*,\s*)*%[\w$.\-#:]+\s*=\s*)?"
+                 r"(?P<name>util\.unfoldable_constant|util\.optimization_barrier|check\.expect_\w+)\b")
+_COMMENT = re.compile(r"//[^\n]*")
+_OPEN, _CLOSE = "([{<", ")]}>"
+# dialects that only IREE's compiler has (``util`` is read here only for the two ops above)
+IREE_ONLY = ("iree_linalg_ext", "iree_tensor_ext", "iree_encoding", "iree_codegen", "iree_gpu", "iree_cpu",
+             "flow", "hal", "stream", "util", "check", "io_parameters", "iree_vector_ext")
+_DIALECT_USE = re.compile(r"(?<![\w$.%#!@\"])(?:\"(?P<quoted>[a-z_][\w]*)\.[\w.]+\""
+                          r"|(?P<plain>[a-z_][\w]*)\.[a-z_][\w.]*(?=[\s(<{]))")
+_GENERIC_OP = re.compile(r'"([a-z_]\w*\.[\w.]+)"\s*\(')
+_HANDLED = ("util.unfoldable_constant", "util.optimization_barrier", "check.expect_")  # the ops read here
+_ATTRIBUTE_USE = re.compile(r"[#!](?P<dialect>[a-z_]\w*)\.")
+CHECK_OPS = ("check.expect_eq", "check.expect_eq_const", "check.expect_almost_eq", "check.expect_almost_eq_const",
+             "check.expect_true", "check.expect_false", "check.expect_all_true")
+
+
+class IreeSyntaxError(ValueError):
+    """An IREE op written in a form this rewrite does not know."""
+
+
+@dataclass(frozen=True)
+class CheckSite:
+    """A check op of the text, in order: its name and where it is."""
+
+    name: str
+    line: int
+    column: int
+
+
+def masked(text: str) -> str:
+    """``text`` with the bodies of strings and comments blanked (same length and lines)."""
+    def blank(m: re.Match[str]) -> str:
+        return re.sub(r"[^\n]", " ", m.group(0))
+
+    return _COMMENT.sub(blank, _STRING.sub(lambda m: '"' + blank(m)[1:-1] + '"', text))
+
+
+def uses_iree_ops(text: str) -> bool:
+    return "util." in text or "check." in text
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` outside brackets (``->`` is not a bracket)."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "-" and text.startswith("->", i):
+            i += 2
+            continue
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+        i += 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def _op_end(mask: str, start: int) -> int:
+    """Where the op that starts its arguments at ``start`` ends: the end of the line on
+    which its brackets close (a line ending in ``:`` or ``,`` goes on)."""
+    depth, i = 0, start
+    while i < len(mask):
+        ch = mask[i]
+        if ch == "-" and mask.startswith("->", i):
+            i += 2
+            continue
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+        elif ch == "\n" and depth <= 0 and not mask[start:i].rstrip().endswith((":", ",")):
+            return i
+        i += 1
+    return len(mask)
+
+
+def _matching(text: str, start: int) -> int:
+    """The index just after the bracket closing the one at ``start`` (``->`` is no bracket)."""
+    depth = 0
+    for i in range(start, len(text)):
+        arrow = text[i] == ">" and i > 0 and text[i - 1] == "-"
+        if text[i] in _OPEN:
+            depth += 1
+        elif text[i] in _CLOSE and not arrow:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    raise IreeSyntaxError("unbalanced brackets")
+
+
+def _generic(name: str, body: str) -> str:
+    """The generic form of one op, from the text after its name."""
+    if name == "util.unfoldable_constant":
+        parts = _split_top(body, ":")
+        if len(parts) < 2 or body.lstrip().startswith("{"):
+            raise IreeSyntaxError(f"{name} {body.strip()!r}")
+        kind = parts[-1]
+        return f'"{name}"() {{value = {body.strip()}}} : () -> {kind}'
+    if name == "util.optimization_barrier":
+        values, _, kinds = body.partition(":")
+        types = ", ".join(_split_top(kinds, ","))
+        return f'"{name}"({values.strip()}) : ({types}) -> ({types})'
+    body = body.strip()
+    if body.startswith("<"):
+        raise IreeSyntaxError(f"{name} with a device operand (a HAL value: IREE only)")
+    if not body.startswith("("):
+        raise IreeSyntaxError(f"{name} {body!r}")
+    close = _matching(body, 0)
+    inner, rest = body[1:close - 1], body[close:].strip()
+    attrs = ""
+    if rest.startswith("{"):
+        end = _matching(rest, 0)
+        attrs, rest = rest[1:end - 1].strip(), rest[end:].strip()
+    if not rest.startswith(":"):
+        raise IreeSyntaxError(f"{name} {body!r}")
+    kind = rest[1:].strip()
+    operands, props = [], [attrs] if attrs else []
+    for item in _split_top(inner, ","):
+        word = item.split(None, 1)
+        if item.startswith("%"):
+            operands.append(item)
+        elif len(word) == 2 and word[0] in ("atol", "rtol"):
+            props.append(f"{word[0]} = {word[1]} : f32")
+        else:
+            props.append(f"value = {item}")
+    if name in ("check.expect_eq", "check.expect_eq_const"):
+        props.append("bitwise")  # IREE's module compares bytes (StableHLO's generic check.expect_eq does not)
+    properties = f" <{{{', '.join(props)}}}>" if props else ""
+    return f'"{name}"({", ".join(operands)}){properties} : ({", ".join([kind] * len(operands))}) -> ()'
+
+
+def rewrite(text: str) -> tuple[str, list[CheckSite]]:
+    """``text`` with IREE's util and check ops in generic form, and the check ops found."""
+    if not uses_iree_ops(text):
+        return text, []
+    mask = masked(text)
+    out: list[str] = []
+    sites: list[CheckSite] = []
+    pos = 0
+    for m in _OP.finditer(mask):
+        if m.start() < pos:
+            continue
+        end = _op_end(mask, m.end("name"))
+        name = m.group("name")
+        original = text[m.end("name"):end]
+        generic = re.sub(r"\s*\n\s*", " ", _generic(name, _COMMENT.sub("", original)))  # one line
+        results = text[m.start("results"):m.end("results")] if m.group("results") else ""
+        line = text.count("\n", 0, m.start()) + 1
+        if name.startswith("check."):
+            sites.append(CheckSite(name, line, len(m.group("indent")) + 1))
+        out.append(text[pos:m.start()])
+        out.append(m.group("indent") + results.replace("\n", " ") + generic + "\n" * original.count("\n"))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out), sites
+
+
+def iree_only_dialects(text: str) -> list[str]:
+    """The IREE-only dialects ``text`` uses (ops, attributes or types), but for the util and
+    check ops this module rewrites; sorted."""
+    mask = masked(text)
+    mask = _OP.sub(lambda m: m.group("indent") + (m.group("results") or ""), mask)
+    found = {m.group("quoted") or m.group("plain") for m in _DIALECT_USE.finditer(mask)}
+    found |= {m.group(1).split(".")[0] for m in _GENERIC_OP.finditer(_COMMENT.sub("", text))  # "flow.op"(...)
+              if not m.group(1).startswith(_HANDLED)}
+    found |= {m.group("dialect") for m in _ATTRIBUTE_USE.finditer(mask)}
+    return sorted(found & set(IREE_ONLY))
+
+
+__all__ = ["CHECK_OPS", "IREE_ONLY", "CheckSite", "IreeSyntaxError", "iree_only_dialects", "masked", "rewrite",
+           "uses_iree_ops"]
