@@ -63,6 +63,23 @@ func.func @entry() -> i32 {
 }
 """
 
+WRITES_THEN_READS = """// RUN: mlir-opt %s -convert-to-llvm -o %t.mlir
+// RUN: mlir-runner %t.mlir -e one -entry-point-result=i32 | FileCheck %s --check-prefix=ONE
+// RUN: mlir-opt %s -convert-to-llvm > %t2
+// RUN: mlir-opt %t2 -reconcile-unrealized-casts | mlir-runner -e two -entry-point-result=i32 | \\
+// RUN:   FileCheck %s --check-prefix=TWO
+// ONE: 1
+func.func @one() -> i32 {
+  %c = arith.constant 1 : i32
+  return %c : i32
+}
+// TWO: 2
+func.func @two() -> i32 {
+  %c = arith.constant 2 : i32
+  return %c : i32
+}
+"""
+
 EXPECTS_FAILURE = """// RUN: mlir-opt %s -convert-to-llvm | \\
 // RUN:   not mlir-runner -e entry -entry-point-result=void | FileCheck %s
 // CHECK-NOT: anything
@@ -267,3 +284,17 @@ def test_mlir_translate_into_lli_and_not(pytester: pytest.Pytester, run_items) -
     assert props["lli.mlir::entry[execute]"]["mlir_golden"] == "filecheck"
     assert props["expects_failure.mlir::entry[execute]"]["mlir_kind"] == "execute-error"
     assert "mlir-runner exited 0, but the RUN line expects a failure (not)" in result.stdout.str()
+
+
+@pytest.mark.slow
+def test_a_file_an_earlier_command_writes_is_read_as_its_pipeline(pytester: pytest.Pytester, run_items) -> None:
+    """`mlir-opt %s ... -o %t` (or `> %t`), then `mlir-runner %t` or `mlir-opt %t | ...`:
+    the writer's stages run first, in process; the writer is no item."""
+    path = pytester.makefile(".mlir", chained=WRITES_THEN_READS)
+    script = read_script(path)
+    assert script is not None and script.others == [] and item_names(script) == ["one-run1", "two-run2"]
+    assert script.commands[1].opt_stages == [["-convert-to-llvm"], ["-reconcile-unrealized-casts"]]
+    assert script.commands[0].text.startswith(f"mlir-opt {path} -convert-to-llvm -o ")
+    _, props = run_items()
+    assert {n: p["mlir_kind"] for n, p in props.items() if n.endswith("[execute]")} == {
+        "chained.mlir::one-run1[execute]": "pass", "chained.mlir::two-run2[execute]": "pass"}
