@@ -184,10 +184,22 @@ def test_directives_skip_and_xfail_the_files_items(pytester: pytest.Pytester, ru
 @pytest.mark.slow
 def test_a_test_pass_without_equivalent_is_a_compile_error_naming_the_flag(pytester: pytest.Pytester,
                                                                            corpus: Path, run_items) -> None:
-    copy(corpus, pytester.path, PADTENSOR)
+    """test-linalg-to-vector-patterns: the public pad vectorization where the test pass's
+    copy and convolution patterns have nothing to match; otherwise, and for other
+    test passes, a compile-error naming the flag."""
+    (padtensor,) = copy(corpus, pytester.path, PADTENSOR)
+    text = padtensor.read_text()
+    (pytester.path / "other.mlir").write_text(text.replace("=test-linalg-to-vector-patterns", "=test-patterns"))
+    (pytester.path / "copies.mlir").write_text(text.replace(
+        "  return\n}", "  %m = memref.alloc() : memref<2xf32>\n  memref.copy %m, %m : memref<2xf32> to memref<2xf32>\n"
+        "  memref.dealloc %m : memref<2xf32>\n  return\n}", 1))
     result, props = run_items()
-    assert props["test-padtensor.mlir::main[compile]"]["mlir_kind"] == "compile-error"
-    assert "-test-linalg-transform-patterns=test-linalg-to-vector-patterns" in result.stdout.str()
+    assert props["test-padtensor.mlir::main[execute]"]["mlir_kind"] == "pass"
+    assert props["other.mlir::main[compile]"]["mlir_kind"] == props["copies.mlir::main[compile]"]["mlir_kind"] \
+        == "compile-error"
+    out = result.stdout.str()
+    assert "mlir-opt flag -test-linalg-transform-patterns=test-patterns: upstream's test pass" in out
+    assert "covers tensor.pad only, and this module has memref.copy" in out
 
 
 @pytest.mark.slow

@@ -32,6 +32,10 @@ RENAMED: dict[str, tuple[tuple[str, ...], str]] = {
         "sets and options)"),
     "convert-memref-to-llvm": (
         ("finalize-memref-to-llvm",), "renamed to finalize-memref-to-llvm (LLVM 17)"),
+    "convert-linalg-to-llvm": (
+        ("finalize-memref-to-llvm",),
+        "removed; its body was linalg.yield to llvm.return (no op left to lower by then) plus the memref-to-llvm "
+        "patterns (LinalgToLLVM.cpp, llvm-project 039b969)"),
     "buffer-deallocation": (
         ("buffer-deallocation-pipeline", "convert-bufferization-to-memref"),
         "removed (llvm-project#126366) for the ownership-based buffer deallocation; that pipeline leaves "

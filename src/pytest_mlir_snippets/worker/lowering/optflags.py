@@ -14,6 +14,9 @@ nesting does. Upstream's ``-test-*`` passes (``mlir/test/lib``, not in the wheel
   condition is false and goes on (upstream's lowering with ``abortOnFailure=false``);
 - ``-test-arith-emulate-wide-int``: the public ``arith-emulate-wide-int`` on the
   ``emulate_*`` functions, their signatures kept (``wideint.py``);
+- ``-test-linalg-transform-patterns=test-linalg-to-vector-patterns``: the public
+  ``transform.apply_patterns.linalg.pad_vectorization`` where the test pass's other
+  pattern sets have nothing to match (``linalgvector.py``);
 - any other ``-test-*`` flag is a compile-error naming it.
 
 Passes other LLVM versions had (``-arith-bufferize``, ``-naive-convert-vector-to-llvm``,
@@ -67,6 +70,10 @@ def steps(args: list[str], notes: list[str] | None = None) -> list[Step]:
             from pytest_mlir_snippets.worker.lowering.wideint import emulate_wide_int
 
             found.append(emulate_wide_int(" ".join(value.split())))
+        elif name == "test-linalg-transform-patterns" and value.strip("'\"") == "test-linalg-to-vector-patterns":
+            from pytest_mlir_snippets.worker.lowering.linalgvector import linalg_to_vector_patterns
+
+            found.append(linalg_to_vector_patterns)
         elif name.startswith("test-"):
             raise SnippetFailure(Kind.COMPILE_ERROR,
                                  f"mlir-opt flag {arg}: upstream's test pass '{name}' is not in the wheels' "
