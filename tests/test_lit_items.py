@@ -63,6 +63,30 @@ func.func @entry() -> i32 {
 }
 """
 
+OLD_TRANSFORM = """// RUN: mlir-opt %s -test-transform-dialect-interpreter -test-transform-dialect-erase-schedule \\
+// RUN:   -convert-linalg-to-loops -convert-scf-to-cf -expand-strided-metadata -lower-affine \\
+// RUN:   -convert-arith-to-llvm -finalize-memref-to-llvm -convert-func-to-llvm -convert-cf-to-llvm \\
+// RUN:   -reconcile-unrealized-casts | \\
+// RUN: mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils | FileCheck %s
+func.func private @printMemrefF32(memref<*xf32>)
+func.func @main() {
+  %c = arith.constant 3.0 : f32
+  %buf = memref.alloc() : memref<6xf32>
+  linalg.fill ins(%c : f32) outs(%buf : memref<6xf32>)
+  %u = memref.cast %buf : memref<6xf32> to memref<*xf32>
+  call @printMemrefF32(%u) : (memref<*xf32>) -> ()
+  memref.dealloc %buf : memref<6xf32>
+  return
+}
+// CHECK: [3, 3, 3, 3, 3, 3]
+transform.sequence failures(propagate) {
+^bb1(%arg1: !transform.any_op):
+  %0 = transform.structured.match ops{["linalg.fill"]} in %arg1 : (!transform.any_op) -> !transform.any_op
+  %1, %loop = transform.structured.tile_using_for %0 tile_sizes [2]
+    : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+}
+"""
+
 WRITES_THEN_READS = """// RUN: mlir-opt %s -convert-to-llvm -o %t.mlir
 // RUN: mlir-runner %t.mlir -e one -entry-point-result=i32 | FileCheck %s --check-prefix=ONE
 // RUN: mlir-opt %s -convert-to-llvm > %t2
@@ -310,3 +334,21 @@ def test_a_file_an_earlier_command_writes_is_read_as_its_pipeline(pytester: pyte
     _, props = run_items()
     assert {n: p["mlir_kind"] for n, p in props.items() if n.endswith("[execute]")} == {
         "chained.mlir::one-run1[execute]": "pass", "chained.mlir::two-run2[execute]": "pass"}
+
+
+@pytest.mark.slow
+def test_the_transform_dialect_test_interpreter_applies_the_files_schedule(pytester: pytest.Pytester,
+                                                                           run_items) -> None:
+    """-test-transform-dialect-interpreter: the module's one top-level transform op
+    (here an old-style transform.sequence), applied by the public interpreter."""
+    from mlir import ir
+
+    from pytest_mlir_snippets.worker.lowering.optflags import interpret_schedule
+
+    with ir.Context():
+        module = ir.Module.parse(OLD_TRANSFORM)
+        interpret_schedule(module)
+        assert "scf.for" in str(module)  # the fill tiled by 2
+    pytester.makefile(".mlir", old_transform=OLD_TRANSFORM)
+    _, props = run_items()
+    assert props["old_transform.mlir::main[execute]"]["mlir_kind"] == "pass"
