@@ -270,6 +270,10 @@ def test_removed_passes_and_ops_become_what_upstream_replaced_them_with() -> Non
     assert text == "%v = vector.broadcast %f : f32 to vector<1x[4]xf32>\n%m = bufferization.to_buffer %t : T to M\n"
     assert len(why) == 2 and bridge_syntax("%v = vector.broadcast %f : f32 to vector<4xf32>") == (
         "%v = vector.broadcast %f : f32 to vector<4xf32>", [])
+    text, why = bridge_syntax("%e = vector.extractelement %v[%i : index] : vector<4xf32>\n"
+                              "%w = vector.insertelement %e, %z[] : vector<f32>\n")
+    assert text == ("%e = vector.extract %v[%i] : f32 from vector<4xf32>\n"
+                    "%w = vector.insert %e, %z[] : f32 into vector<f32>\n") and len(why) == 2
     assert left_for_finish({"cf.br", "arith.constant", "llvm.call"})
     assert not left_for_finish({"cf.br", "memref.load"}) and not left_for_finish({"llvm.func"})
 

@@ -95,9 +95,19 @@ def _name(arg: str) -> str:
 # upstream's own rewrite of vector.splat (llvm-project#152230; removed in #162167):
 # `vector.splat %x : vector<4x[8]xf32>` is `vector.broadcast %x : f32 to vector<4x[8]xf32>`
 _SPLAT = re.compile(r"vector\.splat\s+(\S+)\s*:\s*vector<((?:\[?\d+\]?x)*)\s*([^>]+)>")
+# vector.extractelement/insertelement (removed in llvm-project#149603 "in favor of the
+# vector.extract and vector.insert counterparts"), with an index position or none (0-D)
+_VECTOR = r"vector<((?:\[?\d+\]?x)*)\s*([^>]+)>"
+_EXTRACT = re.compile(r"vector\.extractelement\s+(%[^\s\[]+)\[(?:(%\S+)\s*:\s*index)?\]\s*:\s*" + _VECTOR)
+_INSERT = re.compile(r"vector\.insertelement\s+(%[^\s,]+)\s*,\s*(%[^\s\[]+)\[(?:(%\S+)\s*:\s*index)?\]\s*:\s*"
+                     + _VECTOR)
 SYNTAX: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (_SPLAT, r"vector.broadcast \1 : \3 to vector<\2\3>",
      "vector.splat removed (llvm-project#162167) for vector.broadcast of a scalar"),
+    (_EXTRACT, r"vector.extract \1[\2] : \4 from vector<\3\4>",
+     "vector.extractelement removed (llvm-project#149603) for vector.extract"),
+    (_INSERT, r"vector.insert \1, \2[\3] : \5 into vector<\4\5>",
+     "vector.insertelement removed (llvm-project#149603) for vector.insert"),
     (re.compile(r"\bbufferization\.to_memref\b"), "bufferization.to_buffer",
      "bufferization.to_memref renamed to_buffer (llvm-project#137180, NFC)"),
 )
