@@ -266,6 +266,9 @@ def test_removed_passes_and_ops_become_what_upstream_replaced_them_with() -> Non
         "-convert-vector-to-llvm=reassociate-fp-reductions"]
     assert modernize(old, lambda name: True) == old  # a wheel that has them runs them
     assert modernize(["-tensor-bufferize"], lambda name: False) == ["-one-shot-bufferize"]
+    assert modernize(["--sparse-compiler=enable-runtime-library=false"], lambda name: False) == [
+        "-sparsifier=enable-runtime-library=false"]
+    assert bridge_syntax("%p = llvm.mlir.null : !llvm.ptr")[0] == "%p = llvm.mlir.zero : !llvm.ptr"
     text, why = bridge_syntax("%v = vector.splat %f : vector<1x[4]xf32>\n%m = bufferization.to_memref %t : T to M\n")
     assert text == "%v = vector.broadcast %f : f32 to vector<1x[4]xf32>\n%m = bufferization.to_buffer %t : T to M\n"
     assert len(why) == 2 and bridge_syntax("%v = vector.broadcast %f : f32 to vector<4xf32>") == (

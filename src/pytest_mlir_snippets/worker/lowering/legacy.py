@@ -30,6 +30,8 @@ RENAMED: dict[str, tuple[tuple[str, ...], str]] = {
         "newer than LLVM 22: upstream moved the body of LLVM 22's convert-vector-to-llvm (vector-to-vector "
         "lowerings, then the conversion) to this name (NaiveConvertVectorToLLVMPass.cpp: the same pattern "
         "sets and options)"),
+    "sparse-compiler": (
+        ("sparsifier",), "renamed to sparsifier (llvm-project#71875), options kept"),
     "convert-memref-to-llvm": (
         ("finalize-memref-to-llvm",), "renamed to finalize-memref-to-llvm (LLVM 17)"),
     "convert-linalg-to-llvm": (
@@ -110,6 +112,8 @@ SYNTAX: tuple[tuple[re.Pattern[str], str, str], ...] = (
      "vector.insertelement removed (llvm-project#149603) for vector.insert"),
     (re.compile(r"\bbufferization\.to_memref\b"), "bufferization.to_buffer",
      "bufferization.to_memref renamed to_buffer (llvm-project#137180, NFC)"),
+    (re.compile(r"\bllvm\.mlir\.null\b"), "llvm.mlir.zero",
+     "llvm.mlir.null replaced by llvm.mlir.zero (llvm-project#67183)"),
 )
 
 
