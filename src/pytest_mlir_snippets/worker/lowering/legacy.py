@@ -112,6 +112,10 @@ SYNTAX: tuple[tuple[re.Pattern[str], str, str], ...] = (
      "vector.insertelement removed (llvm-project#149603) for vector.insert"),
     (re.compile(r"\bbufferization\.to_memref\b"), "bufferization.to_buffer",
      "bufferization.to_memref renamed to_buffer (llvm-project#137180, NFC)"),
+    # to_tensor's tensor type, once inferred from a plain memref type, is written out since
+    # llvm-project#142986 ("users now need to provide the tensor type explicitly")
+    (re.compile(r"(bufferization\.to_tensor\s+%[^\s:]+(?:\s+(?:restrict|writable))*\s*:\s*memref<([^<>,]+)>)(?!\s*to\b)"),
+     r"\1 to tensor<\2>", "bufferization.to_tensor's inferred tensor type written out (llvm-project#142986)"),
     (re.compile(r"\bllvm\.mlir\.null\b"), "llvm.mlir.zero",
      "llvm.mlir.null replaced by llvm.mlir.zero (llvm-project#67183)"),
 )
