@@ -116,6 +116,8 @@ SYNTAX: tuple[tuple[re.Pattern[str], str, str], ...] = (
     # llvm-project#142986 ("users now need to provide the tensor type explicitly")
     (re.compile(r"(bufferization\.to_tensor\s+%[^\s:]+(?:\s+(?:restrict|writable))*\s*:\s*memref<([^<>,]+)>)(?!\s*to\b)"),
      r"\1 to tensor<\2>", "bufferization.to_tensor's inferred tensor type written out (llvm-project#142986)"),
+    (re.compile(r"\barith\.maxf\b"), "arith.maximumf", "arith.maxf renamed maximumf (llvm-project#65800)"),
+    (re.compile(r"\barith\.minf\b"), "arith.minimumf", "arith.minf renamed minimumf (llvm-project#65800)"),
     (re.compile(r"\bllvm\.mlir\.null\b"), "llvm.mlir.zero",
      "llvm.mlir.null replaced by llvm.mlir.zero (llvm-project#67183)"),
 )
