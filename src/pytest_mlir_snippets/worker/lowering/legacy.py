@@ -103,7 +103,18 @@ _VECTOR = r"vector<((?:\[?\d+\]?x)*)\s*([^>]+)>"
 _EXTRACT = re.compile(r"vector\.extractelement\s+(%[^\s\[]+)\[(?:(%\S+)\s*:\s*index)?\]\s*:\s*" + _VECTOR)
 _INSERT = re.compile(r"vector\.insertelement\s+(%[^\s,]+)\s*,\s*(%[^\s\[]+)\[(?:(%\S+)\s*:\s*index)?\]\s*:\s*"
                      + _VECTOR)
-SYNTAX: tuple[tuple[re.Pattern[str], str, str], ...] = (
+# expand_shape to a static shape without output_shape (before llvm-project#69267, which
+# made the output shape an explicit input): that shape is the result type's
+_EXPAND = re.compile(r"((?:tensor|memref)\.expand_shape\s+%[^\s\[]+\s*\[(?:\s*\[[\d,\s]*\]\s*,?)*\])"
+                     r"(\s*(?:attributes\s*)?(?:\{[^{}]*\})?\s*:\s*\S+\s+into\s+(?:tensor|memref)<((?:\d+x)+)[a-zA-Z])")
+
+
+def _with_output_shape(m: re.Match[str]) -> str:
+    dims = m.group(3).rstrip("x").split("x")
+    return f"{m.group(1)} output_shape [{', '.join(dims)}]{m.group(2)}"
+
+
+SYNTAX: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str], str], ...] = (
     (_SPLAT, r"vector.broadcast \1 : \3 to vector<\2\3>",
      "vector.splat removed (llvm-project#162167) for vector.broadcast of a scalar"),
     (_EXTRACT, r"vector.extract \1[\2] : \4 from vector<\3\4>",
@@ -116,6 +127,7 @@ SYNTAX: tuple[tuple[re.Pattern[str], str, str], ...] = (
     # llvm-project#142986 ("users now need to provide the tensor type explicitly")
     (re.compile(r"(bufferization\.to_tensor\s+%[^\s:]+(?:\s+(?:restrict|writable))*\s*:\s*memref<([^<>,]+)>)(?!\s*to\b)"),
      r"\1 to tensor<\2>", "bufferization.to_tensor's inferred tensor type written out (llvm-project#142986)"),
+    (_EXPAND, _with_output_shape, "expand_shape to a static shape: its output_shape written out (llvm-project#69267)"),
     (re.compile(r"\barith\.maxf\b"), "arith.maximumf", "arith.maxf renamed maximumf (llvm-project#65800)"),
     (re.compile(r"\barith\.minf\b"), "arith.minimumf", "arith.minf renamed minimumf (llvm-project#65800)"),
     (re.compile(r"\bllvm\.mlir\.null\b"), "llvm.mlir.zero",
