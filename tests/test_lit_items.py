@@ -63,6 +63,47 @@ func.func @entry() -> i32 {
 }
 """
 
+OLD_TRANSFORM = """// RUN: mlir-opt %s -test-transform-dialect-interpreter -test-transform-dialect-erase-schedule \\
+// RUN:   -convert-linalg-to-loops -convert-scf-to-cf -expand-strided-metadata -lower-affine \\
+// RUN:   -convert-arith-to-llvm -finalize-memref-to-llvm -convert-func-to-llvm -convert-cf-to-llvm \\
+// RUN:   -reconcile-unrealized-casts | \\
+// RUN: mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils | FileCheck %s
+func.func private @printMemrefF32(memref<*xf32>)
+func.func @main() {
+  %c = arith.constant 3.0 : f32
+  %buf = memref.alloc() : memref<6xf32>
+  linalg.fill ins(%c : f32) outs(%buf : memref<6xf32>)
+  %u = memref.cast %buf : memref<6xf32> to memref<*xf32>
+  call @printMemrefF32(%u) : (memref<*xf32>) -> ()
+  memref.dealloc %buf : memref<6xf32>
+  return
+}
+// CHECK: [3, 3, 3, 3, 3, 3]
+transform.sequence failures(propagate) {
+^bb1(%arg1: !transform.any_op):
+  %0 = transform.structured.match ops{["linalg.fill"]} in %arg1 : (!transform.any_op) -> !transform.any_op
+  %1, %loop = transform.structured.tile_using_for %0 tile_sizes [2]
+    : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+}
+"""
+
+WRITES_THEN_READS = """// RUN: mlir-opt %s -convert-to-llvm -o %t.mlir
+// RUN: mlir-runner %t.mlir -e one -entry-point-result=i32 | FileCheck %s --check-prefix=ONE
+// RUN: mlir-opt %s -convert-to-llvm > %t2
+// RUN: mlir-opt %t2 -reconcile-unrealized-casts | mlir-runner -e two -entry-point-result=i32 | \\
+// RUN:   FileCheck %s --check-prefix=TWO
+// ONE: 1
+func.func @one() -> i32 {
+  %c = arith.constant 1 : i32
+  return %c : i32
+}
+// TWO: 2
+func.func @two() -> i32 {
+  %c = arith.constant 2 : i32
+  return %c : i32
+}
+"""
+
 EXPECTS_FAILURE = """// RUN: mlir-opt %s -convert-to-llvm | \\
 // RUN:   not mlir-runner -e entry -entry-point-result=void | FileCheck %s
 // CHECK-NOT: anything
@@ -167,10 +208,22 @@ def test_directives_skip_and_xfail_the_files_items(pytester: pytest.Pytester, ru
 @pytest.mark.slow
 def test_a_test_pass_without_equivalent_is_a_compile_error_naming_the_flag(pytester: pytest.Pytester,
                                                                            corpus: Path, run_items) -> None:
-    copy(corpus, pytester.path, PADTENSOR)
+    """test-linalg-to-vector-patterns: the public pad vectorization where the test pass's
+    copy and convolution patterns have nothing to match; otherwise, and for other
+    test passes, a compile-error naming the flag."""
+    (padtensor,) = copy(corpus, pytester.path, PADTENSOR)
+    text = padtensor.read_text()
+    (pytester.path / "other.mlir").write_text(text.replace("=test-linalg-to-vector-patterns", "=test-patterns"))
+    (pytester.path / "copies.mlir").write_text(text.replace(
+        "  return\n}", "  %m = memref.alloc() : memref<2xf32>\n  memref.copy %m, %m : memref<2xf32> to memref<2xf32>\n"
+        "  memref.dealloc %m : memref<2xf32>\n  return\n}", 1))
     result, props = run_items()
-    assert props["test-padtensor.mlir::main[compile]"]["mlir_kind"] == "compile-error"
-    assert "-test-linalg-transform-patterns=test-linalg-to-vector-patterns" in result.stdout.str()
+    assert props["test-padtensor.mlir::main[execute]"]["mlir_kind"] == "pass"
+    assert props["other.mlir::main[compile]"]["mlir_kind"] == props["copies.mlir::main[compile]"]["mlir_kind"] \
+        == "compile-error"
+    out = result.stdout.str()
+    assert "mlir-opt flag -test-linalg-transform-patterns=test-patterns: upstream's test pass" in out
+    assert "covers tensor.pad only, and this module has memref.copy" in out
 
 
 @pytest.mark.slow
@@ -213,10 +266,24 @@ def test_removed_passes_and_ops_become_what_upstream_replaced_them_with() -> Non
         "-convert-vector-to-llvm=reassociate-fp-reductions"]
     assert modernize(old, lambda name: True) == old  # a wheel that has them runs them
     assert modernize(["-tensor-bufferize"], lambda name: False) == ["-one-shot-bufferize"]
+    assert modernize(["--sparse-compiler=enable-runtime-library=false"], lambda name: False) == [
+        "-sparsifier=enable-runtime-library=false"]
+    assert bridge_syntax("%p = llvm.mlir.null : !llvm.ptr")[0] == "%p = llvm.mlir.zero : !llvm.ptr"
+    assert bridge_syntax("%m = arith.maxf %a, %b : f32")[0] == "%m = arith.maximumf %a, %b : f32"
+    assert bridge_syntax("%e = tensor.expand_shape %t [[0, 1]] : tensor<6xf32> into tensor<2x3xf32>")[0] == (
+        "%e = tensor.expand_shape %t [[0, 1]] output_shape [2, 3] : tensor<6xf32> into tensor<2x3xf32>")
+    dynamic = "%e = tensor.expand_shape %t [[0, 1]] : tensor<?xf32> into tensor<2x?xf32>"
+    assert bridge_syntax(dynamic) == (dynamic, [])  # its sizes would have to be computed: left as written
+    assert bridge_syntax("%t = bufferization.to_tensor %m restrict : memref<4x?xf32>")[0] == (
+        "%t = bufferization.to_tensor %m restrict : memref<4x?xf32> to tensor<4x?xf32>")
     text, why = bridge_syntax("%v = vector.splat %f : vector<1x[4]xf32>\n%m = bufferization.to_memref %t : T to M\n")
     assert text == "%v = vector.broadcast %f : f32 to vector<1x[4]xf32>\n%m = bufferization.to_buffer %t : T to M\n"
     assert len(why) == 2 and bridge_syntax("%v = vector.broadcast %f : f32 to vector<4xf32>") == (
         "%v = vector.broadcast %f : f32 to vector<4xf32>", [])
+    text, why = bridge_syntax("%e = vector.extractelement %v[%i : index] : vector<4xf32>\n"
+                              "%w = vector.insertelement %e, %z[] : vector<f32>\n")
+    assert text == ("%e = vector.extract %v[%i] : f32 from vector<4xf32>\n"
+                    "%w = vector.insert %e, %z[] : f32 into vector<f32>\n") and len(why) == 2
     assert left_for_finish({"cf.br", "arith.constant", "llvm.call"})
     assert not left_for_finish({"cf.br", "memref.load"}) and not left_for_finish({"llvm.func"})
 
@@ -267,3 +334,35 @@ def test_mlir_translate_into_lli_and_not(pytester: pytest.Pytester, run_items) -
     assert props["lli.mlir::entry[execute]"]["mlir_golden"] == "filecheck"
     assert props["expects_failure.mlir::entry[execute]"]["mlir_kind"] == "execute-error"
     assert "mlir-runner exited 0, but the RUN line expects a failure (not)" in result.stdout.str()
+
+
+@pytest.mark.slow
+def test_a_file_an_earlier_command_writes_is_read_as_its_pipeline(pytester: pytest.Pytester, run_items) -> None:
+    """`mlir-opt %s ... -o %t` (or `> %t`), then `mlir-runner %t` or `mlir-opt %t | ...`:
+    the writer's stages run first, in process; the writer is no item."""
+    path = pytester.makefile(".mlir", chained=WRITES_THEN_READS)
+    script = read_script(path)
+    assert script is not None and script.others == [] and item_names(script) == ["one-run1", "two-run2"]
+    assert script.commands[1].opt_stages == [["-convert-to-llvm"], ["-reconcile-unrealized-casts"]]
+    assert script.commands[0].text.startswith(f"mlir-opt {path} -convert-to-llvm -o ")
+    _, props = run_items()
+    assert {n: p["mlir_kind"] for n, p in props.items() if n.endswith("[execute]")} == {
+        "chained.mlir::one-run1[execute]": "pass", "chained.mlir::two-run2[execute]": "pass"}
+
+
+@pytest.mark.slow
+def test_the_transform_dialect_test_interpreter_applies_the_files_schedule(pytester: pytest.Pytester,
+                                                                           run_items) -> None:
+    """-test-transform-dialect-interpreter: the module's one top-level transform op
+    (here an old-style transform.sequence), applied by the public interpreter."""
+    from mlir import ir
+
+    from pytest_mlir_snippets.worker.lowering.optflags import interpret_schedule
+
+    with ir.Context():
+        module = ir.Module.parse(OLD_TRANSFORM)
+        interpret_schedule(module)
+        assert "scf.for" in str(module)  # the fill tiled by 2
+    pytester.makefile(".mlir", old_transform=OLD_TRANSFORM)
+    _, props = run_items()
+    assert props["old_transform.mlir::main[execute]"]["mlir_kind"] == "pass"

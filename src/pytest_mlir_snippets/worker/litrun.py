@@ -124,7 +124,12 @@ def _run_stages(text: str, command: LitCommand, plans: list[list[Any]], diags: A
             if isinstance(step, str):
                 mlirtools.run_passes(module, step, passmanager.PassManager.parse, diags, "mlir-opt")
             else:
-                step(module)
+                try:
+                    step(module)
+                except SnippetFailure:
+                    raise
+                except Exception as error:  # the transform interpreter's MLIRError, ...: the step's compile-error
+                    raise diags.failure(Kind.COMPILE_ERROR, f"{step.__name__} failed", error) from error
                 if not module.operation.verify():
                     raise diags.failure(Kind.COMPILE_ERROR, f"{step.__name__} left invalid IR")
     left = _op_names(module, ir)

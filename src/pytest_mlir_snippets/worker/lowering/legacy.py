@@ -30,8 +30,14 @@ RENAMED: dict[str, tuple[tuple[str, ...], str]] = {
         "newer than LLVM 22: upstream moved the body of LLVM 22's convert-vector-to-llvm (vector-to-vector "
         "lowerings, then the conversion) to this name (NaiveConvertVectorToLLVMPass.cpp: the same pattern "
         "sets and options)"),
+    "sparse-compiler": (
+        ("sparsifier",), "renamed to sparsifier (llvm-project#71875), options kept"),
     "convert-memref-to-llvm": (
         ("finalize-memref-to-llvm",), "renamed to finalize-memref-to-llvm (LLVM 17)"),
+    "convert-linalg-to-llvm": (
+        ("finalize-memref-to-llvm",),
+        "removed; its body was linalg.yield to llvm.return (no op left to lower by then) plus the memref-to-llvm "
+        "patterns (LinalgToLLVM.cpp, llvm-project 039b969)"),
     "buffer-deallocation": (
         ("buffer-deallocation-pipeline", "convert-bufferization-to-memref"),
         "removed (llvm-project#126366) for the ownership-based buffer deallocation; that pipeline leaves "
@@ -91,11 +97,41 @@ def _name(arg: str) -> str:
 # upstream's own rewrite of vector.splat (llvm-project#152230; removed in #162167):
 # `vector.splat %x : vector<4x[8]xf32>` is `vector.broadcast %x : f32 to vector<4x[8]xf32>`
 _SPLAT = re.compile(r"vector\.splat\s+(\S+)\s*:\s*vector<((?:\[?\d+\]?x)*)\s*([^>]+)>")
-SYNTAX: tuple[tuple[re.Pattern[str], str, str], ...] = (
+# vector.extractelement/insertelement (removed in llvm-project#149603 "in favor of the
+# vector.extract and vector.insert counterparts"), with an index position or none (0-D)
+_VECTOR = r"vector<((?:\[?\d+\]?x)*)\s*([^>]+)>"
+_EXTRACT = re.compile(r"vector\.extractelement\s+(%[^\s\[]+)\[(?:(%\S+)\s*:\s*index)?\]\s*:\s*" + _VECTOR)
+_INSERT = re.compile(r"vector\.insertelement\s+(%[^\s,]+)\s*,\s*(%[^\s\[]+)\[(?:(%\S+)\s*:\s*index)?\]\s*:\s*"
+                     + _VECTOR)
+# expand_shape to a static shape without output_shape (before llvm-project#69267, which
+# made the output shape an explicit input): that shape is the result type's
+_EXPAND = re.compile(r"((?:tensor|memref)\.expand_shape\s+%[^\s\[]+\s*\[(?:\s*\[[\d,\s]*\]\s*,?)*\])"
+                     r"(\s*(?:attributes\s*)?(?:\{[^{}]*\})?\s*:\s*\S+\s+into\s+(?:tensor|memref)<((?:\d+x)+)[a-zA-Z])")
+
+
+def _with_output_shape(m: re.Match[str]) -> str:
+    dims = m.group(3).rstrip("x").split("x")
+    return f"{m.group(1)} output_shape [{', '.join(dims)}]{m.group(2)}"
+
+
+SYNTAX: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str], str], ...] = (
     (_SPLAT, r"vector.broadcast \1 : \3 to vector<\2\3>",
      "vector.splat removed (llvm-project#162167) for vector.broadcast of a scalar"),
+    (_EXTRACT, r"vector.extract \1[\2] : \4 from vector<\3\4>",
+     "vector.extractelement removed (llvm-project#149603) for vector.extract"),
+    (_INSERT, r"vector.insert \1, \2[\3] : \5 into vector<\4\5>",
+     "vector.insertelement removed (llvm-project#149603) for vector.insert"),
     (re.compile(r"\bbufferization\.to_memref\b"), "bufferization.to_buffer",
      "bufferization.to_memref renamed to_buffer (llvm-project#137180, NFC)"),
+    # to_tensor's tensor type, once inferred from a plain memref type, is written out since
+    # llvm-project#142986 ("users now need to provide the tensor type explicitly")
+    (re.compile(r"(bufferization\.to_tensor\s+%[^\s:]+(?:\s+(?:restrict|writable))*\s*:\s*memref<([^<>,]+)>)(?!\s*to\b)"),
+     r"\1 to tensor<\2>", "bufferization.to_tensor's inferred tensor type written out (llvm-project#142986)"),
+    (_EXPAND, _with_output_shape, "expand_shape to a static shape: its output_shape written out (llvm-project#69267)"),
+    (re.compile(r"\barith\.maxf\b"), "arith.maximumf", "arith.maxf renamed maximumf (llvm-project#65800)"),
+    (re.compile(r"\barith\.minf\b"), "arith.minimumf", "arith.minf renamed minimumf (llvm-project#65800)"),
+    (re.compile(r"\bllvm\.mlir\.null\b"), "llvm.mlir.zero",
+     "llvm.mlir.null replaced by llvm.mlir.zero (llvm-project#67183)"),
 )
 
 

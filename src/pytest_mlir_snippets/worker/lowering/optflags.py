@@ -10,10 +10,15 @@ nesting does. Upstream's ``-test-*`` passes (``mlir/test/lib``, not in the wheel
   ``mlir/test/lib/Dialect/LLVM/TestLowerToLLVM.cpp``, plus ``convert-cf-to-llvm`` and
   ``convert-ub-to-llvm`` (LLVM 22's ``convert-func-to-llvm`` no longer lowers ``cf``);
 - ``-test-transform-dialect-erase-schedule``: erases the transform ops (the schedule);
+- ``-test-transform-dialect-interpreter``: its one top-level transform op applied to the
+  module by the public transform interpreter;
 - ``-test-cf-assert``: ``cf.assert`` lowered to a call that ``puts`` the message when the
   condition is false and goes on (upstream's lowering with ``abortOnFailure=false``);
 - ``-test-arith-emulate-wide-int``: the public ``arith-emulate-wide-int`` on the
   ``emulate_*`` functions, their signatures kept (``wideint.py``);
+- ``-test-linalg-transform-patterns=test-linalg-to-vector-patterns``: the public
+  ``transform.apply_patterns.linalg.pad_vectorization`` where the test pass's other
+  pattern sets have nothing to match (``linalgvector.py``);
 - any other ``-test-*`` flag is a compile-error naming it.
 
 Passes other LLVM versions had (``-arith-bufferize``, ``-naive-convert-vector-to-llvm``,
@@ -61,12 +66,18 @@ def steps(args: list[str], notes: list[str] | None = None) -> list[Step]:
             found.append(f"builtin.module({TEST_LOWER_TO_LLVM.format(reassociate=reassociate)})")
         elif name == "test-transform-dialect-erase-schedule":
             found.append(erase_schedule)
+        elif name == "test-transform-dialect-interpreter" and value.strip("'\"") in ("", "enable-expensive-checks"):
+            found.append(interpret_schedule)
         elif name == "test-cf-assert":
             found.append(cf_assert_without_abort)
         elif name == "test-arith-emulate-wide-int":
             from pytest_mlir_snippets.worker.lowering.wideint import emulate_wide_int
 
             found.append(emulate_wide_int(" ".join(value.split())))
+        elif name == "test-linalg-transform-patterns" and value.strip("'\"") == "test-linalg-to-vector-patterns":
+            from pytest_mlir_snippets.worker.lowering.linalgvector import linalg_to_vector_patterns
+
+            found.append(linalg_to_vector_patterns)
         elif name.startswith("test-"):
             raise SnippetFailure(Kind.COMPILE_ERROR,
                                  f"mlir-opt flag {arg}: upstream's test pass '{name}' is not in the wheels' "
@@ -118,6 +129,28 @@ def erase_schedule(module: Any) -> None:
     tops = [op for op in found if not _inside(op, found)]
     for op in tops:
         op.erase()
+
+
+def interpret_schedule(module: Any) -> None:
+    """``-test-transform-dialect-interpreter`` (upstream's TestTransformDialectInterpreter,
+    replaced by the public ``transform-interpreter``): the one top-level transform op
+    of the module (a ``transform.sequence``, or the ``@__transform_main`` named sequence)
+    applied with the module as payload root, by the public interpreter's Python entry."""
+    from mlir import ir
+    from mlir.dialects.transform import interpreter
+
+    from pytest_mlir_snippets.worker.lowering import mlirtools
+
+    every = mlirtools.ops_where(module, ir, lambda op: op.name.startswith("transform."))
+    tops = [op for op in every if not _inside(op, every) and (  # named sequences but the entry are a library
+        op.name != "transform.named_sequence" or op.attributes["sym_name"].value == "__transform_main")]
+    if len(tops) != 1:
+        raise SnippetFailure(Kind.COMPILE_ERROR, "-test-transform-dialect-interpreter: the module has "
+                             f"{len(tops)} top-level transform ops; the pass applies exactly one")
+    container = tops[0].parent
+    while container is not None and container.name != "builtin.module":
+        container = container.parent
+    interpreter.apply_named_sequence(module.operation, tops[0], container if container is not None else module)
 
 
 def _inside(op: Any, ops: list[Any]) -> bool:
