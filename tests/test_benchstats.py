@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -144,28 +143,24 @@ def test_timing_waits_for_the_usual_speed_and_keeps_only_it(monkeypatch: pytest.
     assert stats["samples"] >= benchstats.SHARE * 0.1 / 0.0004
 
 
-def _spin(seconds: float) -> None:
-    until = time.perf_counter() + seconds
-    while time.perf_counter() < until:
-        pass
-
-
 def test_a_run_much_slower_than_the_last_measurement_keeps_timing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(benchstats, "_fastest", [1000])  # the probe's usual time is known
     monkeypatch.setattr(benchstats, "_probe", lambda: 1000)
+    clock = VirtualClock()  # calls of exactly 0.2 ms, however busy the machine is
+    monkeypatch.setattr(benchstats, "_clock", clock)
     options = Options(bench_warmup=0, bench_time=0.05, bench_settle=0.3, bench_previous_ms=0.1)
-    start = time.perf_counter()
-    stats = benchstats.measure(lambda: _spin(0.0002), options)  # twice as slow as last time
-    assert time.perf_counter() - start >= 0.35 and stats["settled"] == 0
+    start = clock.seconds
+    stats = benchstats.measure(lambda: clock.spend(0.0002), options)  # twice as slow as last time
+    assert clock.seconds - start >= 0.35 and stats["settled"] == 0
     assert stats["median_ms"] >= 0.2 and stats["samples"] > 100  # reported as measured, not dropped
     options.bench_previous_ms = 0.19  # 5% slower: every block counts, and the run waits for more
-    start = time.perf_counter()
-    stats = benchstats.measure(lambda: _spin(0.0002), options)
-    assert time.perf_counter() - start >= 0.35 and stats["settled"] == 0 and stats["slowed"] == 0
+    start = clock.seconds
+    stats = benchstats.measure(lambda: clock.spend(0.0002), options)
+    assert clock.seconds - start >= 0.35 and stats["settled"] == 0 and stats["slowed"] == 0
     options.bench_previous_ms = 0.198
-    start = time.perf_counter()
-    stats = benchstats.measure(lambda: _spin(0.0002), options)
-    assert time.perf_counter() - start < 0.2 and stats["settled"] == 1
+    start = clock.seconds
+    stats = benchstats.measure(lambda: clock.spend(0.0002), options)
+    assert clock.seconds - start < 0.2 and stats["settled"] == 1
 
 
 def test_real_probes_on_this_machine() -> None:

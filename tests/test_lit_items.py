@@ -234,8 +234,9 @@ def test_code_that_frees_its_own_buffers_runs_under_the_default_pipeline(pyteste
         path.write_text("".join(line for line in path.read_text().splitlines(keepends=True)
                                 if not line.startswith("// RUN")))
     result, props = run_items()
-    assert props["compress.mlir::entry[execute]"]["mlir_kind"] == "pass"
-    assert props["test-conv-1d-call.mlir::main[execute]"]["mlir_kind"] == "pass"
+    for item in ("compress.mlir::entry[execute]", "test-conv-1d-call.mlir::main[execute]"):
+        # they print and return nothing: they ran to the end (no abort), with nothing to compare
+        assert (props[item]["mlir_kind"], props[item]["mlir_golden"]) == ("skip", "none"), props[item]
     assert "does not have ownership" not in result.stdout.str()
 
 
