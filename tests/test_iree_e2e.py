@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -99,8 +100,10 @@ def _assert_checks_judged(records: dict[tuple[str, str], dict[str, object]]) -> 
     assert any(":15:3: error: check.expect_eq failed" in line
                for line in records[("bad.mlir", "linalg_barrier")]["diagnostics"])  # type: ignore[attr-defined]
     # without its check a function compares nothing: never a pass on its checks (nor an error)
-    unchecked = records[("unchecked.mlir", "tosa_abs")]
-    assert "check(s)" not in str(unchecked["reference"]) and unchecked["kind"] in ("pass", "skip"), unchecked
+    unchecked = records[("unchecked.mlir", "tosa_abs")]  # its check deleted: nothing compared, never a pass
+    assert (unchecked["golden"], unchecked["kind"], unchecked["outcome"]) == ("none", "skip", "skipped"), unchecked
+    for name in ("tosa_abs", "linalg_barrier", "stablehlo_divide", "truths", "tolerance"):
+        assert records[("checks.mlir", name)]["golden"] == records[("bad.mlir", name)]["golden"] == "checks"
 
 
 @pytest.mark.slow
@@ -128,6 +131,8 @@ def test_iree_cpu_runs_checks_through_a_python_check_module(pytester: pytest.Pyt
     newer = next(r for r in compiled if r["function"] == "reduce" and r["stage"] == "compile")
     assert newer["kind"] == "compile-error" and "written for a newer IREE than" in newer["message"]
     assert newer["info"]["iree_cannot_parse"]
+    summary = pytester.run(str(Path(sys.executable).with_name("mlir-snippets")), "report", "out.json")
+    summary.stdout.fnmatch_lines(["*compile-error(s) in files IREE * cannot parse (written for a newer IREE)"])
 
 
 @pytest.mark.slow

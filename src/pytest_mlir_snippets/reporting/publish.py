@@ -4,6 +4,7 @@ the controller, and by ``mlir-snippets report`` from the JSON of one or several 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,9 @@ def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "",
     if goldens:
         lines.append(("verdicts by golden: " + goldens, False))
     lines.append((verdict, bool(failed)))
+    newer = Counter(str(r.info["iree_cannot_parse"]) for r in records if r.info.get("iree_cannot_parse"))
+    lines += [(f"{n} compile-error(s) in files IREE {release} cannot parse (written for a newer IREE)", False)
+              for release, n in sorted(newer.items())]
     lines += [(note, True) for note in notes]
     if interrupted:
         lines.append((f"the run was interrupted ({interrupted}): items not run are missing from the reports", True))
