@@ -245,3 +245,20 @@ def test_without_the_extra_iree_items_skip_naming_it(pytester: pytest.Pytester, 
     outcomes = result.parseoutcomes()
     assert outcomes.get("skipped", 0) > 0 and "passed" not in outcomes and "failed" not in outcomes
     result.stdout.fnmatch_lines(["*IREE is not installed*install pytest-mlir-snippets[[]iree[]]*"])
+
+
+def test_a_config_that_names_its_device_is_taken_verbatim() -> None:
+    """iree-test-suites' configs give the whole compile command (IREE's runner adds nothing:
+    generic CPU, IREE's own input route); other flags (a CMake suite's COMPILER_FLAGS) join
+    the target's."""
+    from pytest_mlir_snippets.worker.targets.iree import IreeCpuBackend
+
+    backend = IreeCpuBackend()
+    config = ["--iree-hal-target-backends=llvm-cpu", "--iree-input-demote-f64-to-f32=false"]
+    assert backend.flags(Options(target="iree-cpu", iree_compile_flags=config)) == config
+    assert backend.verbatim(Options(iree_compile_flags=config))
+    suite = ["--iree-llvmcpu-target-cpu=generic"]
+    flags = backend.flags(Options(target="iree-cpu", iree_compile_flags=suite))
+    assert "--iree-hal-local-target-device-backends=llvm-cpu" in flags and flags[-1] == suite[0]
+    assert "--iree-llvmcpu-target-cpu=host" not in flags and not backend.verbatim(Options(iree_compile_flags=suite))
+    assert "--iree-llvmcpu-target-cpu=host" in backend.flags(Options(target="iree-cpu"))

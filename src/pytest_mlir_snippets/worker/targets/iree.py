@@ -81,13 +81,20 @@ class IreeBackend(Backend):
 
     def flags(self, options: Options) -> list[str]:
         """The target's flags, then the config's: a flag the config gives replaces the
-        target's, and the config's device flags replace all of the target's."""
+        target's. A config that names its device (an iree-test-suites config) is taken
+        verbatim, as IREE's own runner takes it: none of the target's flags (no host CPU:
+        IREE's default, generic), and IREE's own input route (``verbatim``)."""
         own = options.iree_compile_flags
+        if self.verbatim(options):
+            return list(own)
         given = {f.split("=", 1)[0] for f in own}
-        device = bool(given & set(_DEVICE_FLAGS))
-        kept = [f for f in [*self.target_flags(options), *KEEP_ABI]
-                if f.split("=", 1)[0] not in given and not (device and f.split("=", 1)[0] in _DEVICE_FLAGS)]
+        kept = [f for f in [*self.target_flags(options), *KEEP_ABI] if f.split("=", 1)[0] not in given]
         return [*kept, *own]
+
+    @staticmethod
+    def verbatim(options: Options) -> bool:
+        """Whether the config's flags name the device, and so are the whole compile command."""
+        return any(f.split("=", 1)[0] in _DEVICE_FLAGS for f in options.iree_compile_flags)
 
     # ------------------------------------------------------------------ compile
     def compile(self, module: str, function: str, options: Options,
@@ -99,7 +106,8 @@ class IreeBackend(Backend):
         if self._compiler is None:
             self._compiler = Compiler()
         flags = self.flags(options)
-        out = self._compiler.compile(module, function, flags, self.name, keep_ir=options.print_ir)
+        out = self._compiler.compile(module, function, flags, self.name, keep_ir=options.print_ir,
+                                     shorter_route=not self.verbatim(options))
         try:
             sites = rewrite(module)[1] if "check.expect_" in module else []
         except IreeSyntaxError:

@@ -15,7 +15,8 @@ re-parses torch's shape library on every compile (a quarter of the compile of a
 one-op test) and which an ONNX import (value semantics, static types) does not need.
 When that route fails, IREE's own ``onnx`` route compiles it, and its diagnostics
 are the ones reported. An ``--iree-input-type`` in the config's flags turns the
-detection and the shorter route off.
+detection and the shorter route off; a config taken verbatim (one that names its
+device) takes IREE's own route only, as ``iree-compile`` does.
 """
 
 from __future__ import annotations
@@ -100,12 +101,14 @@ class Compiler:
             self._sessions[flags] = session
         return session
 
-    def compile(self, text: str, function: str, flags: list[str], target: str, keep_ir: bool = False) -> Output:
-        """``text`` compiled with ``flags`` (the target's, then the config's); failures raise."""
+    def compile(self, text: str, function: str, flags: list[str], target: str, keep_ir: bool = False,
+                shorter_route: bool = True) -> Output:
+        """``text`` compiled with ``flags`` (the target's, then the config's); failures raise.
+        ``shorter_route``: an ONNX snippet tries the torch route first (see the module's doc)."""
         chosen = next((f.split("=", 1)[1] for f in flags if f.startswith("--iree-input-type=")), None)
         kind = chosen or input_type(text)
         routes: list[tuple[str, list[str]]] = [(kind, [])]
-        if chosen is None and kind == "onnx":
+        if chosen is None and kind == "onnx" and shorter_route:
             routes.insert(0, ("torch", [ONNX_TO_TORCH]))
         failure: SnippetFailure | None = None
         for used, before in routes:
