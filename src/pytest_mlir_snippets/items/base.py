@@ -15,7 +15,14 @@ from typing import Any, NoReturn
 
 import pytest
 
-from pytest_mlir_snippets.items.failures import FAILURES, ItemFailure, MlirFailureRepr, Unsupported, failure_of
+from pytest_mlir_snippets.items.failures import (
+    FAILURES,
+    ItemFailure,
+    MlirFailureRepr,
+    Unsupported,
+    failure_of,
+    first_error,
+)
 from pytest_mlir_snippets.protocol import GOLDEN, SKIP, Golden, Kind, Outcome, Response, Stage, Status
 from pytest_mlir_snippets.reporting.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.session import run_state
@@ -120,6 +127,21 @@ class MlirItem(pytest.Item):
         failure's report shows it already (``failures.format_failure``)."""
         if response.ok and response.stderr.strip():
             self.add_report_section("call", "stdout", response.stderr)
+
+    def compile_first(self, key: str, compile_: Callable[[], Response]) -> None:
+        """An execute item's compile, made first when this process has not seen it (``--lf``,
+        or xdist put the compile item elsewhere), so that a compile failure is the compile's
+        whatever the order of items: the execute then skips ("compile failed"), or ends as
+        unsupported with it."""
+        compiled = run_state(self.config).compiled
+        if key not in compiled:
+            compiled[key] = compile_()
+        prior = compiled[key]
+        if not prior.ok:
+            self.response = prior
+            if prior.kind is Kind.UNSUPPORTED:
+                self.fail(prior)
+            self.skip(f"compile failed ({prior.kind.value}): {first_error(prior)}")
 
     def hold_to_golden(self, response: Response) -> None:
         """A passing verdict says what it compared: one that compared nothing (golden

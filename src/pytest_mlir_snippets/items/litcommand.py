@@ -22,7 +22,6 @@ from pytest_mlir_snippets.items.failures import (
     ItemFailure,
     MlirFailureRepr,
     diagnostic_lines,
-    first_error,
     format_failure,
 )
 from pytest_mlir_snippets.mlirtext.litscript import LitCommand, LitScript, directive_verdict
@@ -106,14 +105,7 @@ class LitCommandItem(MlirItem):
     def run_stage(self) -> None:
         state = run_state(self.config)
         if self.stage == "execute":
-            if self.snippet_id not in state.compiled:
-                state.compiled[self.snippet_id] = self._compile()
-            prior = state.compiled[self.snippet_id]
-            if not prior.ok:
-                self.response = prior
-                if prior.kind is Kind.UNSUPPORTED:
-                    self.fail(prior)
-                self.skip(f"compile failed ({prior.kind.value}): {first_error(prior)}")
+            self.compile_first(self.snippet_id, self._compile)
             response = state.device_manager(RUNS_ON).call(self.request("execute"), self.timeout())
         else:
             response = state.compiled[self.snippet_id] = self._compile()

@@ -16,7 +16,6 @@ from pytest_mlir_snippets.items.failures import (
     ItemFailure,
     MlirFailureRepr,
     diagnostic_lines,
-    first_error,
     format_failure,
 )
 from pytest_mlir_snippets.mlirtext.splitter import Function, SnippetSource, Split
@@ -113,16 +112,7 @@ class SnippetItem(MlirItem):
         options = self._options()
         golden, unreadable = self._recorded()
         if self.stage == "execute":
-            # Alone (--lf, or xdist put the compile item elsewhere): compile first, so
-            # a compile failure is the compile's, whatever the order of items.
-            if self.snippet_id not in state.compiled:
-                state.compiled[self.snippet_id] = state.compile(self._compile_request(), self.timeout())
-            prior = state.compiled[self.snippet_id]
-            if not prior.ok:
-                self.response = prior
-                if prior.kind is Kind.UNSUPPORTED:
-                    self.fail(prior)
-                self.skip(f"compile failed ({prior.kind.value}): {first_error(prior)}")
+            self.compile_first(self.snippet_id, lambda: state.compile(self._compile_request(), self.timeout()))
             if unreadable is not None:  # the record says why, too
                 self.response = Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}")
                 self.fail(self.response)
