@@ -1,5 +1,5 @@
 """What issue 30 asks of a Python test file (copied into a pytester folder by
-tests/test_python_api.py): compile and run with numpy inputs, parametrized; a wild load
+tests/test_mlir_device.py): compile and run with numpy inputs, parametrized; a wild load
 is Crash and the next call works; a spin with timeout=3 is Timeout and the next call
 works; bad IR is CompileError naming line 2; xfail(raises=Crash, strict=True)."""
 

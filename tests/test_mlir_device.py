@@ -1,5 +1,7 @@
 """The device fixture (issue 30): tests written in Python compile and run MLIR in the
-plugin's sandbox. Real pytest runs (pytester, subprocesses), real MLIR, real workers."""
+plugin's sandbox. Real pytest runs (pytester, subprocesses), real MLIR, real workers.
+(Not named test_python_api.py: examples/ has a test module of that name, which pytester's
+in-process runs would find already imported.)"""
 
 from __future__ import annotations
 
