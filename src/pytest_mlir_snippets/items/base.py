@@ -54,6 +54,7 @@ class MlirItem(pytest.Item):
     expected: str | None = None
     xfail_if_fails = False  # lit XFAIL on a stage before the last: a failure is expected, a pass is fine
     skip_reason = ""
+    compile_failed = False  # skipped because the compile it builds on failed
     timeout_budget: float | None = None  # pytest-timeout's for this item (pytest_timeout_set_timer)
     deadline: float | None = None
 
@@ -141,6 +142,7 @@ class MlirItem(pytest.Item):
             self.response = prior
             if prior.kind is Kind.UNSUPPORTED:
                 self.fail(prior)
+            self.compile_failed = True
             self.skip(f"compile failed ({prior.kind.value}): {first_error(prior)}")
 
     def hold_to_golden(self, response: Response) -> None:
@@ -207,6 +209,8 @@ class MlirItem(pytest.Item):
     def _complete(self, record: ItemRecord, report: pytest.TestReport) -> None:
         if self.response is not None:
             self.describe(record, self.response)
+        if self.compile_failed:
+            record.compile_failed, record.failure_stage = True, Stage.COMPILE
         wasxfail = getattr(report, "wasxfail", None)
         record.outcome = Outcome("xfailed" if wasxfail is not None and report.skipped else
                                  "xpassed" if wasxfail is not None else report.outcome)

@@ -123,6 +123,7 @@ class IterationItem(MlirItem):
         response = self._compiled()
         if not response.ok:
             self.response = response
+            self.compile_failed = True
             self.skip(f"compile failed ({response.kind.value}): {response.message}")
         return response
 
@@ -234,7 +235,7 @@ class IterationItem(MlirItem):
         super().describe(record, response)
         record.diagnostics = [line for d in response.diagnostics for line in self._located(d)]
         if response.kind is not Kind.PASS:
-            record.failure_stage = "compile" if self.skip_reason.startswith("compile failed") else self.stage
+            record.failure_stage = self.stage  # a compile it builds on: MlirItem._complete says so
         if self.stage in ("benchmark", "pytorch") and response.ok:
             record.benchmark, record.metrics = record.metrics, {}
         record.reference = str(response.info.get("reference", ""))

@@ -106,6 +106,7 @@ class SnippetItem(MlirItem):
             self.response = Response(Kind.COMPILE_ERROR, f"redefinition of symbol named '{fn.name}' "
                                      f"(first defined at line {fn.duplicate_of})")
             if self.stage == "execute":
+                self.compile_failed = True
                 self.skip("compile failed (compile-error)")
             self.fail(self.response)
         manager = state.device_manager()

@@ -65,6 +65,7 @@ class ItemRecord:
     output: str = ""  # what the sandbox worker printed (its stderr, native code's included)
     details: str = ""  # the failure as the terminal shows it
     failure_stage: str = ""  # where a failure happened (a compile run for an execute item)
+    compile_failed: bool = False  # skipped because the compile it builds on failed: a failure of its subject
     metrics: dict[str, float] = field(default_factory=dict)
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
@@ -84,9 +85,9 @@ class ItemRecord:
     def failed(self) -> bool:
         """Counts against its subject: a failure, or a skip because the compile failed,
         unless an expectation covered it."""
-        if self.outcome == "failed":
+        if self.outcome == Outcome.FAILED:
             return True
-        return self.outcome == "skipped" and not self.expected and self.message.startswith("compile failed")
+        return self.outcome == Outcome.SKIPPED and not self.expected and self.compile_failed
 
     @property
     def label(self) -> str:
@@ -130,7 +131,7 @@ def _kind(value: str) -> Kind | Status:
     return Status(value) if value in Status.__members__.values() else Kind(value)
 
 
-_FIELD_TYPES: dict[str, Any] = {"golden": (str, type(None)),
+_FIELD_TYPES: dict[str, Any] = {"golden": (str, type(None)), "compile_failed": bool,
                                 "line": int, "duration": (int, float), "seconds": (int, float),
                                 "diagnostics": list, "inputs": list, "outputs": list,
                                 "metrics": dict, "benchmark": dict, "info": dict}  # the others: str
@@ -142,7 +143,7 @@ def check_json(data: dict[str, Any]) -> None:
     that is not ours."""
     for name in ItemRecord.__dataclass_fields__.keys() & data.keys():
         value, expected = data[name], _FIELD_TYPES.get(name, str)
-        if not isinstance(value, expected) or isinstance(value, bool) or (
+        if not isinstance(value, expected) or (isinstance(value, bool) and expected is not bool) or (
                 expected is list and not all(isinstance(v, str) for v in value)) or (
                 name == "metrics" and not all(isinstance(v, int | float) for v in value.values())):
             raise TypeError(f"field {name!r} of {str(data.get('nodeid', 'a record'))!r}: "
