@@ -7,6 +7,7 @@ as data (``report.mlir_record``) in ``pytest_runtest_makereport``.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -138,9 +139,10 @@ class MlirItem(pytest.Item):
             self.skip(f"ran without error; {NOTHING}")
 
     def skip(self, reason: str, skipped: Callable[..., BaseException] = pytest.skip.Exception) -> NoReturn:
-        """Skip, reported at the item's own location (its file line) rather than here."""
+        """Skip; the report puts it at the item's own location (its file line), not here
+        (``record_report``)."""
         self.skip_reason = reason
-        raise skipped(reason, _use_item_location=True)
+        raise skipped(reason)
 
     def fail(self, response: Response) -> NoReturn:
         """End with ``response``'s outcome: a skip for ``unsupported`` (of kind ``skip`` when the
@@ -173,6 +175,11 @@ class MlirItem(pytest.Item):
         """Put this item's record on ``report`` when the report decides the outcome (and a
         skeleton on a passed setup report under xdist: the controller needs it if the
         worker dies while the item runs)."""
+        if report.skipped and self.skip_reason and not hasattr(report, "wasxfail"):
+            # a skip's longrepr is (path, line, message): the item's line in the user's file,
+            # which ``-rs`` shows, rather than the line of this module that raised it
+            path, line = self.reportinfo()[:2]
+            report.longrepr = (os.fspath(path), (line or 0) + 1, f"Skipped: {self.skip_reason}")
         final = report.when == "call" or (report.when == "setup" and not report.passed)
         if not final and not (report.when == "setup" and hasattr(self.config, "workerinput")):
             return

@@ -130,7 +130,9 @@ class Recorder:
 
     def _close_lost_item(self, report: pytest.TestReport) -> None:
         """A lost item has no teardown report, and pytest-html and junitxml only
-        finish a row on teardown: send one, so the crash shows there too."""
+        finish a row on teardown: send one, so the crash shows there too. No public hook
+        or object does this (xdist sends nothing for an item its dead worker lost), so the
+        report is built here as a ``pytest.TestReport`` and sent through the public hook."""
         record = ItemRecord.from_json(report.mlir_record)
         teardown = pytest.TestReport(report.nodeid, report.location, report.keywords, "passed", None, "teardown",
                                      user_properties=junit_properties(record))  # junitxml writes them on teardown
