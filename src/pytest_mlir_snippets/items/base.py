@@ -17,8 +17,8 @@ from typing import Any, NoReturn
 import pytest
 
 from pytest_mlir_snippets.items.failures import FAILURES, ItemFailure, MlirFailureRepr, Unsupported, failure_of
+from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import GOLDEN, SKIP, Golden, Kind, Outcome, Response, Stage, Status
-from pytest_mlir_snippets.reporting.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.session import run_state
 
 NOTHING = "nothing to compare"

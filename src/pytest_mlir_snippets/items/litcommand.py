@@ -26,8 +26,8 @@ from pytest_mlir_snippets.items.failures import (
     format_failure,
 )
 from pytest_mlir_snippets.mlirtext.litscript import LitCommand, LitScript, directive_verdict
+from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.protocol import Kind, Request, Response
-from pytest_mlir_snippets.reporting.record import ItemRecord
 from pytest_mlir_snippets.session import run_state
 
 LIT = "lit"  # Request.attachments key, read by worker/litrun.py

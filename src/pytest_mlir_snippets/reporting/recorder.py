@@ -15,12 +15,11 @@ from typing import Any
 
 import pytest
 
-from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
+from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import Kind, Outcome
 from pytest_mlir_snippets.reporting.partial import Selection
 from pytest_mlir_snippets.reporting.publish import Functions, publish, summary_lines
-from pytest_mlir_snippets.reporting.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.reporting.runreport import RunInfo
 from pytest_mlir_snippets.reporting.shards import Plan, plan_entry
 from pytest_mlir_snippets.session import RunState
@@ -35,6 +34,18 @@ def functions_of(path: Path) -> list[tuple[str, int]]:
         return [(fn.uid, fn.line) for fn in SnippetSource(path.read_text("utf-8")).functions]
     except (OSError, UnicodeDecodeError, SplitError):
         return []
+
+
+def is_ours(item: pytest.Item) -> bool:
+    """Whether ``item`` is one of the plugin's (``items.base.MlirItem``): one that has a
+    record. Asked of the item, not of its class, so that reporting does not import items."""
+    return callable(getattr(item, "skeleton", None))
+
+
+def skeleton(item: pytest.Item) -> ItemRecord:
+    """The record's fixed part of an item ``is_ours``."""
+    made: ItemRecord = item.skeleton()
+    return made
 
 
 class Recorder:
@@ -57,7 +68,7 @@ class Recorder:
         """The input files, and the functions of each, as collection saw them (without
         xdist: the controller of an xdist run does not collect, and learns the files
         from the records)."""
-        ours = [item for item in session.items if isinstance(item, MlirItem)]
+        ours = [item for item in session.items if is_ours(item)]
         self.selection.collection_finish([item.nodeid for item in ours], self.config)
         parents = {id(item.parent): item for item in ours}
         for item in parents.values():
@@ -71,12 +82,12 @@ class Recorder:
         picks this shard's items in a trylast hook registered after this one (in its
         pytest_configure, which comes after ours), so this one runs before it."""
         if self.shard is not None:
-            self.plan = [plan_entry(item.skeleton()) for item in items if isinstance(item, MlirItem)]
+            self.plan = [plan_entry(skeleton(item)) for item in items if is_ours(item)]
             if self.is_worker:
                 self.config.workeroutput["mlir_plan"] = self.plan  # type: ignore[attr-defined]
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
-        self.selection.deselect(item.nodeid for item in items if isinstance(item, MlirItem))
+        self.selection.deselect(item.nodeid for item in items if is_ours(item))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         self.selection.collect_report(report)
