@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 import pytest
 
@@ -42,10 +42,13 @@ def is_ours(item: pytest.Item) -> bool:
     return callable(getattr(item, "skeleton", None))
 
 
+class _Recorded(Protocol):
+    def skeleton(self) -> ItemRecord: ...
+
+
 def skeleton(item: pytest.Item) -> ItemRecord:
     """The record's fixed part of an item ``is_ours``."""
-    made: ItemRecord = item.skeleton()
-    return made
+    return cast(_Recorded, item).skeleton()
 
 
 class Recorder:

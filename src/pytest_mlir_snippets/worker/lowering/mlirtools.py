@@ -9,7 +9,7 @@ from typing import Any
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec, UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
-from pytest_mlir_snippets.worker.targets.base import SnippetFailure
+from pytest_mlir_snippets.worker.core import SnippetFailure
 
 NAMED_SOURCES = ("model_linalg.mlir", "transform.mlir")  # texts parsed under their own name (parse_named)
 _LOC = re.compile(r'"(-|model_linalg\.mlir|transform\.mlir)":(\d+):(\d+)')
@@ -188,3 +188,12 @@ def ops_by_name(module: Any, ir: Any, names: frozenset[str]) -> dict[str, list[A
 
     module.operation.walk(visit)
     return found
+
+
+def drop_schedule(module: Any, ir: Any) -> None:
+    """After the transform interpreter: the payload alone (its schedule, a
+    ``transform.named_sequence``, and the attribute that marks the module as holding one)."""
+    for op in ops_where(module, ir, lambda op: op.name == "transform.named_sequence"):
+        op.erase()
+    if "transform.with_named_sequence" in module.operation.attributes:
+        del module.operation.attributes["transform.with_named_sequence"]

@@ -14,9 +14,9 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
+from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.dialects import dialect_failure
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
-from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 
 @dataclass
@@ -71,11 +71,9 @@ def prepare_for_llvm(module: Any) -> None:
     this build's LLVM lowering cannot do."""
     from mlir import ir
 
-    from pytest_mlir_snippets.worker.optrun.iteration import drop_schedule
-
     found = mlirtools.ops_by_name(module, ir, _REWRITTEN)  # one walk for every rewrite
     if "transform.named_sequence" in found or "transform.with_named_sequence" in module.operation.attributes:
-        drop_schedule(module, ir)
+        mlirtools.drop_schedule(module, ir)
     widen_i1_accesses(module, found.get("memref.load", []) + found.get("memref.store", []))
     expand_absi(module, found.get("math.absi", []))
     expand_copysign(module, found.get("math.copysign", []))
