@@ -9,7 +9,7 @@ Each repetition runs once with each ``--mlir-bench-layout`` (the fixed layout, t
 default, against a randomized one, as plain programs run), in copies of the run of their own.
 
 Let nothing else run meanwhile, and do not edit the plugin's sources: a measurement's
-digest includes them, and the runs after the first use the first's median (README,
+digest includes them, and the runs after the first use the first's median (docs/benchmarking.md,
 "Benchmarks on a shared machine").
 """
 
