@@ -175,12 +175,11 @@ class MlirItem(pytest.Item):
         """Put this item's record on ``report`` when the report decides the outcome (and a
         skeleton on a passed setup report under xdist: the controller needs it if the
         worker dies while the item runs)."""
-        if report.skipped and self.skip_reason and isinstance(report.longrepr, tuple) \
-                and not hasattr(report, "wasxfail"):
+        if report.skipped and self.skip_reason and not hasattr(report, "wasxfail"):
             # a skip's longrepr is (path, line, message): the item's line in the user's file,
             # which ``-rs`` shows, rather than the line of this module that raised it
             path, line = self.reportinfo()[:2]
-            report.longrepr = (os.fspath(path), (line or 0) + 1, report.longrepr[2])
+            report.longrepr = (os.fspath(path), (line or 0) + 1, f"Skipped: {self.skip_reason}")
         final = report.when == "call" or (report.when == "setup" and not report.passed)
         if not final and not (report.when == "setup" and hasattr(self.config, "workerinput")):
             return
