@@ -3,9 +3,13 @@ every page (``mkdocs build --strict`` in ``.ci/run`` checks the links inside the
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from pytest_mlir_snippets.settings import OPTIONS
@@ -53,3 +57,13 @@ def test_the_nav_has_every_page() -> None:
     pages = {p.name for p in (ROOT / "docs").glob("*.md")}
     nav = _nav_pages(config["nav"])
     assert pages == nav, (sorted(pages - nav), sorted(nav - pages))
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    """What ``.ci/run`` runs: a broken link or a page missing from the nav fails (not with
+    ``--quiet``, which hides the warnings that strict mode counts)."""
+    pytest.importorskip("mkdocs", reason="the docs extra (mkdocs, mkdocs-material) is not installed")
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
+                           str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert done.returncode == 0, done.stdout + done.stderr
