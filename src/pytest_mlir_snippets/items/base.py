@@ -180,16 +180,19 @@ class MlirItem(pytest.Item):
             # which ``-rs`` shows, rather than the line of this module that raised it
             path, line = self.reportinfo()[:2]
             report.longrepr = (os.fspath(path), (line or 0) + 1, f"Skipped: {self.skip_reason}")
+        shown = isinstance(report.longrepr, MlirFailureRepr)  # the failure as MLIR's words, not a traceback
+        if shown:
+            report.longrepr = str(report.longrepr)  # plain text: xdist's serializer takes no str subclass
         final = report.when == "call" or (report.when == "setup" and not report.passed)
         if not final and not (report.when == "setup" and hasattr(self.config, "workerinput")):
             return
         record = self.skeleton()
         if final:
-            self._complete(record, report)
+            self._complete(record, report, shown)
             self.user_properties.extend(junit_properties(record))
         report.mlir_record = record.to_json()  # type: ignore[attr-defined]
 
-    def _complete(self, record: ItemRecord, report: pytest.TestReport) -> None:
+    def _complete(self, record: ItemRecord, report: pytest.TestReport, shown: bool) -> None:
         if self.response is not None:
             self.describe(record, self.response)
         wasxfail = getattr(report, "wasxfail", None)
@@ -208,7 +211,7 @@ class MlirItem(pytest.Item):
             record.message = record.message or str(wasxfail)  # MLIR's words for the expected failure
         elif report.skipped:
             record.message = self.skip_reason or _skip_message(report) or record.message
-        if report.failed and not isinstance(report.longrepr, MlirFailureRepr):
+        if report.failed and not shown:
             record.details = report.longreprtext
             record.message = record.message or report.longreprtext.strip().splitlines()[-1]
         record.sign()

@@ -98,7 +98,8 @@ class MlirFailureRepr(str):
     """A failure as its item's ``repr_failure`` returns it: text, which pytest prints as it
     is (a ``str`` is the public return type; the terminal-drawing class behind tracebacks is
     private). The class marks the text as the plugin's own view of an MLIR outcome, not a
-    traceback, for the record (``MlirItem.record_report``)."""
+    traceback, for the record (``MlirItem.record_report``, which hands pytest plain ``str``:
+    xdist's serializer takes no subclass)."""
 
     __slots__ = ()
 
