@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_mlir_snippets.reporting import history
+from pytest_mlir_snippets.model import history
 
 ROOT = Path(__file__).resolve().parent.parent
 

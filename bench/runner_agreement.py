@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_mlir_snippets.items import layout
+from pytest_mlir_snippets.model import layout
 from pytest_mlir_snippets.tools.upstream_timing import UpstreamError, UpstreamIteration
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,10 +1,11 @@
 """Structure rules of the package, checked on its source (fast: no MLIR, one subprocess).
 
 - the sandbox worker loads no pytest and none of the pytest-side layers;
-- no import cycle among the package's modules;
+- no import cycle among the package's modules, nor among its packages;
+- the backends the worker loads by name (``worker/targets``) import no pytest either;
 - no module over 300 lines;
 - records, not ``user_properties``, feed the reports; nothing splits node ids;
-- ``reporting/`` depends on ``items/`` only for the run layout and the item base.
+- ``items/`` and ``reporting/`` do not import each other.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ GRAPH: dict[str, set[str]] = {name: imports_of(name) for name in MODULES}
 
 def test_the_graph_sees_the_package() -> None:
     assert len(MODULES) > 40
-    assert "pytest_mlir_snippets.reporting.record" in GRAPH["pytest_mlir_snippets.items.base"]
+    assert "pytest_mlir_snippets.model.record" in GRAPH["pytest_mlir_snippets.items.base"]
     assert "pytest_mlir_snippets.golden.recorded" in GRAPH["pytest_mlir_snippets.items.snippet"]  # in a function
     assert "pytest_mlir_snippets.sandbox.cache" in GRAPH["pytest_mlir_snippets.session"]  # TYPE_CHECKING and not
 
@@ -151,6 +152,61 @@ def test_no_import_cycle() -> None:
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
 
 
+def package_of(name: str) -> str:
+    """The node of ``name`` in the package graph: its package (a sub-subpackage such as
+    ``worker.lowering.shlo`` folded into ``worker.lowering``); a module directly in a
+    package that holds packages (the root, ``worker``) is a node of its own: such a
+    package is a container of layers, not one layer."""
+    parts = name.split(".")[1:]
+    if not parts:
+        return PACKAGE  # the package's own __init__: its public names
+    is_package = MODULES[name].name == "__init__.py"
+    folder = parts if is_package else parts[:-1]
+    if len(folder) > 2:
+        folder = folder[:2]
+    holds_packages = any(m.startswith(".".join([PACKAGE, *folder, ""])) and len(m.split(".")) > len(folder) + 2
+                         for m in MODULES) if folder else True
+    if not is_package and len(folder) < 2 and holds_packages:
+        return ".".join(parts)
+    return ".".join(folder)
+
+
+def package_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for name, imported in GRAPH.items():
+        node = package_of(name)
+        graph.setdefault(node, set()).update(package_of(m) for m in imported if package_of(m) != node)
+    return graph
+
+
+def test_the_package_graph_has_the_layers() -> None:
+    assert package_of(f"{PACKAGE}.items.base") == "items"
+    assert package_of(f"{PACKAGE}.worker.lowering.shlo.refine") == "worker.lowering"
+    assert package_of(f"{PACKAGE}.worker.judge") == "worker.judge"
+    assert package_of(f"{PACKAGE}.session") == "session"
+    assert package_of(f"{PACKAGE}.worker.targets") == "worker.targets"
+
+
+def test_no_import_cycle_between_packages() -> None:
+    cycles = [" -> ".join(cycle) for cycle in find_cycles(package_graph())]
+    assert not cycles, "package cycles:\n" + "\n".join(cycles)
+
+
+def test_the_backends_load_no_pytest() -> None:
+    """Each backend module the worker imports by name (``TARGETS``), whether or not its
+    target's packages are installed here."""
+    code = ("import json, sys\nfrom pytest_mlir_snippets.worker.targets import TARGETS\nimport importlib\n"
+            "for spec in TARGETS.values():\n"
+            "    importlib.import_module('pytest_mlir_snippets.worker.targets.' + spec.split(':')[0])\n"
+            "print(json.dumps(sorted(sys.modules)))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                       env=env).stdout)
+    assert f"{PACKAGE}.worker.targets.tt" in loaded and f"{PACKAGE}.worker.targets.iree" in loaded
+    pytest_side = [m for m in loaded if m.split(".")[0] in ("pytest", "_pytest")]
+    assert not pytest_side, pytest_side
+
+
 def test_no_module_over_300_lines() -> None:
     over = {str(path.relative_to(SRC)): n for path in MODULES.values()
             if (n := len(path.read_text().splitlines())) > MAX_LINES}
@@ -206,15 +262,9 @@ def test_the_source_checks_catch_what_they_look_for() -> None:
     assert _node_id_splits(ast.parse("c = str(kernel).split('::')[-1]\n"), worker=True) == []
 
 
-def test_reporting_depends_on_items_only_for_the_layout_and_the_item_base() -> None:
-    allowed = {f"{PACKAGE}.items.layout": None, f"{PACKAGE}.items.base": f"{PACKAGE}.reporting.recorder"}
-    offenders = []
-    for name, imported in GRAPH.items():
-        if not name.startswith(f"{PACKAGE}.reporting"):
-            continue
-        for module in sorted(imported):
-            if not module.startswith(f"{PACKAGE}.items"):
-                continue
-            if module not in allowed or allowed[module] not in (None, name):
-                offenders.append(f"{name} imports {module}")
+def test_items_and_reporting_do_not_import_each_other() -> None:
+    """Both stand on the shared model (``model/``: record, run layout, history, files)."""
+    offenders = [f"{name} imports {module}" for name, imported in GRAPH.items() for module in sorted(imported)
+                 for a, b in (("reporting", "items"), ("items", "reporting"))
+                 if name.startswith(f"{PACKAGE}.{a}.") and module.startswith(f"{PACKAGE}.{b}.")]
     assert not offenders, offenders

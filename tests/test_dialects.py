@@ -33,7 +33,7 @@ def test_a_misspelled_dialect_is_a_compile_error_with_a_hint(pytester: pytest.Py
         "dialect 'lianlg' is known to no target (did you mean 'linalg'?)",
         "*typos.mlir:6:8: error: Dialect `lianlg' not found for custom op 'lianlg.abs'*",
     ])
-    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] tt.mlir:1: Unsupported: dialect 'ttir' is not available for "
+    result.stdout.fnmatch_lines(["SKIPPED [[]1[]] tt.mlir:1: dialect 'ttir' is not available for "
                                  "target cpu; "
                                  "ttmetal, ttnn take it"])
 

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_mlir_snippets.items.expectations import ExpectationsError, load_expectations
 from pytest_mlir_snippets.items.ireeconfig import IreeConfig
-from pytest_mlir_snippets.reporting.record import ItemRecord
+from pytest_mlir_snippets.model.record import ItemRecord
 
 CONFIG = {
     "config_name": "cpu_llvm_sync",

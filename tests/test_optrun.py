@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from conftest import has_cuda_device
 
-from pytest_mlir_snippets.reporting import history
-from pytest_mlir_snippets.reporting.record import ItemRecord
+from pytest_mlir_snippets.model import history
+from pytest_mlir_snippets.model.record import ItemRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 

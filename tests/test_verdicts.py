@@ -196,7 +196,7 @@ def test_an_iree_function_is_compared_with_the_cpu_target(pytester: pytest.Pytes
 
 
 def test_records_read_back_keep_their_types(tmp_path: Path) -> None:
-    from pytest_mlir_snippets.reporting.record import ItemRecord, check_json
+    from pytest_mlir_snippets.model.record import ItemRecord, check_json
 
     data = ItemRecord("f.mlir::a[execute]", "a[execute]", "f.mlir", "a", "execute", golden=Golden.RECORDED).to_json()
     assert json.loads(json.dumps(data))["golden"] == "recorded"

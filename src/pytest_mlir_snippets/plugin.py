@@ -16,9 +16,9 @@ from pytest_mlir_snippets.api.record import DEVICE, record_python_test
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.items.expectations import ExpectationsError, load_expectations
 from pytest_mlir_snippets.items.iteration import OptimizationRun
-from pytest_mlir_snippets.items.layout import is_run_model
 from pytest_mlir_snippets.items.snippet import SnippetItem
 from pytest_mlir_snippets.items.snippetfile import SnippetFile, is_snippet_file
+from pytest_mlir_snippets.model.layout import is_run_model
 from pytest_mlir_snippets.reporting.recorder import Recorder
 from pytest_mlir_snippets.session import STATE, RunState, run_state
 

@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_mlir_snippets.items.expectations import ExpectationSource
 from pytest_mlir_snippets.protocol import Request, Response
 from pytest_mlir_snippets.sandbox.pool import DeviceManager
 from pytest_mlir_snippets.settings import Settings
 
 if TYPE_CHECKING:
+    # a type only: items (which hold the expectations' formats) sit above the session
+    from pytest_mlir_snippets.items.expectations import ExpectationSource
     from pytest_mlir_snippets.sandbox.cache import CompileCache
 
 

@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from pytest_mlir_snippets.protocol import Options
+from pytest_mlir_snippets.registry import NAMES
 
-TARGETS = ("cpu", "cuda", "ttmetal", "ttnn", "iree-cpu", "iree-cuda")
+TARGETS = NAMES  # the registry's (registry.py)
 GROUP = "mlir"
 DEFAULT_TIMEOUT = 60.0  # seconds per sandbox call of a snippet item: a hung unit-test-sized snippet costs a minute
 RUN_TIMEOUT = 600.0  # of an optimization-run item (a whole model compiled, timed), unless --mlir-timeout is given

@@ -10,8 +10,8 @@ import pytest
 from pytest_mlir_snippets.api.device import MlirDevice
 from pytest_mlir_snippets.items.base import relative
 from pytest_mlir_snippets.items.failures import ItemFailure, Unsupported
+from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import Kind, Outcome, Stage, Status
-from pytest_mlir_snippets.reporting.record import ItemRecord, junit_properties
 
 DEVICE = pytest.StashKey[MlirDevice]()  # the test's mlir_device, on its item
 

@@ -7,6 +7,7 @@ as data (``report.mlir_record``) in ``pytest_runtest_makereport``.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -23,8 +24,8 @@ from pytest_mlir_snippets.items.failures import (
     failure_of,
     first_error,
 )
+from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import GOLDEN, SKIP, Golden, Kind, Outcome, Response, Stage, Status
-from pytest_mlir_snippets.reporting.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.session import run_state
 
 NOTHING = "nothing to compare"
@@ -162,9 +163,10 @@ class MlirItem(pytest.Item):
             self.skip(f"ran without error; {NOTHING}")
 
     def skip(self, reason: str, skipped: Callable[..., BaseException] = pytest.skip.Exception) -> NoReturn:
-        """Skip, reported at the item's own location (its file line) rather than here."""
+        """Skip; the report puts it at the item's own location (its file line), not here
+        (``record_report``)."""
         self.skip_reason = reason
-        raise skipped(reason, _use_item_location=True)
+        raise skipped(reason)
 
     def fail(self, response: Response) -> NoReturn:
         """End with ``response``'s outcome: a skip for ``unsupported`` (of kind ``skip`` when the
@@ -197,16 +199,24 @@ class MlirItem(pytest.Item):
         """Put this item's record on ``report`` when the report decides the outcome (and a
         skeleton on a passed setup report under xdist: the controller needs it if the
         worker dies while the item runs)."""
+        if report.skipped and self.skip_reason and not hasattr(report, "wasxfail"):
+            # a skip's longrepr is (path, line, message): the item's line in the user's file,
+            # which ``-rs`` shows, rather than the line of this module that raised it
+            path, line = self.reportinfo()[:2]
+            report.longrepr = (os.fspath(path), (line or 0) + 1, f"Skipped: {self.skip_reason}")
+        shown = isinstance(report.longrepr, MlirFailureRepr)  # the failure as MLIR's words, not a traceback
+        if shown:
+            report.longrepr = str(report.longrepr)  # plain text: xdist's serializer takes no str subclass
         final = report.when == "call" or (report.when == "setup" and not report.passed)
         if not final and not (report.when == "setup" and hasattr(self.config, "workerinput")):
             return
         record = self.skeleton()
         if final:
-            self._complete(record, report)
+            self._complete(record, report, shown)
             self.user_properties.extend(junit_properties(record))
         report.mlir_record = record.to_json()  # type: ignore[attr-defined]
 
-    def _complete(self, record: ItemRecord, report: pytest.TestReport) -> None:
+    def _complete(self, record: ItemRecord, report: pytest.TestReport, shown: bool) -> None:
         if self.response is not None:
             self.describe(record, self.response)
         if self.compile_failed:
@@ -227,7 +237,7 @@ class MlirItem(pytest.Item):
             record.message = record.message or str(wasxfail)  # MLIR's words for the expected failure
         elif report.skipped:
             record.message = self.skip_reason or _skip_message(report) or record.message
-        if report.failed and not isinstance(report.longrepr, MlirFailureRepr):
+        if report.failed and not shown:
             record.details = report.longreprtext
             record.message = record.message or report.longreprtext.strip().splitlines()[-1]
         record.sign()

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from pytest_mlir_snippets.reporting.files import write_atomic
-from pytest_mlir_snippets.reporting.record import ItemRecord
+from pytest_mlir_snippets.model.files import write_atomic
+from pytest_mlir_snippets.model.record import ItemRecord
 
 # "fail": any failure of that item (an IREE config's expected compile or run failure)
 STATUSES = ("pass", "compile-error", "execute-error", "golden-mismatch", "crash", "timeout", "contract-error", "skip",

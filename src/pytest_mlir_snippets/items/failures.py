@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
-from _pytest._code.code import TerminalRepr
-from _pytest._io import TerminalWriter
 
 from pytest_mlir_snippets.protocol import Diagnostic, Kind, Response
 
@@ -96,17 +94,14 @@ def failure_of(response: Response, text: str = "") -> ItemFailure:
     return FAILURES.get(response.kind.value, ItemFailure)(response, text)
 
 
-class MlirFailureRepr(TerminalRepr):
-    def __init__(self, text: str) -> None:
-        self.text = text
+class MlirFailureRepr(str):
+    """A failure as its item's ``repr_failure`` returns it: text, which pytest prints as it
+    is (a ``str`` is the public return type; the terminal-drawing class behind tracebacks is
+    private). The class marks the text as the plugin's own view of an MLIR outcome, not a
+    traceback, for the record (``MlirItem.record_report``, which hands pytest plain ``str``:
+    xdist's serializer takes no subclass)."""
 
-    def toterminal(self, tw: TerminalWriter) -> None:
-        for line in self.text.splitlines():
-            red = ": error:" in line or line.startswith(tuple(k.value for k in Kind))
-            tw.line(line, red=red, bold=red)
-
-    def __str__(self) -> str:
-        return self.text
+    __slots__ = ()
 
 
 class Located(Protocol):

@@ -21,7 +21,10 @@ import pytest
 
 from pytest_mlir_snippets.items.base import MlirItem, item_kwargs, relative
 from pytest_mlir_snippets.items.failures import STDERR_MARKER, ItemFailure, MlirFailureRepr, expectation_line
-from pytest_mlir_snippets.items.layout import (
+from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
+from pytest_mlir_snippets.model import history
+from pytest_mlir_snippets.model.files import write_atomic
+from pytest_mlir_snippets.model.layout import (
     MODEL,
     REFERENCE,
     STAGES,
@@ -30,11 +33,8 @@ from pytest_mlir_snippets.items.layout import (
     iterations,
     missing_files,
 )
-from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
+from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.protocol import Diagnostic, Golden, Kind, Request, Response
-from pytest_mlir_snippets.reporting import history
-from pytest_mlir_snippets.reporting.files import write_atomic
-from pytest_mlir_snippets.reporting.record import ItemRecord
 from pytest_mlir_snippets.session import run_state
 from pytest_mlir_snippets.settings import RUN_TIMEOUT
 

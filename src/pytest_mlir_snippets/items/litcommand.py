@@ -25,15 +25,16 @@ from pytest_mlir_snippets.items.failures import (
     format_failure,
 )
 from pytest_mlir_snippets.mlirtext.litscript import LitCommand, LitScript, directive_verdict
+from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.protocol import Kind, Request, Response
-from pytest_mlir_snippets.reporting.record import ItemRecord
+from pytest_mlir_snippets.registry import NAMES
 from pytest_mlir_snippets.session import run_state
 
 LIT = "lit"  # Request.attachments key, read by worker/litrun.py
 # RUN lines say how a file runs, whatever --mlir-target: in a cpu worker (upstream's bindings
 # and tools; an IREE worker cannot load them)
 RUNS_ON = "cpu"
-TARGETS = frozenset({"cpu", "cuda", "ttmetal", "ttnn", "iree-cpu", "iree-cuda", "*"})
+TARGETS = frozenset({*NAMES, "*"})  # what a per-function // XFAIL: line may name
 
 
 def _names_targets(comment: str) -> bool:

@@ -19,9 +19,9 @@ from pytest_mlir_snippets.items.failures import (
     format_failure,
 )
 from pytest_mlir_snippets.mlirtext.splitter import Function, SnippetSource, Split
+from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import artifact_dir
 from pytest_mlir_snippets.protocol import Kind, Options, Request, Response
-from pytest_mlir_snippets.reporting.record import ItemRecord
 from pytest_mlir_snippets.session import run_state
 
 STAGES = ("compile", "execute")

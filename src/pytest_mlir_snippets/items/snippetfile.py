@@ -14,9 +14,9 @@ import pytest
 
 from pytest_mlir_snippets.items.base import MlirItem, item_kwargs
 from pytest_mlir_snippets.items.failures import MlirFailureRepr
-from pytest_mlir_snippets.items.layout import in_optimization_run
 from pytest_mlir_snippets.items.snippet import STAGES, SnippetItem
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
+from pytest_mlir_snippets.model.layout import in_optimization_run
 from pytest_mlir_snippets.protocol import Kind, Response
 from pytest_mlir_snippets.session import run_state
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_mlir_snippets.reporting.record import ItemRecord
+from pytest_mlir_snippets.model.record import ItemRecord
 
 COLUMNS = ("target", "stage", "kind", "golden")
 

@@ -8,9 +8,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from pytest_mlir_snippets.model.files import write_atomic
+from pytest_mlir_snippets.model.record import ItemRecord, check_json, counts, golden_counts, tally
 from pytest_mlir_snippets.reporting import benchmark
-from pytest_mlir_snippets.reporting.files import write_atomic
-from pytest_mlir_snippets.reporting.record import ItemRecord, check_json, counts, golden_counts, tally
 from pytest_mlir_snippets.reporting.runreport import RunInfo, write_reports
 from pytest_mlir_snippets.reporting.shards import lost_items
 

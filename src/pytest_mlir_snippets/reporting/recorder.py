@@ -11,16 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 import pytest
 
-from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
+from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import Kind, Outcome
 from pytest_mlir_snippets.reporting.partial import Selection
 from pytest_mlir_snippets.reporting.publish import Functions, publish, summary_lines
-from pytest_mlir_snippets.reporting.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.reporting.runreport import RunInfo
 from pytest_mlir_snippets.reporting.shards import Plan, plan_entry
 from pytest_mlir_snippets.session import RunState
@@ -35,6 +34,21 @@ def functions_of(path: Path) -> list[tuple[str, int]]:
         return [(fn.uid, fn.line) for fn in SnippetSource(path.read_text("utf-8")).functions]
     except (OSError, UnicodeDecodeError, SplitError):
         return []
+
+
+def is_ours(item: pytest.Item) -> bool:
+    """Whether ``item`` is one of the plugin's (``items.base.MlirItem``): one that has a
+    record. Asked of the item, not of its class, so that reporting does not import items."""
+    return callable(getattr(item, "skeleton", None))
+
+
+class _Recorded(Protocol):
+    def skeleton(self) -> ItemRecord: ...
+
+
+def skeleton(item: pytest.Item) -> ItemRecord:
+    """The record's fixed part of an item ``is_ours``."""
+    return cast(_Recorded, item).skeleton()
 
 
 class Recorder:
@@ -57,7 +71,7 @@ class Recorder:
         """The input files, and the functions of each, as collection saw them (without
         xdist: the controller of an xdist run does not collect, and learns the files
         from the records)."""
-        ours = [item for item in session.items if isinstance(item, MlirItem)]
+        ours = [item for item in session.items if is_ours(item)]
         self.selection.collection_finish([item.nodeid for item in ours], self.config)
         parents = {id(item.parent): item for item in ours}
         for item in parents.values():
@@ -71,12 +85,12 @@ class Recorder:
         picks this shard's items in a trylast hook registered after this one (in its
         pytest_configure, which comes after ours), so this one runs before it."""
         if self.shard is not None:
-            self.plan = [plan_entry(item.skeleton()) for item in items if isinstance(item, MlirItem)]
+            self.plan = [plan_entry(skeleton(item)) for item in items if is_ours(item)]
             if self.is_worker:
                 self.config.workeroutput["mlir_plan"] = self.plan  # type: ignore[attr-defined]
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
-        self.selection.deselect(item.nodeid for item in items if isinstance(item, MlirItem))
+        self.selection.deselect(item.nodeid for item in items if is_ours(item))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         self.selection.collect_report(report)
@@ -130,7 +144,9 @@ class Recorder:
 
     def _close_lost_item(self, report: pytest.TestReport) -> None:
         """A lost item has no teardown report, and pytest-html and junitxml only
-        finish a row on teardown: send one, so the crash shows there too."""
+        finish a row on teardown: send one, so the crash shows there too. No public hook
+        or object does this (xdist sends nothing for an item its dead worker lost), so the
+        report is built here as a ``pytest.TestReport`` and sent through the public hook."""
         record = ItemRecord.from_json(report.mlir_record)
         teardown = pytest.TestReport(report.nodeid, report.location, report.keywords, "passed", None, "teardown",
                                      user_properties=junit_properties(record))  # junitxml writes them on teardown

@@ -9,8 +9,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_mlir_snippets.reporting.files import write_atomic
-from pytest_mlir_snippets.reporting.record import ItemRecord, counts, golden_counts, tally
+from pytest_mlir_snippets.model.files import write_atomic
+from pytest_mlir_snippets.model.record import ItemRecord, counts, golden_counts, tally
 
 COMBINED_NAME = "mlir-snippets-combined-report.txt"  # never "<stem>-run-report.txt"
 NOT_RUN = "-"

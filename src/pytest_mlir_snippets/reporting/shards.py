@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.protocol import Outcome, Status
-from pytest_mlir_snippets.reporting.record import ItemRecord
 
 Plan = list[dict[str, Any]]  # the skeleton records of every item of every shard
 

@@ -22,7 +22,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_mlir_snippets.items.layout import MODEL, STAGES, declared_target, iterations
+from pytest_mlir_snippets.model.layout import MODEL, STAGES, declared_target, iterations
 
 CPU_SCHEDULE = """module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {

@@ -28,8 +28,8 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec, make_inputs
 from pytest_mlir_snippets.golden.recorded import load_recorded
-from pytest_mlir_snippets.items.layout import MODEL
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
+from pytest_mlir_snippets.model.layout import MODEL
 from pytest_mlir_snippets.protocol import Options
 from pytest_mlir_snippets.sandbox.process import fixed_layout_hook
 from pytest_mlir_snippets.worker.judge import recorded

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # numpy where it is used: the pytest process reads only this 
 
     from pytest_mlir_snippets.protocol import Options
 
-# how a figure is measured, part of a measurement's digest (reporting/history.py): a figure
+# how a figure is measured, part of a measurement's digest (model/history.py): a figure
 # measured another way is not the one to compare a new measurement with
 METHOD = "layouts-8-mean-of-medians"
 STATS = ("median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "std_ms", "samples")

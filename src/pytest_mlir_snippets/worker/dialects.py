@@ -12,7 +12,7 @@ import difflib
 from collections.abc import Iterable
 
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
-from pytest_mlir_snippets.worker.targets.base import SnippetFailure
+from pytest_mlir_snippets.worker.core import SnippetFailure
 
 # upstream MLIR's dialects (what the cpu and cuda targets' bindings register)
 UPSTREAM = frozenset({

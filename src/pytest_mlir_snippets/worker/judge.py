@@ -18,7 +18,7 @@ from pytest_mlir_snippets.golden import compare as goldens
 from pytest_mlir_snippets.golden.checks import judge as judge_checks
 from pytest_mlir_snippets.golden.inputs import TypeSpec
 from pytest_mlir_snippets.protocol import GOLDEN, Diagnostic, Golden, Kind, Options
-from pytest_mlir_snippets.worker.targets.base import Compiled, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
 
 NOTHING = "nothing to compare: no results, no buffer written, no checks"
 

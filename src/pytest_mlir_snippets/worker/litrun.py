@@ -25,7 +25,7 @@ from typing import Any
 from pytest_mlir_snippets.golden.filecheck import filecheck
 from pytest_mlir_snippets.mlirtext.litscript import LLI, TRANSLATE, LitCommand, tool
 from pytest_mlir_snippets.protocol import GOLDEN, Golden, Kind, Request, Response
-from pytest_mlir_snippets.worker.targets.base import SnippetFailure
+from pytest_mlir_snippets.worker.core import SnippetFailure
 
 LIT = "lit"  # Request.attachments key: the LitCommand, as JSON
 RUN_TIMEOUT = 3600.0  # the sandbox's own timeout kills the worker first; the runner dies with it

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.protocol import GOLDEN, Golden, Kind, Options, Request, read_message, write_message
-from pytest_mlir_snippets.worker.targets.base import Reference, SnippetFailure
+from pytest_mlir_snippets.worker.core import Reference, SnippetFailure
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from pytest_mlir_snippets.golden.checks import Check
 from pytest_mlir_snippets.protocol import Kind
+from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import mlirtools
-from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 # custom_call targets and check ops -> (rule, tolerance, min ULP, max ULP); the interpreter's
 # values (stablehlo-translate --interpret's fallback): check.eq compares floats within 1e-4

@@ -18,10 +18,10 @@ import numpy as np
 from pytest_mlir_snippets.golden.checks import Check
 from pytest_mlir_snippets.golden.inputs import UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
+from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import ireeops, mlirtools, shlo, torch_rewrites
 from pytest_mlir_snippets.worker.lowering.shlo import refine
-from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 # StableHLO: first to plain StableHLO (callees inlined, without the inliner's canonicalization,
 # which drops an unused check.eq; quantized ops as integer math; chlo decomposed), then

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import DTYPES
+from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
 from pytest_mlir_snippets.worker.lowering.shlo import batch_norm, fft, refine, triangular_solve
-from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 
 class InterpreterUnavailable(Exception):

@@ -24,8 +24,8 @@ import numpy as np
 from pytest_mlir_snippets.golden.inputs import DTYPES
 from pytest_mlir_snippets.mlirtext.ireeops import iree_only_dialects
 from pytest_mlir_snippets.protocol import Kind
+from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import mlirtools
-from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 UNFOLDABLE = "util.unfoldable_constant"
 _HEX = re.compile(r'^dense<"0x([0-9A-Fa-f]+)">')

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_mlir_snippets.protocol import Kind
-from pytest_mlir_snippets.worker.targets.base import SnippetFailure
+from pytest_mlir_snippets.worker.core import SnippetFailure
 
 OPTION = "test-linalg-to-vector-patterns"
 SCHEDULE = """module attributes {transform.with_named_sequence} {

@@ -9,8 +9,8 @@ from typing import Any
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec, UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
+from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.dialects import dialect_failure
-from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 NAMED_SOURCES = ("model_linalg.mlir", "transform.mlir")  # texts parsed under their own name (parse_named)
 _LOC = re.compile(r'"(-|model_linalg\.mlir|transform\.mlir)":(\d+):(\d+)')
@@ -206,3 +206,12 @@ def unregistered(ops: list[Any]) -> list[Diagnostic]:
     located = ((op, source_location(str(op.location))) for op in ops)
     return [Diagnostic("error", f"unregistered operation '{op.name}'", line, column, file=file)
             for op, (file, line, column) in located]
+
+
+def drop_schedule(module: Any, ir: Any) -> None:
+    """After the transform interpreter: the payload alone (its schedule, a
+    ``transform.named_sequence``, and the attribute that marks the module as holding one)."""
+    for op in ops_where(module, ir, lambda op: op.name == "transform.named_sequence"):
+        op.erase()
+    if "transform.with_named_sequence" in module.operation.attributes:
+        del module.operation.attributes["transform.with_named_sequence"]

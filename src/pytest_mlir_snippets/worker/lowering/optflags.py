@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_mlir_snippets.protocol import Kind
-from pytest_mlir_snippets.worker.targets.base import SnippetFailure
+from pytest_mlir_snippets.worker.core import SnippetFailure
 
 # TestLowerToLLVM.cpp's buildTestLowerToLLVM, in its order
 TEST_LOWER_TO_LLVM = (

@@ -15,10 +15,10 @@ import numpy as np
 from pytest_mlir_snippets.golden.inputs import UnsupportedType
 from pytest_mlir_snippets.mlirtext import ireeops as iree_text
 from pytest_mlir_snippets.protocol import Kind
+from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
 from pytest_mlir_snippets.worker.lowering import ireeops as iree_ops
-from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 
 @dataclass
@@ -92,11 +92,9 @@ def prepare_for_llvm(module: Any) -> None:
     this build's LLVM lowering cannot do."""
     from mlir import ir
 
-    from pytest_mlir_snippets.worker.optrun.iteration import drop_schedule
-
     found = mlirtools.ops_by_name(module, ir, _REWRITTEN)  # one walk for every rewrite
     if "transform.named_sequence" in found or "transform.with_named_sequence" in module.operation.attributes:
-        drop_schedule(module, ir)
+        mlirtools.drop_schedule(module, ir)
     widen_i1_accesses(module, found.get("memref.load", []) + found.get("memref.store", []))
     expand_absi(module, found.get("math.absi", []))
     expand_copysign(module, found.get("math.copysign", []))

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_mlir_snippets.protocol import Kind
-from pytest_mlir_snippets.worker.targets.base import SnippetFailure
+from pytest_mlir_snippets.worker.core import SnippetFailure
 
 
 def emulate_wide_int(options: str) -> Callable[[Any], None]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_mlir_snippets.protocol import Kind, Response
+from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import mlirtools
-from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 INTERPRETER = "builtin.module(transform-interpreter)"
 HOST_LOOPS = ("scf.for", "scf.parallel", "scf.forall", "affine.for", "affine.parallel", "memref.copy")
@@ -50,14 +50,6 @@ def spliced(model: str, schedule: str) -> str:
         return text
 
 
-def drop_schedule(module: Any, ir: Any) -> None:
-    """After the transform interpreter: the payload alone."""
-    for op in mlirtools.ops_where(module, ir, lambda op: op.name == "transform.named_sequence"):
-        op.erase()
-    if "transform.with_named_sequence" in module.operation.attributes:
-        del module.operation.attributes["transform.with_named_sequence"]
-
-
 def pipeline_steps(text: str) -> list[str]:
     """The top-level elements of ``pass_pipeline.txt``, each a pipeline of its own:
     ``builtin.module(a, b{x=1}, func.func(c))`` gives ``a``, ``b{x=1}``, ``func.func(c)``."""
@@ -95,7 +87,7 @@ def compile_iteration(model: str, schedule: str, pipeline: str, target: str) -> 
                 stage = "the transform schedule" if number == 0 else "pass_pipeline.txt"
                 mlirtools.run_passes(payload, step, passmanager.PassManager.parse, diags, stage)
                 if number == 0:
-                    drop_schedule(payload, ir)
+                    mlirtools.drop_schedule(payload, ir)
                 for found in host_ops(payload, ir):
                     seen.setdefault((found["op"], found["line"], found["column"]), found)
                 kernels = launches(payload, ir) or kernels

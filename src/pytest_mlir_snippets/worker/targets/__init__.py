@@ -8,17 +8,11 @@ from __future__ import annotations
 
 import importlib
 
+from pytest_mlir_snippets.registry import TARGETS as REGISTRY
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
 
-# target name -> "module:Class" relative to this package
-TARGETS: dict[str, str] = {
-    "cpu": "cpu:CpuBackend",
-    "cuda": "cuda:CudaBackend",
-    "ttmetal": "tt:TTMetalBackend",
-    "ttnn": "tt:TTNNBackend",
-    "iree-cpu": "iree:IreeCpuBackend",
-    "iree-cuda": "iree:IreeCudaBackend",
-}
+# target name -> "module:Class" relative to this package, from the registry (registry.py)
+TARGETS: dict[str, str] = {name: target.backend for name, target in REGISTRY.items()}
 
 
 def load_backend(target: str) -> Backend:

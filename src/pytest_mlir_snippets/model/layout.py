@@ -7,11 +7,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from pytest_mlir_snippets.registry import TARGETS
+
 MODEL = "model_linalg.mlir"
 REFERENCE = "reference.py"  # a PyTorch reference: the run also gets pytorch[benchmark]
 WRITTEN_BY_THE_ENGINEER = ("transform.mlir", "pass_pipeline.txt", "hypothesis.txt")
-STAGES = {"cpu": ("contract", "compile", "correctness", "benchmark"),
-          "cuda": ("contract", "compile", "host_ops", "launch", "correctness", "benchmark")}
+# target -> its optimization runs' stages, from the registry (registry.py)
+STAGES = {name: target.run_stages for name, target in TARGETS.items() if target.run_stages}
 CHECKS = ("contract", "compile", "host_ops", "launch")  # what must pass before an iteration can be best
 _ITERATION = re.compile(r"^v(\d+)$")
 _TARGET_LINE = re.compile(r"^\s*[-*]?\s*target\s*:\s*`?(\w+)`?", re.IGNORECASE | re.MULTILINE)
