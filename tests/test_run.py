@@ -242,8 +242,8 @@ def test_examples(pytester: pytest.Pytester, run_items, copy_into) -> None:
     assert "dialect 'ttir' is not available for target cpu" in out
     result.stdout.fnmatch_lines(
         ["*verdicts by golden: 40 pass(es): differential:iree-cpu 21, interpreter 4, self 2, torch 13*",
-         "*2 snippet(s) and 2 iteration(s) failed across 13 file(s) (1 unsupported on this target, 2 iteration(s) "
-         "skipped: not every item ran)*"])
+         "*2 snippet(s) and 2 iteration(s) failed across 13 file(s) (1 snippet(s) unsupported on this target, "
+         "2 iteration(s) skipped: not every item ran)*"])
     stablehlo = [p for node, p in props.items() if node.startswith("stablehlo.mlir") and "execute" in node]
     assert {p["mlir_reference"] for p in stablehlo} == {"StableHLO reference interpreter"}
 

@@ -204,3 +204,27 @@ def test_records_read_back_keep_their_types(tmp_path: Path) -> None:
     assert again.golden is Golden.RECORDED and again.kind is Kind.PASS
     with pytest.raises(TypeError, match="Golden"):
         check_json(dict(data, golden="guess"))
+
+
+def test_summary_units_count_iterations_and_snippets_not_items() -> None:
+    """A run's PyTorch benchmark is not an iteration; unsupported subjects say what they are."""
+    from pytest_mlir_snippets.model.record import ItemRecord
+    from pytest_mlir_snippets.protocol import Outcome, Status
+    from pytest_mlir_snippets.reporting.publish import summary_lines
+
+    def record(function: str, stage: str, run: str = "", kind: Kind | Status = Kind.PASS,
+               outcome: Outcome = Outcome.PASSED) -> ItemRecord:
+        file = "run/model_linalg.mlir" if run else "ops.mlir"
+        return ItemRecord(f"{file}::{function}[{stage}]", f"{function}[{stage}]", file, function, stage, kind=kind,
+                          outcome=outcome, run=run)
+
+    run = [record(v, s, "run") for v in ("v0", "v1") for s in ("contract", "compile")]
+    run.append(record("pytorch", "pytorch", "run"))
+    verdict = summary_lines(run, 1)[-1][0]
+    assert verdict == "all 2 iteration(s) succeeded across 1 file(s)", verdict
+    snippets = [record("tt_0", "compile", kind=Kind.UNSUPPORTED, outcome=Outcome.SKIPPED),
+                record("add_0", "compile"), record("add_0", "execute")]
+    verdict = summary_lines(snippets, 1)[-1][0]
+    assert verdict == "1 snippet(s) succeeded across 1 file(s) (1 snippet(s) unsupported on this target)", verdict
+    failed = summary_lines([*run[:-1], record("pytorch", "pytorch", "run", Kind.EXECUTE_ERROR, Outcome.FAILED)], 1)
+    assert failed[-1][0] == "1 run item(s) failed across 1 file(s)", failed

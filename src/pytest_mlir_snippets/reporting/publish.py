@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_mlir_snippets.model.files import write_atomic
+from pytest_mlir_snippets.model.layout import is_iteration
 from pytest_mlir_snippets.model.record import ItemRecord, check_json, counts, golden_counts, tally
 from pytest_mlir_snippets.reporting import benchmark
 from pytest_mlir_snippets.reporting.runreport import RunInfo, write_reports
@@ -94,25 +95,30 @@ def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "",
     (text, is it bad). "succeeded" is said of subjects whose items all ran and passed:
     one with a skipped item (nothing to compare, no device) is counted as skipped."""
     snippets = tally([r for r in records if r.is_snippet])
-    iterations = tally([r for r in records if not r.is_snippet])
+    iterations = tally([r for r in records if not r.is_snippet and is_iteration(r.function)])
+    # a run's own items (its folder's contract, the PyTorch benchmark) are no iteration
+    run_items = tally([r for r in records if not r.is_snippet and not is_iteration(r.function)])
     has = (snippets.subjects > 0, iterations.subjects > 0)
 
     def subjects(n_snippets: int, n_iterations: int, everything: bool = False) -> str:
         """What there is of each part; ``everything``: each part that has subjects, even at 0."""
         parts = [f"{n_snippets} snippet(s)"] if has[0] and (n_snippets or everything) else []
         parts += [f"{n_iterations} iteration(s)"] if has[1] and (n_iterations or everything) else []
-        return " and ".join(parts) or "0 snippet(s)"
+        return " and ".join(parts) or ("0 iteration(s)" if has[1] and not has[0] else "0 snippet(s)")
 
     unsupported = snippets.unsupported + iterations.unsupported
     skipped = snippets.skipped + iterations.skipped
-    note = ", ".join(([f"{unsupported} unsupported on this target"] if unsupported else [])
+    note = ", ".join(([f"{subjects(snippets.unsupported, iterations.unsupported)} unsupported on this target"]
+                      if unsupported else [])
                      + ([f"{subjects(snippets.skipped, iterations.skipped)} skipped: not every item ran"]
                         if skipped else []))
     note = f" ({note})" if note else ""
-    failed = snippets.failed + iterations.failed
+    failed = snippets.failed + iterations.failed + run_items.failed
     succeeded = snippets.succeeded + iterations.succeeded
     if failed:
-        verdict = f"{subjects(snippets.failed, iterations.failed)} failed across {files} file(s){note}"
+        what = [subjects(snippets.failed, iterations.failed)] if snippets.failed + iterations.failed else []
+        what += [f"{run_items.failed} run item(s)"] if run_items.failed else []
+        verdict = f"{' and '.join(what)} failed across {files} file(s){note}"
     elif all(r.outcome == "skipped" for r in records):
         verdict = f"nothing ran to an outcome: {len(records)} item(s) skipped across {files} file(s){note}"
     else:
