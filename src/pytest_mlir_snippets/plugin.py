@@ -105,7 +105,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         record_python_test(item, call, report)
     if isinstance(item, MlirItem):
         item.record_report(report)
-        if report.when == "call" and item.config.pluginmanager.hasplugin("html"):
+        if report.when == "call" and item.config.getoption("htmlpath", None):  # an HTML report is written
             from pytest_mlir_snippets.reporting.html import add_extras
 
             add_extras(report, *item.source_text())
