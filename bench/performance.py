@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -222,6 +223,9 @@ def main() -> None:
              "the two --collect-only lines are the best of 3 runs).",
              "The mlir-opt figure runs the cpu target's pipeline in one process per function on the first "
              f"{args.opt_baseline_size} functions, scaled to N.", "", *table(results)]
+    if args.out.is_file():  # other scripts' sections (iree_runner.py's, the profile's) stay
+        pattern = r"<!-- ([\w-]+): begin -->.*?<!-- \1: end -->"
+        lines += [block.group(0) for block in re.finditer(pattern, args.out.read_text(), re.S)]
     args.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}")
 
