@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -79,10 +80,11 @@ from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
 start = time.perf_counter()
 source = SnippetSource(open(sys.argv[1]).read())
 backend = CpuBackend()
+options = Options(pipeline=sys.argv[2] if len(sys.argv) > 2 else None)
 failed = 0
 for fn in source.functions:
     try:
-        backend.compile(source.split(fn).text, fn.name, Options())
+        backend.compile(source.split(fn).text, fn.name, options)
     except Exception:
         failed += 1
 print(time.perf_counter() - start, failed)
@@ -113,12 +115,18 @@ def mlir_opt() -> str | None:
     return shutil.which("mlir-opt")
 
 
-def opt_per_function(folder: Path, source_text: str, count: int, tool: str) -> float:
-    from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
+def one_pipeline() -> str:
+    """The cpu target's two-part pipeline as one ``builtin.module(...)`` string."""
     from pytest_mlir_snippets.worker.targets.cpu import default_pipeline
 
     first, second = default_pipeline()
-    pipeline = first[:-1] + ", " + second[len("builtin.module("):]
+    return first[:-1] + ", " + second[len("builtin.module("):]
+
+
+def opt_per_function(folder: Path, source_text: str, count: int, tool: str) -> float:
+    from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
+
+    pipeline = one_pipeline()
     source = SnippetSource(source_text)
     files = []
     for fn in source.functions[:count]:
@@ -195,7 +203,16 @@ def main() -> None:
     parser.add_argument("--execute-sizes", type=int, nargs="*", default=[1000],
                         help="sizes also measured with compile and execute (slow: a JIT and a reference each)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "performance.md")
+    parser.add_argument("--compare", metavar="REF",
+                        help="measure this tree and git REF interleaved in one run (bench/perfcompare.py); "
+                             "prints both trees' ratios and their quotient, writes nothing")
+    parser.add_argument("--rounds", type=int, default=3, help="--compare: rounds (medians are compared)")
     args = parser.parse_args()
+    if args.compare:
+        from perfcompare import compare
+
+        compare(args.compare, args.sizes[0], args.rounds, args.opt_baseline_size)
+        return
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.sizes:
@@ -206,6 +223,9 @@ def main() -> None:
              "the two --collect-only lines are the best of 3 runs).",
              "The mlir-opt figure runs the cpu target's pipeline in one process per function on the first "
              f"{args.opt_baseline_size} functions, scaled to N.", "", *table(results)]
+    if args.out.is_file():  # other scripts' sections (iree_runner.py's, the profile's) stay
+        pattern = r"<!-- ([\w-]+): begin -->.*?<!-- \1: end -->"
+        lines += [block.group(0) for block in re.finditer(pattern, args.out.read_text(), re.S)]
     args.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}")
 

@@ -9,6 +9,9 @@ from pathlib import Path
 
 _UNSAFE = re.compile(r"[^\w.+-]+|\.{2,}")
 
+# IREE's test layout: recorded inputs and outputs of the ``model.mlir`` beside it
+IREE_FLAGS = "run_module_io_flags.txt"
+
 
 def safe_name(name: str) -> str:
     """A file name that stays inside its folder, whatever the symbol name; a name
@@ -17,6 +20,11 @@ def safe_name(name: str) -> str:
     if cleaned == name:
         return name
     return f"{cleaned or '_'}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
+
+
+def sidecar_name(path: Path, function: str) -> str:
+    """The name of ``function``'s recorded-data sidecar (``<stem>.<function>.npz``) beside ``path``."""
+    return f"{path.stem}.{safe_name(function)}.npz"
 
 
 def artifact_dir(root: Path, file: Path, uid: str, target: str, rootdir: Path) -> Path:

@@ -15,7 +15,6 @@ from pytest_mlir_snippets.api.device import DEADLINE, MlirDevice, marked_target
 from pytest_mlir_snippets.api.record import DEVICE, record_python_test
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.items.expectations import ExpectationsError, load_expectations
-from pytest_mlir_snippets.items.iteration import OptimizationRun
 from pytest_mlir_snippets.items.snippet import SnippetItem
 from pytest_mlir_snippets.items.snippetfile import SnippetFile, is_snippet_file
 from pytest_mlir_snippets.model.layout import is_run_model
@@ -48,6 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
     elif state.settings.update_expectations:
         raise pytest.UsageError("--mlir-update-expectations needs --mlir-expectations FILE")
     config.stash[STATE] = state
+    config.add_cleanup(gc.unfreeze)  # tryfirst: registered before unraisableexception's, so it runs after
     config.addinivalue_line("markers", "mlir_target(name): the target of this test's mlir_device and mlir_target "
                             "fixtures (default: --mlir-target)")
     termination.install(config)  # SIGTERM (a cancelled CI job) as Ctrl-C: reports written, workers killed
@@ -70,6 +70,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
     if is_run_model(file_path):
+        from pytest_mlir_snippets.items.iteration import OptimizationRun
+
         return OptimizationRun.from_parent(parent, path=file_path)
     if is_snippet_file(file_path, parent):
         return SnippetFile.from_parent(parent, path=file_path)
@@ -79,14 +81,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Fil
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Collected items live until the end: keep them out of the cyclic garbage
-    collector's work (with 10,000 snippet items its passes cost ~10% of a warm run)."""
+    collector's work (with 10,000 snippet items its passes cost ~10% of a warm run),
+    pytest's own full collections at its end included (unraisableexception's, in
+    pytest_unconfigure and a cleanup registered after ours); unfrozen at our cleanup,
+    so that several sessions in one process (pytester) let their items go."""
     if any(isinstance(item, SnippetItem) for item in session.items):
         gc.freeze()
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    gc.unfreeze()  # the items may go now (several sessions in one process: pytester)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -105,7 +105,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         record_python_test(item, call, report)
     if isinstance(item, MlirItem):
         item.record_report(report)
-        if report.when == "call" and item.config.pluginmanager.hasplugin("html"):
+        if report.when == "call" and item.config.getoption("htmlpath", None):  # an HTML report is written
             from pytest_mlir_snippets.reporting.html import add_extras
 
             add_extras(report, *item.source_text())

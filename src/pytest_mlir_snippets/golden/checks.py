@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import ml_dtypes
 import numpy as np
 
 from pytest_mlir_snippets.golden.compare import pcc
@@ -59,6 +58,8 @@ class Verdict:
 
 def _original(value: np.ndarray, element: str) -> np.ndarray:
     """A value read in a wider type (f8 as f32) back in its own, for ULP counts."""
+    import ml_dtypes  # not at import: ~0.4 s of CPU (see golden/inputs.py)
+
     name = element.lower().replace("f8", "float8_").replace("f6", "float6_").replace("f4", "float4_")
     dtype = getattr(ml_dtypes, name, None) if element.startswith(("f8", "f6", "f4")) else None
     return value.astype(dtype) if dtype is not None else value

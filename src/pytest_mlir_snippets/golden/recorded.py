@@ -19,19 +19,13 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import DTYPES
-from pytest_mlir_snippets.paths import safe_name
+from pytest_mlir_snippets.paths import IREE_FLAGS, sidecar_name
 
-IREE_FLAGS = "run_module_io_flags.txt"
 _FLAG = re.compile(r"^--(input|expected_output)=(.+)$")
 
 
 class RecordedDataError(ValueError):
     """The recorded data cannot be read (a missing file, a size that does not match)."""
-
-
-def sidecar_name(path: Path, function: str) -> str:
-    """The name of ``function``'s sidecar file beside ``path``."""
-    return f"{path.stem}.{safe_name(function)}.npz"
 
 
 def load_recorded(path: Path, function: str, functions_in_file: int) -> dict[str, Any] | None:

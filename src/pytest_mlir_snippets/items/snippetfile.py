@@ -17,6 +17,7 @@ from pytest_mlir_snippets.items.failures import MlirFailureRepr
 from pytest_mlir_snippets.items.snippet import STAGES, SnippetItem
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
 from pytest_mlir_snippets.model.layout import in_optimization_run
+from pytest_mlir_snippets.paths import IREE_FLAGS, sidecar_name
 from pytest_mlir_snippets.protocol import Kind, Response
 from pytest_mlir_snippets.session import run_state
 
@@ -39,9 +40,7 @@ class SnippetFile(pytest.File):
 
     def may_have_recorded(self, function: str) -> bool:
         """Whether recorded data for ``function`` may lie beside the file (one directory
-        listing per file, not two stats per item)."""
-        from pytest_mlir_snippets.golden.recorded import IREE_FLAGS, sidecar_name
-
+        listing per file, not two stats per item); no numpy import for files without any."""
         if self._beside is None:
             try:
                 self._beside = frozenset(os.listdir(self.path.parent))

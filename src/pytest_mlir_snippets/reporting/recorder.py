@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import pytest
 
@@ -19,10 +19,12 @@ from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
 from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import Kind, Outcome
 from pytest_mlir_snippets.reporting.partial import Selection
-from pytest_mlir_snippets.reporting.publish import Functions, publish, summary_lines
-from pytest_mlir_snippets.reporting.runreport import RunInfo
 from pytest_mlir_snippets.reporting.shards import Plan, plan_entry
 from pytest_mlir_snippets.session import RunState
+
+if TYPE_CHECKING:  # publishing (run reports, benchmark tables) is imported when a run ends
+    from pytest_mlir_snippets.reporting.publish import Functions
+    from pytest_mlir_snippets.reporting.runreport import RunInfo
 
 
 def functions_of(path: Path) -> list[tuple[str, int]]:
@@ -161,6 +163,8 @@ class Recorder:
     # ------------------------------------------------------------- reports
     @property
     def run_info(self) -> RunInfo:
+        from pytest_mlir_snippets.reporting.runreport import RunInfo
+
         settings = self.state.settings
         stages = ("compile",) if settings.skip_exec else ("compile", "execute")
         expected = (f"{file}::{uid}[{stage}]" for file, fns in self.functions.items() for uid, _ in fns
@@ -182,6 +186,8 @@ class Recorder:
             self._failed_for_lf()
         if self.is_worker or not self.functions or self.config.option.collectonly:
             return  # nothing ran: no report, and nothing written beside the inputs
+        from pytest_mlir_snippets.reporting.publish import publish
+
         root = self.config.rootpath
         records = list(self.records.values())
         for file, functions in self.functions.items():
@@ -219,6 +225,8 @@ class Recorder:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.records:
             return
+        from pytest_mlir_snippets.reporting.publish import summary_lines
+
         terminalreporter.section("MLIR snippets")
         for line, red in summary_lines(list(self.records.values()), len(self.functions), self.interrupted):
             terminalreporter.line(line, red=red, green=not red)

@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import IO
 
 from pytest_mlir_snippets.protocol import Kind, Request, Response, read_message, write_message
-from pytest_mlir_snippets.worker.benchstats import ADDR_NO_RANDOMIZE
 
 
 def _signal_name(returncode: int) -> str:
@@ -45,6 +44,7 @@ def fixed_layout_hook() -> Callable[[], None]:
     except (OSError, AttributeError):
         return lambda: None
     personality.argtypes, personality.restype = [ctypes.c_ulong], ctypes.c_int
+    from pytest_mlir_snippets.worker.benchstats import ADDR_NO_RANDOMIZE  # not at import: pytest's process
 
     def fix() -> None:
         current = personality(0xFFFFFFFF)  # asks, changes nothing

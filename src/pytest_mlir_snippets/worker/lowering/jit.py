@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from mlir.runtime import np_to_memref
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec
 from pytest_mlir_snippets.worker import benchstats
@@ -27,6 +26,8 @@ _SCALAR_CTYPES: dict[str, Any] = {
 
 
 def _descriptor_type(spec: TypeSpec) -> Any:
+    from mlir.runtime import np_to_memref  # not at import: it imports ml_dtypes (see golden/inputs.py)
+
     ctype = np_to_memref.as_ctype(spec.dtype)
     if not spec.shape:
         return np_to_memref.make_zero_d_memref_descriptor(ctype)
@@ -105,6 +106,8 @@ class Call:
                 self._keep.append(slot)
                 call_args.append(ctypes.pointer(slot))
             else:
+                from mlir.runtime import np_to_memref
+
                 desc = np_to_memref.get_ranked_memref_descriptor(value)
                 self._keep.append(desc)
                 call_args.append(ctypes.pointer(ctypes.pointer(desc)))

@@ -1,0 +1,158 @@
+"""``bench/performance.py --compare REF``: the plugin's ratios on this tree and on a git
+ref, measured in one run, taking turns, so that whatever else runs on the machine slows
+both alike.
+
+REF is checked out into a temporary git worktree; each tree's commands run with
+``PYTHONPATH`` at its own ``src`` (the installed entry point then loads that tree's
+plugin, in pytest and in its sandbox workers) and in its own folder (its own compile
+cache). Every round runs pytest's floor once and each tree's commands once, the trees'
+order alternating; a ratio is the quotient of medians over the rounds. Both wall seconds
+and CPU seconds (the command and all it started) are kept: on a shared machine the CPU
+ratio is the steadier one, except for ``-n 2 / -n 0``, which is about wall time.
+
+All plugin runs are compile-only (``--mlir-skip-exec``) with one explicit
+``--mlir-pipeline`` (the cpu target's pipeline as one string, as the ``mlir-opt`` baseline
+runs it); the serial loop and ``mlir-opt`` run that pipeline too.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from performance import FLOOR, LOOP, ROOT, mlir_opt, one_pipeline, opt_per_function, snippet_file
+
+# (name, how it reads, this/ref goal): a ratio of two measurements, "a / b"
+RATIOS = [
+    ("collect / floor collect", "--collect-only / floor", 1.2),
+    ("cold -n 0 / loop", "cold -n 0 / serial in-process loop", 0.55),
+    ("cold -n 2 / cold -n 0", "-n 2 / -n 0 (cold)", 0.55),
+    ("warm -n 0 / floor run", "warm cache / floor run", 1.3),
+    ("mlir-opt / cold -n 0", "mlir-opt per function / plugin -n 0", 5.0),
+]
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``cmd``, CPU counting every process it started and waited for."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        tail = done.stdout.decode(errors="replace")[-2000:]
+        raise SystemExit(f"{' '.join(cmd)} in {cwd} failed ({done.returncode}):\n{tail}")
+    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def tree_env(src: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(src), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return env
+
+
+def prepare(folder: Path, n: int) -> None:
+    folder.mkdir(parents=True)
+    (folder / "ops.mlir").write_text(snippet_file(n))
+    (folder / "loop.py").write_text(LOOP)
+    for name, lines in (("floor", n), ("floor_half", n // 2)):  # 2N items (collect), N (compile-only runs)
+        (folder / name).mkdir()
+        (folder / name / "conftest.py").write_text(FLOOR)
+        (folder / name / "ops.items").write_text("".join(f"f_{i}\n" for i in range(lines)))
+
+
+def tree_round(folder: Path, env: dict[str, str], pipeline: str) -> dict[str, tuple[float, float]]:
+    pytest = [sys.executable, "-m", "pytest", "-q", f"--mlir-pipeline={pipeline}"]
+    compile_only = [*pytest, "--mlir-skip-exec", "ops.mlir"]
+    return {
+        "collect": run([*pytest, "--collect-only", "ops.mlir"], folder, env),
+        "cold -n 0": run([*compile_only, "--mlir-no-cache", "-n", "0"], folder, env),
+        "cold -n 2": run([*compile_only, "--mlir-no-cache", "-n", "2"], folder, env),
+        "warm -n 0": run([*compile_only, "-n", "0"], folder, env),
+        "loop": run([sys.executable, "loop.py", "ops.mlir", pipeline], folder, env),
+    }
+
+
+def ratio(name: str, m: dict[str, float]) -> float:
+    a, b = name.split(" / ")
+    return m[a] / m[b]
+
+
+def compare(ref: str, n: int, rounds: int, opt_size: int) -> None:
+    pipeline = one_pipeline()
+    with tempfile.TemporaryDirectory(prefix="perfcompare-") as tmp:
+        work = Path(tmp)
+        checkout = work / "ref-tree"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(checkout), ref], check=True,
+                       stdout=subprocess.DEVNULL)
+        try:
+            trees = {"this": ROOT / "src", "ref": checkout / "src"}
+            for name in (*trees, "floor"):
+                prepare(work / name, n)
+            envs = {name: tree_env(src) for name, src in trees.items()}
+            for name in trees:  # fill each tree's compile cache for the warm runs
+                run([sys.executable, "-m", "pytest", "-q", f"--mlir-pipeline={pipeline}", "--mlir-skip-exec",
+                     "-n", "0", "ops.mlir"], work / name, envs[name])
+            samples: dict[str, dict[str, list[tuple[float, float]]]] = {name: {} for name in trees}
+            floor_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:mlir_snippets"]
+            for r in range(rounds):
+                floor = {"floor collect": run([*floor_cmd, "--collect-only", "floor"], work / "floor", envs["this"]),
+                         "floor run": run([*floor_cmd, "floor_half"], work / "floor", envs["this"])}
+                for name in (("this", "ref") if r % 2 == 0 else ("ref", "this")):
+                    measured = {**floor, **tree_round(work / name, envs[name], pipeline)}
+                    for key, value in measured.items():
+                        samples[name].setdefault(key, []).append(value)
+                print(f"round {r + 1}/{rounds} done", flush=True)
+            tool = mlir_opt()
+            opt = None
+            if tool:
+                count = min(n, opt_size)
+                (work / "opt").mkdir()
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                wall = opt_per_function(work / "opt", (work / "floor" / "ops.mlir").read_text(), count, tool)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+                opt = (wall * n / count, cpu * n / count)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(checkout)], check=False)
+            shutil.rmtree(checkout, ignore_errors=True)
+    report(ref, n, rounds, samples, opt)
+
+
+def report(ref: str, n: int, rounds: int, samples: dict[str, dict[str, list[tuple[float, float]]]],
+           opt: tuple[float, float] | None) -> None:
+    print(f"\n{n} functions, {rounds} rounds; this tree ({ROOT}) against {ref}; medians, seconds (wall / CPU)\n")
+    print("| measurement | this wall | ref wall | this CPU | ref CPU |\n|---|---|---|---|---|")
+    for key in samples["this"]:
+        t, r = samples["this"][key], samples["ref"][key]
+        print(f"| {key} | {statistics.median(w for w, _ in t):.2f} | {statistics.median(w for w, _ in r):.2f} "
+              f"| {statistics.median(c for _, c in t):.2f} | {statistics.median(c for _, c in r):.2f} |")
+    if opt:
+        print(f"| mlir-opt per function (scaled to {n}) | {opt[0]:.2f} | | {opt[1]:.2f} | |")
+    print("\n| ratio | goal | this (wall) | ref (wall) | this/ref (wall) | this (CPU) | ref (CPU) | this/ref (CPU) |")
+    print("|---|---|---|---|---|---|---|---|")
+    med = {name: {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+                  for k, v in s.items()} for name, s in samples.items()}
+    for name, label, goal in RATIOS:
+        if name.startswith("mlir-opt") and opt is None:
+            continue
+        cells = []
+        for column in (0, 1):
+            values = {}
+            for tree in ("this", "ref"):
+                m = {k: v[column] for k, v in med[tree].items()}
+                if opt:
+                    m["mlir-opt"] = opt[column]
+                values[tree] = ratio(name, m)
+            cells.append(f"{values['this']:.2f} | {values['ref']:.2f} | {values['this'] / values['ref']:.3f}")
+        sign = ">=" if name.startswith("mlir-opt") else "<="
+        print(f"| {label} | {sign} {goal} | {cells[0]} | {cells[1]} |")
+    print("\nthis/ref below 1 is an improvement, except for mlir-opt per function / plugin (higher is better); "
+          "-n 2 / -n 0 is about wall time (its CPU ratio is not a goal).")
