@@ -228,3 +228,16 @@ def test_summary_units_count_iterations_and_snippets_not_items() -> None:
     assert verdict == "1 snippet(s) succeeded across 1 file(s) (1 snippet(s) unsupported on this target)", verdict
     failed = summary_lines([*run[:-1], record("pytorch", "pytorch", "run", Kind.EXECUTE_ERROR, Outcome.FAILED)], 1)
     assert failed[-1][0] == "1 run item(s) failed across 1 file(s)", failed
+
+
+def test_empty_results_compare_shapes_and_report_no_metrics(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".mlir", ops="""
+func.func @empty(%a: tensor<0xf32>) -> tensor<0xf32> {
+  %0 = arith.negf %a : tensor<0xf32>
+  return %0 : tensor<0xf32>
+}
+""")
+    np.savez(pytester.path / "ops.empty.npz", input_0=np.zeros(0, np.float32), output_0=np.zeros(0, np.float32))
+    _, records = _records(pytester)
+    record = records["empty[execute]"]
+    assert (record["kind"], record["golden"], record["metrics"]) == ("pass", "recorded", {}), record
