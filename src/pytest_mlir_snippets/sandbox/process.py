@@ -20,16 +20,8 @@ import time
 from collections.abc import Callable
 from typing import IO
 
+from pytest_mlir_snippets import children
 from pytest_mlir_snippets.protocol import Kind, Request, Response, read_message, write_message
-
-
-def _signal_name(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            return f"killed by {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"killed by signal {-returncode}"
-    return f"exited with code {returncode}"
 
 
 def fixed_layout_hook() -> Callable[[], None]:
@@ -54,33 +46,6 @@ def fixed_layout_hook() -> Callable[[], None]:
     return fix
 
 
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-
-
-def _die_with_parent() -> Callable[[], None]:
-    """What makes the process it runs in before ``exec`` get SIGKILL when the pytest
-    process dies, however it dies (SIGKILL included): the worker runs in a session of
-    its own, and a worker busy in native code never reads the end of its input, so
-    without this it would go on running, at full CPU, for good. The kernel sends the
-    signal when the *thread* that started the worker ends; pytest starts workers from
-    the thread that runs the items, which lives as long as the session. Nothing where
-    there is no ``prctl`` (not Linux)."""
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return lambda: None
-    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-    prctl.restype = ctypes.c_int
-    parent = os.getpid()
-
-    def arm() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died between fork and prctl: no signal will come
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return arm
-
-
 class Sandbox:
     """Owns one worker process for one target."""
 
@@ -102,7 +67,7 @@ class Sandbox:
     def _start(self) -> subprocess.Popen[bytes]:
         self._log = tempfile.TemporaryFile(prefix="mlir-worker-")
         limit, fix_layout = self.memory_limit, fixed_layout_hook() if self.fixed_layout else (lambda: None)
-        die_with_parent = _die_with_parent()
+        die_with_parent = children.die_with_parent()
 
         def before_exec() -> None:
             die_with_parent()
@@ -187,7 +152,7 @@ class Sandbox:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self._kill()
-            message = f"the sandbox worker {_signal_name(proc.returncode)}"
+            message = f"the sandbox worker {children.exit_status(proc.returncode)}"
         stderr = self._read_log(log_start)
         self.close()
         return Response(kind, message, stderr=stderr, seconds=time.perf_counter() - started,

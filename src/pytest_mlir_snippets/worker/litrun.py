@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from pytest_mlir_snippets import children
 from pytest_mlir_snippets.golden.filecheck import filecheck
 from pytest_mlir_snippets.mlirtext.litscript import LLI, TRANSLATE, LitCommand, tool
 from pytest_mlir_snippets.protocol import GOLDEN, Golden, Kind, Request, Response
@@ -181,7 +181,7 @@ def execute(lowered: str, command: LitCommand, source_text: str, info: dict[str,
             stderr = subprocess.STDOUT if command.merge_stderr else subprocess.PIPE  # 2>&1: FileCheck sees both
             done = subprocess.run(argv, timeout=RUN_TIMEOUT, cwd=folder, stdin=subprocess.DEVNULL,
                                   env=dict(os.environ, **command.env) if command.env else None,
-                                  stdout=subprocess.PIPE, stderr=stderr, preexec_fn=_die_with_worker)
+                                  stdout=subprocess.PIPE, stderr=stderr, preexec_fn=children.die_with_parent())
         except subprocess.TimeoutExpired:
             raise SnippetFailure(Kind.TIMEOUT, f"{command.runner} ran longer than {RUN_TIMEOUT:g} s") from None
         seen = done.stdout.decode(errors="replace")
@@ -189,7 +189,7 @@ def execute(lowered: str, command: LitCommand, source_text: str, info: dict[str,
             sys.stderr.write(done.stderr.decode(errors="replace"))
             sys.stderr.flush()
         info["stdout"] = seen
-        status = _exit_status(done.returncode)
+        status = children.exit_status(done.returncode)
         if command.expect_crash and done.returncode >= 0:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"{command.runner} {status}, but the RUN line expects a "
                                  "crash (not --crash)", info=dict(info, stage="execute"))
@@ -210,22 +210,3 @@ def execute(lowered: str, command: LitCommand, source_text: str, info: dict[str,
         raise SnippetFailure(Kind.GOLDEN_MISMATCH, "FileCheck: the output does not match the CHECK lines\n"
                              + verdict.message, info=dict(info, stage="execute"))
     return Response(Kind.PASS, info=info)
-
-
-def _exit_status(code: int) -> str:
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exited with status {code}"
-
-
-def _die_with_worker() -> None:
-    """The runner gets SIGKILL when the worker dies (a timeout kills the worker)."""
-    import ctypes
-
-    try:
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass

@@ -13,7 +13,6 @@ worker (the parent-death signal).
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
@@ -23,19 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from pytest_mlir_snippets import children
 from pytest_mlir_snippets.protocol import GOLDEN, Golden, Kind, Options, Request, read_message, write_message
 from pytest_mlir_snippets.worker.core import Reference, SnippetFailure
-
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGKILL when the worker that started it dies."""
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 class OtherTarget:
@@ -49,7 +38,8 @@ class OtherTarget:
         if self._proc is None or self._proc.poll() is not None:
             # its stderr is the worker's (the item's captured output); stdout carries responses
             self._proc = subprocess.Popen([sys.executable, "-m", "pytest_mlir_snippets.worker", self.target],
-                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, preexec_fn=_die_with_parent)
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          preexec_fn=children.die_with_parent())
         return self._proc
 
     def outputs(self, module: str, function: str, options: Options, inputs: list[np.ndarray]) -> Reference:
