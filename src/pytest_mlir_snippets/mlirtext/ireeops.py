@@ -14,6 +14,7 @@ Also here: which of a text's dialects exist only in IREE (``iree_only_dialects``
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pytest_mlir_snippets.mlirtext.scanner import _STRING  # the scanner's string literal
@@ -60,22 +61,27 @@ def uses_iree_ops(text: str) -> bool:
     return "util." in text or "check." in text
 
 
-def _split_top(text: str, sep: str) -> list[str]:
-    """``text`` split at ``sep`` outside brackets (``->`` is not a bracket)."""
-    parts, depth, start, i = [], 0, 0, 0
+def _walk(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """Each character of ``text`` from ``start`` but the arrows ``->`` (no brackets), with
+    the bracket depth once it is read."""
+    depth, i = 0, start
     while i < len(text):
-        ch = text[i]
-        if ch == "-" and text.startswith("->", i):
+        if text.startswith("->", i):
             i += 2
             continue
-        if ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-        elif ch == sep and depth == 0:
+        ch = text[i]
+        depth += (ch in _OPEN) - (ch in _CLOSE)
+        yield i, ch, depth
+        i += 1
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` outside brackets."""
+    parts, start = [], 0
+    for i, ch, depth in _walk(text):
+        if ch == sep and depth == 0:
             parts.append(text[start:i])
             start = i + 1
-        i += 1
     parts.append(text[start:])
     return [p.strip() for p in parts]
 
@@ -83,33 +89,17 @@ def _split_top(text: str, sep: str) -> list[str]:
 def _op_end(mask: str, start: int) -> int:
     """Where the op that starts its arguments at ``start`` ends: the end of the line on
     which its brackets close (a line ending in ``:`` or ``,`` goes on)."""
-    depth, i = 0, start
-    while i < len(mask):
-        ch = mask[i]
-        if ch == "-" and mask.startswith("->", i):
-            i += 2
-            continue
-        if ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth -= 1
-        elif ch == "\n" and depth <= 0 and not mask[start:i].rstrip().endswith((":", ",")):
+    for i, ch, depth in _walk(mask, start):
+        if ch == "\n" and depth <= 0 and not mask[start:i].rstrip().endswith((":", ",")):
             return i
-        i += 1
     return len(mask)
 
 
 def _matching(text: str, start: int) -> int:
-    """The index just after the bracket closing the one at ``start`` (``->`` is no bracket)."""
-    depth = 0
-    for i in range(start, len(text)):
-        arrow = text[i] == ">" and i > 0 and text[i - 1] == "-"
-        if text[i] in _OPEN:
-            depth += 1
-        elif text[i] in _CLOSE and not arrow:
-            depth -= 1
-            if depth == 0:
-                return i + 1
+    """The index just after the bracket closing the one at ``start``."""
+    for i, ch, depth in _walk(text, start):
+        if ch in _CLOSE and depth == 0:
+            return i + 1
     raise IreeSyntaxError("unbalanced brackets")
 
 
