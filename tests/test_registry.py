@@ -35,3 +35,12 @@ def test_each_backend_is_the_target_it_is_registered_as(name: str) -> None:
     assert backend.name == name
     if target.extra:
         assert re.search(rf"^{re.escape(target.extra)} = \[", PYPROJECT, re.MULTILINE), target.extra
+
+
+def test_a_package_whose_parent_is_missing_is_absent_not_an_error() -> None:
+    """find_spec raises for ``iree.compiler`` where no ``iree`` is installed: the cpu target's
+    choice of a second compiler and IREE's own "not installed" message must not."""
+    from pytest_mlir_snippets.registry import Target
+
+    target = Target("x", "x:X", packages=("no_such_package_here.sub", "json"))
+    assert target.absent() == ["no_such_package_here.sub"]

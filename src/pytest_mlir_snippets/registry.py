@@ -3,7 +3,8 @@
 ``--mlir-target``'s choices (``settings``), the worker's backend loader
 (``worker/targets``), the stages of an optimization run (``model.layout``) and the
 target names lit-style ``// XFAIL:`` lines may name (``items.litcommand``) all read this
-table. Pure data: no import, so that the pytest process and the worker can both read it.
+table. Pure data (and a look-up of the packages): no import, so that the pytest process
+and the worker can both read it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,18 @@ class Target:
     run_stages: tuple[str, ...] = ()  # the stages of an optimization run on it; (): it has none
     packages: tuple[str, ...] = ()  # Python modules it needs beyond the base install
     extra: str = ""  # the pip extra that brings them ("": none, or not on PyPI)
+
+    def absent(self) -> list[str]:
+        """Its packages this Python does not have (looked up, not imported)."""
+        import importlib.util
+
+        def found(name: str) -> bool:
+            try:
+                return importlib.util.find_spec(name) is not None
+            except ModuleNotFoundError:  # a parent package is missing: find_spec raises for it
+                return False
+
+        return [name for name in self.packages if not found(name)]
 
 
 TARGETS: dict[str, Target] = {t.name: t for t in (

@@ -14,6 +14,7 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec, make_inputs
 from pytest_mlir_snippets.protocol import Golden, Kind, Options
+from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker import benchstats, native_io
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
 from pytest_mlir_snippets.worker.lowering import jit
@@ -231,9 +232,7 @@ def _because(why_not: list[str]) -> str:
 
 
 def _has_iree() -> bool:
-    import importlib.util
-
-    return all(importlib.util.find_spec(name) is not None for name in ("iree.compiler", "iree.runtime"))
+    return not TARGETS["iree-cpu"].absent()
 
 
 __all__ = ["CpuBackend", "TypeSpec", "default_pipeline"]

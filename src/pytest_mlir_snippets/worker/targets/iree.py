@@ -17,7 +17,6 @@ With ``--mlir-save-artifacts`` the item keeps ``model.vmfb`` and the
 from __future__ import annotations
 
 import base64
-import importlib.util
 import io
 import re
 import shlex
@@ -29,6 +28,7 @@ import numpy as np
 from pytest_mlir_snippets.golden.inputs import make_inputs
 from pytest_mlir_snippets.mlirtext.ireeops import CheckSite, IreeSyntaxError, rewrite
 from pytest_mlir_snippets.protocol import ENVIRONMENT, Golden, Kind, Options
+from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
 from pytest_mlir_snippets.worker.reference import OtherTarget
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
@@ -36,7 +36,6 @@ from pytest_mlir_snippets.worker.targets.iree_check import EXPORTS, as_checks
 from pytest_mlir_snippets.worker.targets.iree_compiler import ONNX_TO_TORCH, Compiler
 from pytest_mlir_snippets.worker.targets.iree_runtime import Program, Runtime, sort_run_flags
 
-PACKAGES = ("iree.compiler", "iree.runtime")
 # flags that choose the target device: when a config gives its own, the target's are left out
 # the snippet's own types at the boundary: IREE demotes f64 to f32 by default, and the
 # inputs, recorded outputs and reference are the snippet's f64
@@ -70,7 +69,7 @@ class IreeBackend(Backend):
         self._reference: OtherTarget | None = None  # the cpu target in a child process, for reference runs
 
     def missing(self) -> str | None:
-        absent = [name for name in PACKAGES if importlib.util.find_spec(name) is None]
+        absent = TARGETS[self.name].absent()
         if absent:
             return (f"IREE is not installed ({', '.join(absent)} missing): install pytest-mlir-snippets[iree] "
                     "(iree-base-compiler, iree-base-runtime)")
