@@ -20,7 +20,7 @@ from pytest_mlir_snippets.golden.inputs import UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
-from pytest_mlir_snippets.worker.lowering import ireeops, mlirtools, shlo, torch_rewrites
+from pytest_mlir_snippets.worker.lowering import ireeops, mlirtools, onnx, shlo, torch_rewrites
 from pytest_mlir_snippets.worker.lowering.shlo import refine
 
 # StableHLO: first to plain StableHLO (callees inlined, without the inliner's canonicalization,
@@ -202,6 +202,7 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
                 raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
             signature = ([dataclasses.replace(spec, size=sizes.get(i)) for i, spec in enumerate(args)], results)
         if kind == "torch":
+            onnx.expand(module, tir)
             mlirtools.run_passes(module, ONNX_TO_TORCH, tpm.PassManager.parse, diags, "ONNX import")
             torch_rewrites.flatten_losses(module, tir)
         mlirtools.run_passes(module, pipeline, tpm.PassManager.parse, diags, f"{kind} legalization")

@@ -1,0 +1,195 @@
+"""The view of an ONNX op an expander reads, and the emitter it builds ONNX ops with."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+import numpy as np
+
+_VTENSOR = re.compile(r"^!torch\.vtensor<\[([\d,]*)\],(\w+)>$")
+# torch element types and their numpy types
+NUMPY = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_, "si8": np.int8,
+         "ui8": np.uint8, "si16": np.int16, "ui16": np.uint16, "si32": np.int32, "ui32": np.uint32,
+         "si64": np.int64, "ui64": np.uint64}
+# ONNX TensorProto data types (Cast's ``to``)
+ONNX_TYPE = {"f32": 1, "ui8": 2, "si8": 3, "ui16": 4, "si16": 5, "si32": 6, "si64": 7, "i1": 9, "f16": 10,
+             "f64": 11, "ui32": 12, "ui64": 13, "bf16": 16}
+
+
+@dataclasses.dataclass
+class Tensor:
+    """An operand or result: its value, static shape and torch element type; ``const``
+    holds its value where it is a literal or an ``onnx.Constant``."""
+
+    value: Any
+    shape: list[int]
+    dtype: str
+    const: np.ndarray | None = None
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+@dataclasses.dataclass
+class OnnxOp:
+    name: str
+    inputs: list[Tensor | None]  # None: an absent optional input (``torch.constant.none``)
+    attrs: dict[str, Any]
+    results: list[tuple[list[int], str]]  # (shape, element type); shape [] for unknown rank too
+    opset: int
+
+    def input(self, index: int) -> Tensor | None:
+        return self.inputs[index] if index < len(self.inputs) else None
+
+    def known(self, index: int) -> bool:
+        """Whether input ``index`` is absent or a constant (an expander needs its value)."""
+        x = self.input(index)
+        return x is None or x.const is not None
+
+    def ints(self, index: int, default: list[int] | None = None) -> list[int] | None:
+        """A constant integer input as a list (a scalar as one item); ``default`` where absent."""
+        x = self.input(index)
+        if x is None or x.const is None:
+            return default
+        return [int(v) for v in np.asarray(x.const).reshape(-1)]
+
+
+def parse_type(text: str) -> tuple[list[int], str] | None:
+    m = _VTENSOR.match(text)
+    if m is None:
+        return None
+    return [int(d) for d in m.group(1).split(",") if d], m.group(2)
+
+
+def vtensor(shape: list[int] | tuple[int, ...], dtype: str) -> str:
+    return f"!torch.vtensor<[{','.join(str(int(d)) for d in shape)}],{dtype}>"
+
+
+def _attribute(attr: Any, tir: Any) -> Any:
+    if isinstance(attr, tir.ArrayAttr):
+        return [_attribute(a, tir) for a in attr]
+    if isinstance(attr, tir.IntegerAttr):
+        return int(attr.value)
+    if isinstance(attr, tir.FloatAttr):
+        return float(attr.value)
+    if isinstance(attr, tir.StringAttr):
+        return str(attr.value)
+    if isinstance(attr, tir.DenseElementsAttr):
+        return dense_value(attr, tir)
+    return attr
+
+
+def dense_value(attr: Any, tir: Any) -> np.ndarray | None:
+    """The value of a dense elements attribute (splats included), None for one numpy cannot hold."""
+    try:
+        return np.array(tir.DenseElementsAttr(attr))
+    except (TypeError, ValueError, RuntimeError):
+        return None
+
+
+def _constant(value: Any, tir: Any) -> np.ndarray | None:
+    owner = value.owner
+    name = getattr(owner, "name", None)
+    if name == "torch.vtensor.literal":
+        return dense_value(owner.attributes["value"], tir)
+    if name != "torch.operator" or str(owner.attributes["name"]).strip('"') != "onnx.Constant":
+        return None
+    for attr in named_attributes(owner):
+        key = attr.name.removeprefix("torch.onnx.")
+        val = _attribute(attr.attr, tir)
+        if key == "value" and isinstance(val, np.ndarray):
+            return val
+        if key in ("value_int", "value_ints"):
+            return np.array(val, dtype=np.int64)
+        if key in ("value_float", "value_floats"):
+            return np.array(val, dtype=np.float32)
+    return None
+
+
+def named_attributes(op: Any) -> list[Any]:
+    return [op.attributes[i] for i in range(len(op.attributes))]
+
+
+def tensor(value: Any, tir: Any) -> Tensor | None:
+    if str(value.type) == "!torch.none":
+        return None
+    parsed = parse_type(str(value.type))
+    shape, dtype = parsed if parsed else ([], str(value.type))
+    return Tensor(value, shape, dtype, _constant(value, tir))
+
+
+def view(op: Any, tir: Any) -> OnnxOp:
+    attrs = {a.name.removeprefix("torch.onnx."): _attribute(a.attr, tir) for a in named_attributes(op)
+             if a.name.startswith("torch.onnx.")}
+    func = op.parent
+    while func is not None and func.name != "func.func":
+        func = func.parent
+    opset = 0
+    if func is not None and "torch.onnx_meta.opset_version" in func.attributes:
+        opset = int(func.attributes["torch.onnx_meta.opset_version"].value)
+    results = [parse_type(str(r.type)) or ([], str(r.type)) for r in op.results]
+    return OnnxOp(str(op.attributes["name"]).strip('"').removeprefix("onnx."),
+                  [tensor(v, tir) for v in op.operands], attrs, results, opset)
+
+
+class Emitter:
+    """Builds ONNX ops (``torch.operator``) and literals before the op being expanded, at its location."""
+
+    def __init__(self, tir: Any, anchor: Any) -> None:
+        self.tir = tir
+        self.anchor = anchor
+        self.created: list[Any] = []
+
+    def _create(self, name: str, result_types: list[str], operands: list[Any], attributes: dict[str, Any]) -> Any:
+        tir = self.tir
+        with tir.InsertionPoint(self.anchor), self.anchor.location:
+            op = tir.Operation.create(name, results=[tir.Type.parse(t) for t in result_types], operands=operands,
+                                      attributes=attributes)
+        self.created.append(op)
+        return op
+
+    def _attr(self, value: Any) -> Any:
+        tir = self.tir
+        if isinstance(value, bool | int | np.integer):
+            return tir.IntegerAttr.get(tir.IntegerType.get_signed(64), int(value))
+        if isinstance(value, float | np.floating):
+            return tir.FloatAttr.get(tir.F32Type.get(), float(value))
+        if isinstance(value, str):
+            return tir.StringAttr.get(value)
+        if isinstance(value, list | tuple):
+            return tir.ArrayAttr.get([self._attr(v) for v in value])
+        raise TypeError(f"no ONNX attribute for {value!r}")
+
+    def op(self, name: str, inputs: list[Any], results: list[tuple[list[int], str]], **attrs: Any) -> list[Any]:
+        """``onnx.<name>`` of ``inputs`` (values or Tensors; None for an absent input)."""
+        operands = [self.none() if v is None else (v.value if isinstance(v, Tensor) else v) for v in inputs]
+        attributes = {"name": self.tir.StringAttr.get(f"onnx.{name}")}
+        attributes.update({f"torch.onnx.{k}": self._attr(v) for k, v in attrs.items()})
+        op = self._create("torch.operator", [vtensor(s, d) for s, d in results], operands, attributes)
+        return list(op.results)
+
+    def op1(self, name: str, inputs: list[Any], shape: list[int], dtype: str, **attrs: Any) -> Any:
+        return self.op(name, inputs, [(shape, dtype)], **attrs)[0]
+
+    def none(self) -> Any:
+        return self._create("torch.constant.none", ["!torch.none"], [], {}).result
+
+    def const(self, array: Any, dtype: str) -> Any:
+        """A literal of ``array`` as ``dtype`` (a torch element type)."""
+        data: np.ndarray = np.asarray(array).astype(NUMPY[dtype])
+        dims = "".join(f"{d}x" for d in data.shape)
+        body = "0x" + data.tobytes().hex().upper() if data.size else "[]"
+        if dtype == "i1":
+            body = "0x" + data.astype(np.uint8).tobytes().hex().upper() if data.size else "[]"
+        attr = self.tir.Attribute.parse(f'dense<"{body}"> : tensor<{dims}{dtype}>' if data.size
+                                        else f"dense<> : tensor<{dims}{dtype}>")
+        return self._create("torch.vtensor.literal", [vtensor(list(data.shape), dtype)], [], {"value": attr}).result
+
+    def discard(self) -> None:
+        """Erase what was built for an op the expander then left alone."""
+        for op in reversed(self.created):
+            op.erase()
+        self.created.clear()
