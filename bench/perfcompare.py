@@ -25,6 +25,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from performance import FLOOR, LOOP, ROOT, mlir_opt, one_pipeline, opt_per_function, snippet_file
@@ -39,14 +41,15 @@ RATIOS = [
 ]
 
 
-def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
-    """(wall, CPU) seconds of ``cmd``, CPU counting every process it started and waited for."""
+def run(cmd: list[str], cwd: Path, env: dict[str, str], check: bool = True) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``cmd``, CPU counting every process it started and waited for;
+    ``check``: a failing command ends the benchmark."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
+    if check and done.returncode != 0:
         tail = done.stdout.decode(errors="replace")[-2000:]
         raise SystemExit(f"{' '.join(cmd)} in {cwd} failed ({done.returncode}):\n{tail}")
     return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
@@ -85,14 +88,24 @@ def ratio(name: str, m: dict[str, float]) -> float:
     return m[a] / m[b]
 
 
+@contextmanager
+def ref_tree(ref: str, work: Path) -> Iterator[Path]:
+    """``ref`` checked out in a detached git worktree under ``work``, removed afterwards."""
+    checkout = work / "ref-tree"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(checkout), ref], check=True,
+                   stdout=subprocess.DEVNULL)
+    try:
+        yield checkout
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(checkout)], check=False)
+        shutil.rmtree(checkout, ignore_errors=True)
+
+
 def compare(ref: str, n: int, rounds: int, opt_size: int) -> None:
     pipeline = one_pipeline()
     with tempfile.TemporaryDirectory(prefix="perfcompare-") as tmp:
         work = Path(tmp)
-        checkout = work / "ref-tree"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(checkout), ref], check=True,
-                       stdout=subprocess.DEVNULL)
-        try:
+        with ref_tree(ref, work) as checkout:
             trees = {"this": ROOT / "src", "ref": checkout / "src"}
             for name in (*trees, "floor"):
                 prepare(work / name, n)
@@ -120,9 +133,6 @@ def compare(ref: str, n: int, rounds: int, opt_size: int) -> None:
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
                 opt = (wall * n / count, cpu * n / count)
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(checkout)], check=False)
-            shutil.rmtree(checkout, ignore_errors=True)
     report(ref, n, rounds, samples, opt)
 
 

@@ -41,3 +41,35 @@ def test_dft_against_the_reference(pytester: pytest.Pytester, run_items) -> None
         Case("dft_f64_default_axis", "DFT", [rng.standard_normal((4, 7, 2))], opset=20),
     ]
     assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
+
+
+def test_wrap_pad_against_the_reference(pytester: pytest.Pytester, run_items) -> None:
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    cases = [
+        Case("wrap_all_axes", "Pad", [x, np.array([0, 1, 2, 0, 2, 1], np.int64)], {"mode": "wrap"}, opset=19),
+        Case("wrap_longer_than_axis", "Pad", [x, np.array([0, 9, 0, 7], np.int64), None, np.array([0, 1], np.int64)],
+             {"mode": "wrap"}, opset=19),
+        Case("wrap_negative_axis_int", "Pad", [np.arange(12, dtype=np.int32).reshape(3, 4),
+                                                np.array([3, 2], np.int64), None, np.array([-1], np.int64)],
+             {"mode": "wrap"}, opset=21),
+    ]
+    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
+
+
+def test_max_unpool_against_the_reference(pytester: pytest.Pytester, run_items) -> None:
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 2, 2)).astype(np.float32)
+    # indices MaxPool would give for a 2x2 kernel with stride 2 over a 4x4 plane (flattened over N, C, H, W)
+    corner = rng.integers(0, 2, size=(2, 3, 2, 2, 2))
+    h, w = np.arange(2)[:, None] * 2 + corner[..., 0], np.arange(2)[None, :] * 2 + corner[..., 1]
+    planes = (np.arange(2)[:, None] * 3 + np.arange(3)[None, :])[:, :, None, None] * 16
+    indices = (planes + h * 4 + w).astype(np.int64)
+    cases = [
+        Case("unpool_2d", "MaxUnpool", [x, indices], {"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11),
+        Case("unpool_output_shape", "MaxUnpool", [x, indices, np.array([2, 3, 5, 5], np.int64)],
+             {"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11),
+        Case("unpool_1d_f64", "MaxUnpool", [rng.standard_normal((1, 2, 3)), np.array([[[0, 3, 5], [7, 9, 11]]])],
+             {"kernel_shape": [2], "strides": [2]}, opset=22),
+    ]
+    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))

@@ -20,10 +20,12 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 
 
 def _expanders() -> dict[str, Expander]:
-    from pytest_mlir_snippets.worker.lowering.onnx import spectral
+    from pytest_mlir_snippets.worker.lowering.onnx import pad, spectral, unpool
 
     return {
         "DFT": spectral.dft,
+        "MaxUnpool": unpool.max_unpool,
+        "Pad": pad.pad,
     }
 
 
