@@ -73,3 +73,18 @@ def test_max_unpool_against_the_reference(pytester: pytest.Pytester, run_items) 
              {"kernel_shape": [2], "strides": [2]}, opset=22),
     ]
     assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
+
+
+def test_training_dropout_with_a_zero_ratio_against_the_reference(pytester: pytest.Pytester, run_items) -> None:
+    """A zero ratio keeps every element (the only training-mode dropout with one right answer);
+    a training mode of false at run time is the identity."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    cases = [
+        Case("dropout_zero_ratio_mask", "Dropout", [x, np.array(0.0, np.float32), np.array(True)], {"seed": 0},
+             outputs=2, opset=22),
+        Case("dropout_zero_ratio", "Dropout", [x.astype(np.float64), np.array(0.0), np.array(True)], opset=13),
+        Case("dropout_not_training", "Dropout", [x, np.array(0.75, np.float32), np.array(False)], outputs=2,
+             opset=22),
+    ]
+    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))

@@ -202,8 +202,10 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
                 raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
             signature = ([dataclasses.replace(spec, size=sizes.get(i)) for i, spec in enumerate(args)], results)
         if kind == "torch":
-            onnx.expand(module, tir)
+            expanded = onnx.expand(module, tir)
             mlirtools.run_passes(module, ONNX_TO_TORCH, tpm.PassManager.parse, diags, "ONNX import")
+            if expanded:
+                mlirtools.run_passes(module, onnx.INLINE, tpm.PassManager.parse, diags, "ONNX import")
             torch_rewrites.flatten_losses(module, tir)
         mlirtools.run_passes(module, pipeline, tpm.PassManager.parse, diags, f"{kind} legalization")
         if "tm_tensor." in str(module):  # sort, scatter, top-k: TMTensor ops, which only torch-mlir lowers

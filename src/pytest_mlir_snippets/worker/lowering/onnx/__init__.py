@@ -11,26 +11,36 @@ semantics the recorded outputs were made with.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.onnx.build import Emitter, OnnxOp, view
+from pytest_mlir_snippets.worker.lowering.onnx.build import Body, Emitter, OnnxOp, view
+
+# after the conversion: the expansions' functions inlined (and dropped), nothing else changed
+INLINE = "builtin.module(inline{default-pipeline=})"
 
 Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 
 
 def _expanders() -> dict[str, Expander]:
-    from pytest_mlir_snippets.worker.lowering.onnx import pad, spectral, unpool
+    from pytest_mlir_snippets.worker.lowering.onnx import dropout, pad, spectral, unpool
 
     return {
         "DFT": spectral.dft,
+        "Dropout": dropout.dropout,
         "MaxUnpool": unpool.max_unpool,
         "Pad": pad.pad,
     }
 
 
 def expand(module: Any, tir: Any) -> int:
-    """Expand every ONNX op there is an expander for; returns how many were expanded."""
+    """Expand every ONNX op there is an expander for; returns how many were expanded.
+
+    Each expansion is built in a private function of its own, at opset ``OPSET`` (the
+    conversion picks an op's pattern by its function's opset, and the ops an expansion
+    uses must mean what it means by them whatever the model's opset), called in the op's
+    place; ``INLINE`` inlines it once converted."""
     table = _expanders()
     found: list[Any] = []
 
@@ -43,14 +53,14 @@ def expand(module: Any, tir: Any) -> int:
     expanded = 0
     for op in found:
         onnx_op = view(op, tir)
-        emitter = Emitter(tir, op)
-        results = table[onnx_op.name](onnx_op, emitter)
+        body = Body(tir, module, op, f"onnx_expansion_{expanded}_{onnx_op.name}")
+        onnx_op.inputs = [None if x is None else dataclasses.replace(x, value=body.arguments[i])
+                          for i, x in enumerate(onnx_op.inputs)]
+        results = table[onnx_op.name](onnx_op, Emitter(tir, body.block, op.location))
         if results is None:
-            emitter.discard()
+            body.erase()
             continue
-        for old, new in zip(op.results, results, strict=True):
-            old.replace_all_uses_with(new)
-        op.erase()
+        body.replace(results)
         expanded += 1
     return expanded
 

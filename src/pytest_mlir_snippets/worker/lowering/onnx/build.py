@@ -135,21 +135,56 @@ def view(op: Any, tir: Any) -> OnnxOp:
                   [tensor(v, tir) for v in op.operands], attrs, results, opset)
 
 
-class Emitter:
-    """Builds ONNX ops (``torch.operator``) and literals before the op being expanded, at its location."""
+OPSET = 21  # the opset expansions are written in
 
-    def __init__(self, tir: Any, anchor: Any) -> None:
+
+class Body:
+    """A private function at opset ``OPSET`` taking ``op``'s operands (an absent input is
+    none there too) and returning its results, for an expansion of ``op``."""
+
+    def __init__(self, tir: Any, module: Any, op: Any, name: str) -> None:
+        self.tir, self.op, self.name = tir, op, name
+        operand_types = [v.type for v in op.operands]
+        result_types = [r.type for r in op.results]
+        si64 = tir.IntegerType.get_signed(64)
+        with tir.InsertionPoint(module.body), op.location:
+            self.func = tir.Operation.create("func.func", regions=1, attributes={
+                "sym_name": tir.StringAttr.get(name), "sym_visibility": tir.StringAttr.get("private"),
+                "function_type": tir.TypeAttr.get(tir.FunctionType.get(operand_types, result_types)),
+                "torch.onnx_meta.opset_version": tir.IntegerAttr.get(si64, OPSET)})
+        self.block = self.func.regions[0].blocks.append(*operand_types)
+        self.arguments = list(self.block.arguments)
+
+    def replace(self, results: list[Any]) -> None:
+        """Return ``results`` and call the function in place of the op."""
+        tir, op = self.tir, self.op
+        with tir.InsertionPoint(self.block), op.location:
+            tir.Operation.create("func.return", operands=results)
+        with tir.InsertionPoint(op), op.location:
+            call = tir.Operation.create("func.call", results=[r.type for r in op.results],
+                                        operands=list(op.operands),
+                                        attributes={"callee": tir.FlatSymbolRefAttr.get(self.name)})
+        for old, new in zip(op.results, call.results, strict=True):
+            old.replace_all_uses_with(new)
+        op.erase()
+
+    def erase(self) -> None:
+        self.func.erase()
+
+
+class Emitter:
+    """Builds ONNX ops (``torch.operator``) and literals at the end of ``block``."""
+
+    def __init__(self, tir: Any, block: Any, location: Any) -> None:
         self.tir = tir
-        self.anchor = anchor
-        self.created: list[Any] = []
+        self.block = block
+        self.location = location
 
     def _create(self, name: str, result_types: list[str], operands: list[Any], attributes: dict[str, Any]) -> Any:
         tir = self.tir
-        with tir.InsertionPoint(self.anchor), self.anchor.location:
-            op = tir.Operation.create(name, results=[tir.Type.parse(t) for t in result_types], operands=operands,
-                                      attributes=attributes)
-        self.created.append(op)
-        return op
+        with tir.InsertionPoint(self.block), self.location:
+            return tir.Operation.create(name, results=[tir.Type.parse(t) for t in result_types], operands=operands,
+                                        attributes=attributes)
 
     def _attr(self, value: Any) -> Any:
         tir = self.tir
@@ -187,9 +222,3 @@ class Emitter:
         attr = self.tir.Attribute.parse(f'dense<"{body}"> : tensor<{dims}{dtype}>' if data.size
                                         else f"dense<> : tensor<{dims}{dtype}>")
         return self._create("torch.vtensor.literal", [vtensor(list(data.shape), dtype)], [], {"value": attr}).result
-
-    def discard(self) -> None:
-        """Erase what was built for an op the expander then left alone."""
-        for op in reversed(self.created):
-            op.erase()
-        self.created.clear()
