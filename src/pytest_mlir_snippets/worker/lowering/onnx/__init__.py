@@ -28,7 +28,11 @@ def _expanders() -> dict[str, Expander]:
 
 
 def expand(module: Any, tir: Any) -> int:
-    """Expand every ONNX op there is an expander for; returns how many were expanded."""
+    """Expand every ONNX op there is an expander for; returns how many were expanded.
+    Result types the import got wrong are set right first (``infer``): expanders read them."""
+    from pytest_mlir_snippets.worker.lowering.onnx import infer
+
+    infer.fix_result_types(module, tir)
     table = _expanders()
     found: list[Any] = []
 
