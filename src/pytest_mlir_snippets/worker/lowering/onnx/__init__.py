@@ -20,10 +20,15 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 
 
 def _expanders() -> dict[str, Expander]:
-    from pytest_mlir_snippets.worker.lowering.onnx import spectral
+    from pytest_mlir_snippets.worker.lowering.onnx import empty, nms, spectral
 
     return {
         "DFT": spectral.dft,
+        "Reshape": empty.empty_view,
+        "Flatten": empty.empty_view,
+        "Squeeze": empty.empty_view,
+        "Unsqueeze": empty.empty_view,
+        "NonMaxSuppression": nms.non_max_suppression,
     }
 
 
