@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.onnx.build import NUMPY, Emitter, OnnxOp
-
 import numpy as np
+
+from pytest_mlir_snippets.worker.lowering.onnx.build import NUMPY, Emitter, OnnxOp
 
 
 def empty_view(op: OnnxOp, e: Emitter) -> list[Any] | None:
