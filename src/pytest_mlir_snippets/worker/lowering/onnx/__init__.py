@@ -24,23 +24,32 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 
 
 def _expanders() -> dict[str, Expander]:
-    from pytest_mlir_snippets.worker.lowering.onnx import dropout, pad, spectral, unpool
+    from pytest_mlir_snippets.worker.lowering.onnx import dropout, empty, nms, pad, spectral, unpool
 
     return {
         "DFT": spectral.dft,
         "Dropout": dropout.dropout,
+        "Flatten": empty.empty_view,
         "MaxUnpool": unpool.max_unpool,
+        "NonMaxSuppression": nms.non_max_suppression,
         "Pad": pad.pad,
+        "Reshape": empty.empty_view,
+        "Squeeze": empty.empty_view,
+        "Unsqueeze": empty.empty_view,
     }
 
 
 def expand(module: Any, tir: Any) -> int:
     """Expand every ONNX op there is an expander for; returns how many were expanded.
 
+    Result types the import got wrong are set right first (``infer``): expanders read them.
     Each expansion is built in a private function of its own, at opset ``OPSET`` (the
     conversion picks an op's pattern by its function's opset, and the ops an expansion
     uses must mean what it means by them whatever the model's opset), called in the op's
     place; ``INLINE`` inlines it once converted."""
+    from pytest_mlir_snippets.worker.lowering.onnx import infer
+
+    infer.fix_result_types(module, tir)
     table = _expanders()
     found: list[Any] = []
 
