@@ -20,10 +20,12 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 
 
 def _expanders() -> dict[str, Expander]:
-    from pytest_mlir_snippets.worker.lowering.onnx import spectral
+    from pytest_mlir_snippets.worker.lowering.onnx import affine, resize, spectral
 
     return {
+        "AffineGrid": affine.affine_grid,
         "DFT": spectral.dft,
+        "Resize": resize.resize,
     }
 
 
