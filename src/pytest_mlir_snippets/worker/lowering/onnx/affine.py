@@ -38,7 +38,7 @@ def affine_grid(op: OnnxOp, e: Emitter) -> list[Any] | None:
     grid = base_grid(spatial, bool(op.attrs.get("align_corners", 0)))
     if grid.shape[0] != int(np.prod(spatial)):
         return None  # float steps gave a point more or less than the size: not this grid
-    m = Arith(e)
+    m = Arith(e, op.opset)
     # [N, k, k+1] -> [N, k+1, k]; [P, k+1] @ [N, k+1, k] -> [N, P, k], in f64 like the reference
     t = m.transpose(m.cast(theta, "f64"), [0, 2, 1])
     points = m.matmul(m.lit(grid), t)

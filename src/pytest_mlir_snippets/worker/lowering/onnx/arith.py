@@ -4,7 +4,8 @@ runtime inputs (Resize's scales and roi arrive as function arguments in ONNX's t
 Each value is a ``Tensor`` whose static shape follows numpy broadcasting; Python numbers
 and numpy arrays become literals of the value's element type. Only ops whose ONNX form
 is the same in every opset an expander serves are used (no Clip, Unsqueeze or Reduce*,
-whose bounds or axes moved from attributes to inputs).
+whose bounds or axes moved from attributes to inputs); torch-mlir converts Floor, Ceil and
+Less from opset 13 and Round from 11, so older modules get them from ops it converts there.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ import numpy as np
 from pytest_mlir_snippets.worker.lowering.onnx.build import ONNX_TYPE, Emitter, Tensor
 
 Operand = Tensor | float | int | np.ndarray
+FLOOR_SINCE = 13  # torch-mlir converts Floor, Ceil and Less from opset 13
+ROUND_SINCE = 11
 
 
 class Arith:
-    def __init__(self, e: Emitter, dtype: str = "f64") -> None:
+    def __init__(self, e: Emitter, opset: int, dtype: str = "f64") -> None:
         self.e = e
+        self.opset = opset
         self.dtype = dtype  # the element type literals take
 
     def lit(self, value: Any, dtype: str | None = None) -> Tensor:
@@ -28,11 +32,14 @@ class Arith:
         dtype = dtype or self.dtype
         return Tensor(self.e.const(array, dtype), list(array.shape), dtype)
 
-    def _t(self, x: Operand) -> Tensor:
-        return x if isinstance(x, Tensor) else self.lit(x)
+    def _t(self, x: Operand, like: Operand | None = None) -> Tensor:
+        """``x``, a number or array as a literal of ``like``'s element type (the default where none)."""
+        if isinstance(x, Tensor):
+            return x
+        return self.lit(x, like.dtype if isinstance(like, Tensor) else None)
 
     def _binary(self, name: str, a: Operand, b: Operand, dtype: str | None = None) -> Tensor:
-        ta, tb = self._t(a), self._t(b)
+        ta, tb = self._t(a, b), self._t(b, a)
         shape = list(np.broadcast_shapes(tuple(ta.shape), tuple(tb.shape)))
         out = dtype or ta.dtype
         return Tensor(self.e.op1(name, [ta, tb], shape, out), shape, out)
@@ -59,7 +66,7 @@ class Arith:
         return self._binary("Equal", a, b, "i1")
 
     def lt(self, a: Operand, b: Operand) -> Tensor:
-        return self._binary("Less", a, b, "i1")
+        return self._binary("Greater", b, a, "i1") if self.opset < FLOOR_SINCE else self._binary("Less", a, b, "i1")
 
     def gt(self, a: Operand, b: Operand) -> Tensor:
         return self._binary("Greater", a, b, "i1")
@@ -70,8 +77,30 @@ class Arith:
     def unary(self, name: str, a: Tensor) -> Tensor:
         return Tensor(self.e.op1(name, [a], a.shape, a.dtype), a.shape, a.dtype)
 
+    def floor(self, a: Tensor) -> Tensor:
+        if self.opset >= FLOOR_SINCE:
+            return self.unary("Floor", a)
+        whole = self.cast(self.cast(a, "si64"), a.dtype)  # truncated toward zero
+        return self.where(self.gt(whole, a), self.sub(whole, 1.0), whole)
+
+    def ceil(self, a: Tensor) -> Tensor:
+        if self.opset >= FLOOR_SINCE:
+            return self.unary("Ceil", a)
+        whole = self.cast(self.cast(a, "si64"), a.dtype)
+        return self.where(self.gt(a, whole), self.add(whole, 1.0), whole)
+
+    def round(self, a: Tensor) -> Tensor:
+        """Half to even, as ONNX Round and numpy."""
+        if self.opset >= ROUND_SINCE:
+            return self.unary("Round", a)
+        low = self.floor(a)
+        frac = self.sub(a, low)
+        odd = self.sub(low, self.mul(self.floor(self.mul(low, 0.5)), 2.0))  # low mod 2
+        tie = self.add(low, odd)
+        return self.where(self.gt(frac, 0.5), self.add(low, 1.0), self.where(self.gt(0.5, frac), low, tie))
+
     def where(self, cond: Tensor, a: Operand, b: Operand) -> Tensor:
-        ta, tb = self._t(a), self._t(b)
+        ta, tb = self._t(a, b), self._t(b, a)
         shape = list(np.broadcast_shapes(tuple(cond.shape), tuple(ta.shape), tuple(tb.shape)))
         return Tensor(self.e.op1("Where", [cond, ta, tb], shape, ta.dtype), shape, ta.dtype)
 
@@ -98,10 +127,14 @@ class Arith:
         shape = [*np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])), a.shape[-2], b.shape[-1]]
         return Tensor(self.e.op1("MatMul", [a, b], shape, a.dtype), shape, a.dtype)
 
-    def concat(self, parts: list[Tensor], axis: int) -> Tensor:
-        shape = list(parts[0].shape)
-        shape[axis] = sum(p.shape[axis] for p in parts)
-        return Tensor(self.e.op1("Concat", list(parts), shape, parts[0].dtype, axis=axis), shape, parts[0].dtype)
+    def columns(self, parts: list[Tensor]) -> Tensor:
+        """[rows, 1] columns side by side, [rows, len(parts)] (Concat is converted from opset 11 only):
+        each column times a one-hot row, summed, which adds only zeros."""
+        eye = np.eye(len(parts))
+        total = self.mul(parts[0], eye[:1])
+        for k, part in enumerate(parts[1:], 1):
+            total = self.add(total, self.mul(part, eye[k:k + 1]))
+        return total
 
     def transpose(self, a: Tensor, perm: list[int]) -> Tensor:
         shape = [a.shape[p] for p in perm]

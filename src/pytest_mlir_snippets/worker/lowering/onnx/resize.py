@@ -48,7 +48,7 @@ def resize(op: OnnxOp, e: Emitter) -> list[Any] | None:
         return None
     if ctm == "tf_crop_and_resize" and (roi is None or roi.shape != [2 * len(axes)]):
         return None
-    m = Arith(e)
+    m = Arith(e, op.opset)
     factors = _scales(m, op, x, axes, scales, sizes)
     work = x.dtype if mode == "nearest" else ("f32" if x.dtype == "f32" else "f64")
     data = m.cast(x, work)
@@ -134,7 +134,7 @@ def _source(m: Arith, ctm: str, s: Tensor, n: int, size: int, roi: tuple[Tensor,
 
 def _nearest(m: Arith, x: Tensor, mode: str) -> Tensor:
     """The one source index (f64, unclamped) of each output index."""
-    low = m.unary("Floor", x)
+    low = m.floor(x)
     frac = m.sub(x, low)
     if mode == "round_prefer_floor":
         return m.where(m.gt(frac, 0.5), m.add(low, 1.0), low)
@@ -143,14 +143,14 @@ def _nearest(m: Arith, x: Tensor, mode: str) -> Tensor:
     if mode == "floor":
         return low
     if mode == "ceil":
-        return m.unary("Ceil", x)
+        return m.ceil(x)
     raise ValueError(f"Resize: nearest_mode {mode!r}")
 
 
 def _kernel(m: Arith, op: OnnxOp, x: Tensor, s: Tensor, n: int, size: int, mode: str,
             by_scales: bool) -> tuple[Tensor, Tensor]:
     """Linear or cubic taps [size, W] (f64, unclamped) and their weights [size, W]."""
-    low = m.unary("Floor", x)
+    low = m.floor(x)
     # the reference's ratio lies in (0, 1]: an integer source takes the pixel on its left as base
     base = m.reshape(m.where(m.eq(x, low), m.sub(x, 1.0), low), [size, 1])
     ratio = m.sub(m.reshape(x, [size, 1]), base)
@@ -175,17 +175,17 @@ def _kernel(m: Arith, op: OnnxOp, x: Tensor, s: Tensor, n: int, size: int, mode:
         w = m.div(w, _row_sum(m, w))
     elif mode == "linear":
         offsets = np.array([[0.0, 1.0]])
-        w = m.concat([m.sub(1.0, ratio), ratio], axis=1)
+        w = m.columns([m.sub(1.0, ratio), ratio])
     else:
         offsets = np.array([[-1.0, 0.0, 1.0, 2.0]])
         r1, r0 = m.add(ratio, 1.0), m.sub(1.0, ratio)
         r2 = m.add(r0, 1.0)
-        w = m.concat([
+        w = m.columns([
             m.sub(m.mul(m.add(m.mul(m.sub(m.mul(a, r1), 5 * a), r1), 8 * a), r1), 4 * a),
             m.add(m.mul(m.mul(m.sub(m.mul(a + 2, ratio), a + 3), ratio), ratio), 1.0),
             m.add(m.mul(m.mul(m.sub(m.mul(a + 2, r0), a + 3), r0), r0), 1.0),
             m.sub(m.mul(m.add(m.mul(m.sub(m.mul(a, r2), 5 * a), r2), 8 * a), r2), 4 * a),
-        ], axis=1)
+        ])
     taps = m.add(base, offsets)
     if op.attrs.get("exclude_outside", 0):  # taps outside the input weigh 0, the rest renormalized
         outside = m.or_(m.lt(taps, 0.0), m.gt(taps, float(n - 1)))
@@ -236,5 +236,5 @@ def _to(m: Arith, data: Tensor, dtype: str) -> Tensor:
         return data
     bounds = _int_bounds(dtype)
     if bounds:
-        data = m.max(m.min(m.unary("Round", data), m.lit(bounds[1], data.dtype)), m.lit(bounds[0], data.dtype))
+        data = m.max(m.min(m.round(data), m.lit(bounds[1], data.dtype)), m.lit(bounds[0], data.dtype))
     return m.cast(data, dtype)
