@@ -24,9 +24,10 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 
 
 def _expanders() -> dict[str, Expander]:
-    from pytest_mlir_snippets.worker.lowering.onnx import dropout, empty, nms, pad, spectral, unpool
+    from pytest_mlir_snippets.worker.lowering.onnx import affine, dropout, empty, nms, pad, resize, spectral, unpool
 
     return {
+        "AffineGrid": affine.affine_grid,
         "DFT": spectral.dft,
         "Dropout": dropout.dropout,
         "Flatten": empty.empty_view,
@@ -35,6 +36,7 @@ def _expanders() -> dict[str, Expander]:
         "Pad": pad.pad,
         "Reshape": empty.empty_view,
         "Squeeze": empty.empty_view,
+        "Resize": resize.resize,
         "Unsqueeze": empty.empty_view,
     }
 
