@@ -20,10 +20,15 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 
 
 def _expanders() -> dict[str, Expander]:
-    from pytest_mlir_snippets.worker.lowering.onnx import spectral
+    from pytest_mlir_snippets.worker.lowering.onnx import quant, select, spectral
 
     return {
         "DFT": spectral.dft,
+        "QuantizeLinear": quant.quantize_linear,
+        "DequantizeLinear": quant.dequantize_linear,
+        "QLinearMatMul": quant.qlinear_matmul,
+        "ConvTranspose": select.conv_transpose,
+        "Compress": select.compress,
     }
 
 
