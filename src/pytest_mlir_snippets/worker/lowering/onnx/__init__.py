@@ -24,19 +24,35 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 
 
 def _expanders() -> dict[str, Expander]:
-    from pytest_mlir_snippets.worker.lowering.onnx import affine, dropout, empty, nms, pad, resize, spectral, unpool
+    from pytest_mlir_snippets.worker.lowering.onnx import (
+        affine,
+        dropout,
+        empty,
+        nms,
+        pad,
+        quant,
+        resize,
+        select,
+        spectral,
+        unpool,
+    )
 
     return {
         "AffineGrid": affine.affine_grid,
         "DFT": spectral.dft,
+        "Compress": select.compress,
+        "ConvTranspose": select.conv_transpose,
+        "DequantizeLinear": quant.dequantize_linear,
         "Dropout": dropout.dropout,
         "Flatten": empty.empty_view,
         "MaxUnpool": unpool.max_unpool,
         "NonMaxSuppression": nms.non_max_suppression,
         "Pad": pad.pad,
+        "QLinearMatMul": quant.qlinear_matmul,
+        "QuantizeLinear": quant.quantize_linear,
         "Reshape": empty.empty_view,
-        "Squeeze": empty.empty_view,
         "Resize": resize.resize,
+        "Squeeze": empty.empty_view,
         "Unsqueeze": empty.empty_view,
     }
 

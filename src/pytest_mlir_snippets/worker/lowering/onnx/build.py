@@ -209,6 +209,28 @@ class Emitter:
     def op1(self, name: str, inputs: list[Any], shape: list[int], dtype: str, **attrs: Any) -> Any:
         return self.op(name, inputs, [(shape, dtype)], **attrs)[0]
 
+    def reinterpret(self, value: Any, shape: list[int], source: str, dtype: str) -> Any:
+        """``value``'s bits as ``dtype``, an integer type of ``source``'s width (si16 as ui16): both
+        convert to the same signless builtin tensor, through which torch_c passes it unchanged;
+        the way to ui16, which no ONNX Cast in torch-mlir makes or reads."""
+        self._load_torch_c()
+        width = source.removeprefix("s").removeprefix("u").removeprefix("i")
+        builtin = f"tensor<{''.join(f'{d}x' for d in shape)}i{width}>"
+        signless = self._create("torch_c.to_builtin_tensor", [builtin], [value], {}).result
+        return self._create("torch_c.from_builtin_tensor", [vtensor(shape, dtype)], [signless], {}).result
+
+    def _load_torch_c(self) -> None:
+        """Load torch_c into the context (a pass that depends on it, run on an empty module):
+        an op of a dialect not loaded yet would be built unregistered and misread once it loads."""
+        context = self.location.context
+        if context.is_registered_operation("torch_c.to_builtin_tensor"):
+            return
+        from torch_mlir import passmanager
+
+        with context, self.tir.Location.unknown():
+            empty = self.tir.Module.parse("module {}")
+            passmanager.PassManager.parse("builtin.module(func.func(convert-torch-to-arith))").run(empty.operation)
+
     def none(self) -> Any:
         return self._create("torch.constant.none", ["!torch.none"], [], {}).result
 
