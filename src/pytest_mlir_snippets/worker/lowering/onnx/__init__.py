@@ -20,10 +20,13 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 
 
 def _expanders() -> dict[str, Expander]:
-    from pytest_mlir_snippets.worker.lowering.onnx import spectral
+    from pytest_mlir_snippets.worker.lowering.onnx import pooling, spectral
 
     return {
         "DFT": spectral.dft,
+        "AveragePool": pooling.average_pool,
+        "LpPool": pooling.lp_pool,
+        "MaxPool": pooling.max_pool,
     }
 
 
