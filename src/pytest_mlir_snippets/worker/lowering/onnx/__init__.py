@@ -20,13 +20,14 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 
 
 def _expanders() -> dict[str, Expander]:
-    from pytest_mlir_snippets.worker.lowering.onnx import pooling, spectral
+    from pytest_mlir_snippets.worker.lowering.onnx import col2im, pooling, spectral
 
     return {
         "DFT": spectral.dft,
         "AveragePool": pooling.average_pool,
         "LpPool": pooling.lp_pool,
         "MaxPool": pooling.max_pool,
+        "Col2Im": col2im.col2im,
     }
 
 
