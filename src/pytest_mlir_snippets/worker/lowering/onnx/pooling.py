@@ -104,17 +104,21 @@ def max_pool(op: OnnxOp, e: Emitter) -> list[Any] | None:
     labels = np.where(t.valid, labels_all, labels_all[windows_at, first][:, None])
     rows, (p, k) = x.shape[0] * x.shape[1], slots.shape
     windows = gather(e, x.value, x.shape, x.dtype, slots, zero_column=False)
-    values = reduce(e, "Max", windows, [rows, p, k], x.dtype, 2, op.opset)
-    arg = e.op1("ArgMax", [windows], [rows, p], "si64", axis=2, keepdims=0)
-    at = e.op1("Add", [arg, e.const(windows_at * k, "si64")], [rows, p], "si64")
-    index = e.op1("Gather", [e.const(labels.reshape(-1), "si64"), at], [rows, p], "si64", axis=0)
+    # the first maximum's place in its window, and the maximum read there by a Gather of
+    # the flattened windows (torch-mlir converts ReduceMax and GatherElements from opset 13 only)
+    arg = e.op1("ArgMax", [windows], [rows, p, 1], "si64", axis=2, keepdims=1)
+    every = e.op1("Reshape", [windows, e.const([rows * p * k], "si64")], [rows * p * k], x.dtype)
+    read = e.op1("Add", [arg, e.const(np.arange(rows * p).reshape(rows, p, 1) * k, "si64")], [rows, p, 1], "si64")
+    values = e.op1("Gather", [every, read], [rows, p, 1], x.dtype, axis=0)
+    at = e.op1("Add", [arg, e.const(windows_at[:, None] * k, "si64")], [rows, p, 1], "si64")
+    index = e.op1("Gather", [e.const(labels.reshape(-1), "si64"), at], [rows, p, 1], "si64", axis=0)
     size = int(np.prod(x.shape[2:]))
-    index = e.op1("Add", [index, e.const(np.arange(rows)[:, None] * size, "si64")], [rows, p], "si64")
-    empty = ~t.valid.any(axis=1)
+    index = e.op1("Add", [index, e.const(np.arange(rows)[:, None, None] * size, "si64")], [rows, p, 1], "si64")
+    empty: np.ndarray = ~np.any(t.valid, axis=1)
     if empty.any():
-        keep = e.const(~empty, "i1")
-        values = e.op1("Where", [keep, values, e.const(np.zeros(1), x.dtype)], [rows, p], x.dtype)
-        index = e.op1("Where", [keep, index, e.const(np.full(1, -1), "si64")], [rows, p], "si64")
+        keep = e.const(~empty[:, None], "i1")
+        values = e.op1("Where", [keep, values, e.const(np.zeros(1), x.dtype)], [rows, p, 1], x.dtype)
+        index = e.op1("Where", [keep, index, e.const(np.full(1, -1), "si64")], [rows, p, 1], "si64")
     (out, dtype), (index_out, index_dtype) = op.results[0], op.results[1]
     return [e.op1("Reshape", [values, e.const(out, "si64")], out, dtype),
             e.op1("Reshape", [index, e.const(index_out, "si64")], index_out, index_dtype)]
