@@ -26,10 +26,12 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 def _expanders() -> dict[str, Expander]:
     from pytest_mlir_snippets.worker.lowering.onnx import (
         affine,
+        col2im,
         dropout,
         empty,
         nms,
         pad,
+        pooling,
         quant,
         resize,
         select,
@@ -40,11 +42,15 @@ def _expanders() -> dict[str, Expander]:
     return {
         "AffineGrid": affine.affine_grid,
         "DFT": spectral.dft,
+        "AveragePool": pooling.average_pool,
+        "Col2Im": col2im.col2im,
         "Compress": select.compress,
         "ConvTranspose": select.conv_transpose,
         "DequantizeLinear": quant.dequantize_linear,
         "Dropout": dropout.dropout,
         "Flatten": empty.empty_view,
+        "LpPool": pooling.lp_pool,
+        "MaxPool": pooling.max_pool,
         "MaxUnpool": unpool.max_unpool,
         "NonMaxSuppression": nms.non_max_suppression,
         "Pad": pad.pad,
