@@ -20,10 +20,11 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 
 
 def _expanders() -> dict[str, Expander]:
-    from pytest_mlir_snippets.worker.lowering.onnx import spectral
+    from pytest_mlir_snippets.worker.lowering.onnx import sampling, spectral
 
     return {
         "DFT": spectral.dft,
+        "GridSample": sampling.grid_sample,
     }
 
 
