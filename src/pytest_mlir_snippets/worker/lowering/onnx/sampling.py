@@ -7,9 +7,11 @@ the grid's last axis) the normalized coordinate is denormalized, rounded half to
 nearest, moved into range by the padding mode; then each dimension's neighbours (taps)
 get an index and a weight, the taps of all dimensions combine into flat indices into the
 input (spatial positions flattened, batch offsets added), one Gather fetches the channels
-of every tap and a ReduceSum adds the weighted taps. torch-mlir's own conversion takes
-4-D inputs only, no cubic mode, and its nearest rounds differently from ONNX (half to
-even), so every GridSample is taken here.
+of every tap and a ReduceSum adds the weighted taps. Every GridSample is taken here:
+torch-mlir's own conversion takes 4-D inputs with modes linear and nearest and zeros
+padding only, and of those, checked against onnx.reference, only linear with
+align_corners and the grid inside [-1, 1] came out right (grids past the borders read
+outside the input, nearest missed pixels).
 """
 
 from __future__ import annotations
