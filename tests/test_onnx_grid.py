@@ -97,3 +97,26 @@ def test_gridsample_nd_against_the_reference(pytester: pytest.Pytester, run_item
              {"mode": "linear", "align_corners": 1}, opset=20),
     ]
     assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
+
+
+def test_roialign_against_the_reference(pytester: pytest.Pytester, run_items) -> None:
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((2, 3, 10, 8)).astype(np.float32)
+    # whole image, corners, past the borders, smaller than a pixel (forced 1 x 1 without half_pixel), reversed
+    rois = np.array([[0, 0, 7, 9], [0, 5, 4, 9], [5, 5, 9, 11], [-3, -2, 12, 11], [2.3, 1.7, 2.9, 2.1],
+                     [6, 7, 2, 3]], np.float32)
+    batch = np.array([0, 1, 1, 0, 1, 0], np.int64)
+    cases = [Case(f"roi_{mode}_{transform}_{ratio}", "RoiAlign", [x, rois, batch],
+                  {"mode": mode, "coordinate_transformation_mode": transform, "output_height": 3, "output_width": 4,
+                   "sampling_ratio": ratio, "spatial_scale": 0.9}, opset=22)
+             for mode in ("avg", "max") for transform in ("half_pixel", "output_half_pixel") for ratio in (1, 2)]
+    random_rois = np.sort(rng.uniform(-2, 20, (4, 2, 2)), axis=1).transpose(0, 2, 1).reshape(4, 4)
+    cases += [
+        Case("roi_defaults_16", "RoiAlign", [x, rois, batch], {"sampling_ratio": 2}, opset=16),
+        Case("roi_max_random_scaled", "RoiAlign", [x, random_rois.astype(np.float32), np.array([1, 0, 1, 1])],
+             {"mode": "max", "output_height": 2, "output_width": 5, "sampling_ratio": 3, "spatial_scale": 0.5},
+             opset=22),
+        Case("roi_avg_f64", "RoiAlign", [x.astype(np.float64), rois.astype(np.float64), batch],
+             {"output_height": 4, "output_width": 2, "sampling_ratio": 2}, opset=22),
+    ]
+    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))

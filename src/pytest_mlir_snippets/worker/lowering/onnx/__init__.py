@@ -20,11 +20,12 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 
 
 def _expanders() -> dict[str, Expander]:
-    from pytest_mlir_snippets.worker.lowering.onnx import sampling, spectral
+    from pytest_mlir_snippets.worker.lowering.onnx import roialign, sampling, spectral
 
     return {
         "DFT": spectral.dft,
         "GridSample": sampling.grid_sample,
+        "RoiAlign": roialign.roi_align,
     }
 
 

@@ -29,7 +29,7 @@ TAPS = {"nearest": [0.0], "linear": [0.0, 1.0], "cubic": [-1.0, 0.0, 1.0, 2.0]} 
 CUBIC_ALPHA = -0.75  # Keys' cubic convolution, as PyTorch and the reference use it
 
 
-class _Ops:
+class Ops:
     """ONNX ops on Tensors, each result's shape by numpy broadcasting unless given."""
 
     def __init__(self, e: Emitter) -> None:
@@ -89,7 +89,7 @@ def grid_sample(op: OnnxOp, e: Emitter) -> list[Any] | None:
     align = bool(op.attrs.get("align_corners", 0))
     batch, channels, dims, out = x.shape[0], x.shape[1], x.shape[2:], grid.shape[1:-1]
     points, size = math.prod(out), math.prod(dims)
-    o = _Ops(e)
+    o = Ops(e)
     # grid component j addresses spatial dimension rank-1-j (x is the last axis): constants per component
     length = np.array(dims[::-1], np.float32)
     lo = np.zeros(rank, np.float32) if align else np.full(rank, -0.5, np.float32)
@@ -164,7 +164,7 @@ def grid_sample(op: OnnxOp, e: Emitter) -> list[Any] | None:
     return [o.reshape(moved, [batch, channels, *out]).value]
 
 
-def _weights(o: _Ops, frac: Tensor, mode: str, taps: np.ndarray) -> Tensor:
+def _weights(o: Ops, frac: Tensor, mode: str, taps: np.ndarray) -> Tensor:
     """Each tap's weight, [N, P, r, T], from the fraction t = x - floor(x) per dimension."""
     batch, points, rank = frac.shape
     t = o.reshape(frac, [batch, points, rank, 1])
