@@ -99,7 +99,24 @@ def test_gridsample_nd_against_the_reference(pytester: pytest.Pytester, run_item
     assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
 
 
-def test_roialign_against_the_reference(pytester: pytest.Pytester, run_items) -> None:
+def _write_with_constant_regions(folder: Path, case: Case) -> Path:
+    """A RoiAlign case named ``*_constrois`` whose regions (input 1) are a literal in the model (the
+    argument stays, unused): sampling_ratio 0's sample counts then follow from the regions."""
+    path = write_case(folder, case)
+    if case.name.endswith("_constrois"):
+        rois = case.inputs[1]
+        assert rois is not None
+        body = np.array2string(rois, separator=", ", floatmode="unique").replace("\n", "")
+        literal = (f"%rois = torch.vtensor.literal(dense<{body}> : tensor<{rois.shape[0]}x4xf32>) : "
+                   f"!torch.vtensor<[{rois.shape[0]},4],f32>\n    ")
+        text = path.read_text().replace("%0 = torch.operator", literal + "%0 = torch.operator")
+        path.write_text(text.replace('"onnx.RoiAlign"(%arg0, %arg1, %arg2)', '"onnx.RoiAlign"(%arg0, %rois, %arg2)'))
+    return path
+
+
+def test_roialign_against_the_reference(pytester: pytest.Pytester, run_items,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(test_onnx_expand, "write_case", _write_with_constant_regions)
     rng = np.random.default_rng(13)
     x = rng.standard_normal((2, 3, 10, 8)).astype(np.float32)
     # whole image, corners, past the borders, smaller than a pixel (forced 1 x 1 without half_pixel), reversed
@@ -116,6 +133,11 @@ def test_roialign_against_the_reference(pytester: pytest.Pytester, run_items) ->
         Case("roi_max_random_scaled", "RoiAlign", [x, random_rois.astype(np.float32), np.array([1, 0, 1, 1])],
              {"mode": "max", "output_height": 2, "output_width": 5, "sampling_ratio": 3, "spatial_scale": 0.5},
              opset=22),
+        Case("roi_avg_adaptive_constrois", "RoiAlign", [x, rois, batch],
+             {"output_height": 2, "output_width": 3, "spatial_scale": 0.9}, opset=22),
+        Case("roi_max_adaptive_constrois", "RoiAlign", [x, rois, batch],
+             {"mode": "max", "coordinate_transformation_mode": "output_half_pixel", "output_height": 3,
+              "output_width": 2}, opset=22),
         Case("roi_avg_f64", "RoiAlign", [x.astype(np.float64), rois.astype(np.float64), batch],
              {"output_height": 4, "output_width": 2, "sampling_ratio": 2}, opset=22),
     ]

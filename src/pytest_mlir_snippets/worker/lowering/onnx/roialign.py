@@ -76,7 +76,7 @@ def roi_align(op: OnnxOp, e: Emitter) -> list[Any] | None:
     if mode == "avg":
         if not taken.all():
             mask = taken.reshape(count, 1, gh, 1, 1, gw, 1, 1)
-            values = o("Where", [o.const(mask, "i1"), values, o.const(0.0, kind)], dtype=kind)
+            values = o("Where", [o.mask(mask), values, o.const(0.0, kind)], dtype=kind)
         pooled_values = _reduce(o, op.opset, "ReduceSum", values, [2, 3, 5, 6])
         samples = np.maximum(grids[0] * grids[1], 1).reshape(count, 1, 1, 1)
         pooled_values = o("Div", [pooled_values, o.const(samples, kind)])
@@ -84,11 +84,11 @@ def roi_align(op: OnnxOp, e: Emitter) -> list[Any] | None:
         best = _reduce(o, op.opset, "ReduceMax", values, [3, 6])  # [R, PH, GH, PW, GW, C]
         if not taken.all():  # samples past a region's grid never win; a region without samples gives 0
             mask = taken.reshape(count, 1, gh, 1, gw, 1)
-            best = o("Where", [o.const(mask, "i1"), best, o.const(-np.inf, kind)], dtype=kind)
+            best = o("Where", [o.mask(mask), best, o.const(-np.inf, kind)], dtype=kind)
         pooled_values = _reduce(o, op.opset, "ReduceMax", best, [2, 4])
         if not taken.any(axis=(1, 2)).all():
             some = taken.any(axis=(1, 2)).reshape(count, 1, 1, 1)
-            pooled_values = o("Where", [o.const(some, "i1"), pooled_values, o.const(0.0, kind)], dtype=kind)
+            pooled_values = o("Where", [o.mask(some), pooled_values, o.const(0.0, kind)], dtype=kind)
     return [o("Transpose", [pooled_values], [count, c, *pooled], perm=[0, 3, 1, 2]).value]
 
 

@@ -46,6 +46,12 @@ class Ops:
         data = np.asarray(array)
         return Tensor(self.e.const(data, dtype), list(data.shape), dtype)
 
+    def mask(self, array: Any) -> Tensor:
+        """A boolean literal, emitted as ui8 and cast: a large i1 literal prints as hex that a later
+        parse of the module (the split before compiling) reads with another bit layout."""
+        data = np.asarray(array).astype(np.uint8)
+        return self("Cast", [self.const(data, "ui8")], dtype="i1", to=ONNX_TYPE["i1"])
+
     def reshape(self, x: Tensor, shape: list[int]) -> Tensor:
         return self("Reshape", [x, self.const(shape, "si64")], shape)
 
@@ -180,5 +186,5 @@ def _weights(o: Ops, frac: Tensor, mode: str, taps: np.ndarray) -> Tensor:
     near = o("Add", [o("Mul", [o("Mul", [o("Sub", [o("Mul", [d, c(a + 2)]), c(a + 3)]), d]), d]), c(1.0)])
     far = o("Sub", [o("Mul", [o("Add", [o("Mul", [o("Sub", [o("Mul", [d, c(a)]), c(5 * a)]), d]), c(8 * a)]), d]),
                     c(4 * a)])
-    inner = o.const(np.abs(taps - 0.5) < 1, "i1")  # the taps at floor(x) and floor(x) + 1
+    inner = o.mask(np.abs(taps - 0.5) < 1)  # the taps at floor(x) and floor(x) + 1
     return o("Where", [inner, near, far], dtype="f32")
