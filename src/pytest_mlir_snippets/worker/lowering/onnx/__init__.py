@@ -34,6 +34,8 @@ def _expanders() -> dict[str, Expander]:
         pooling,
         quant,
         resize,
+        roialign,
+        sampling,
         select,
         spectral,
         unpool,
@@ -41,14 +43,15 @@ def _expanders() -> dict[str, Expander]:
 
     return {
         "AffineGrid": affine.affine_grid,
-        "DFT": spectral.dft,
         "AveragePool": pooling.average_pool,
         "Col2Im": col2im.col2im,
         "Compress": select.compress,
         "ConvTranspose": select.conv_transpose,
+        "DFT": spectral.dft,
         "DequantizeLinear": quant.dequantize_linear,
         "Dropout": dropout.dropout,
         "Flatten": empty.empty_view,
+        "GridSample": sampling.grid_sample,
         "LpPool": pooling.lp_pool,
         "MaxPool": pooling.max_pool,
         "MaxUnpool": unpool.max_unpool,
@@ -58,6 +61,7 @@ def _expanders() -> dict[str, Expander]:
         "QuantizeLinear": quant.quantize_linear,
         "Reshape": empty.empty_view,
         "Resize": resize.resize,
+        "RoiAlign": roialign.roi_align,
         "Squeeze": empty.empty_view,
         "Unsqueeze": empty.empty_view,
     }
