@@ -215,7 +215,7 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
         if left:
             raise SnippetFailure(Kind.COMPILE_ERROR, f"{kind} legalization left {len(left)} op(s) without a lowering"
                                  f" to linalg", left)
-        text: str = module.operation.get_asm(enable_debug_info=True)
+        text = mlirtools.spell_out_booleans(module.operation.get_asm(enable_debug_info=True))
         return text, signature, checks
 
 

@@ -19,6 +19,30 @@ _SEVERITY = {"DiagnosticSeverity.ERROR": "error", "DiagnosticSeverity.WARNING": 
              "DiagnosticSeverity.NOTE": "note", "DiagnosticSeverity.REMARK": "remark"}
 
 
+# a boolean tensor's elements in hex: torch-mlir's MLIR writes a byte per element, upstream's
+# reads packed bits, so the hand-off between them spells them out
+_I1_HEX = re.compile(r'dense<"0x([0-9A-Fa-f]*)">(\s*:\s*tensor<((?:\d+x)*)i1>)')
+
+
+def spell_out_booleans(text: str) -> str:
+    """``text`` with every boolean tensor literal written in hex a byte per element
+    spelled out as ``[true, false, ...]``, which every MLIR version reads alike."""
+    def spelled(m: re.Match[str]) -> str:
+        data = bytes.fromhex(m.group(1))
+        dims = [int(d) for d in m.group(3).split("x") if d]
+        count = 1
+        for d in dims:
+            count *= d
+        if len(data) != count:
+            return m.group(0)
+        values = [b != 0 for b in data]
+        for d in reversed(dims[1:]):
+            values = [values[i:i + d] for i in range(0, len(values), d)]  # type: ignore[misc]
+        return "dense<" + repr(values).replace("True", "true").replace("False", "false") + ">" + m.group(2)
+
+    return _I1_HEX.sub(spelled, text)
+
+
 def source_location(location: str) -> tuple[str, int | None, int | None]:
     """(named source or "", line, column) in the parsed text, from a printed MLIR location."""
     m = _LOC.search(location)
