@@ -27,6 +27,7 @@ def _expanders() -> dict[str, Expander]:
     from pytest_mlir_snippets.worker.lowering.onnx import (
         affine,
         col2im,
+        deform,
         dropout,
         empty,
         nms,
@@ -45,6 +46,7 @@ def _expanders() -> dict[str, Expander]:
         "AveragePool": pooling.average_pool,
         "Col2Im": col2im.col2im,
         "Compress": select.compress,
+        "DeformConv": deform.deform_conv,
         "ConvTranspose": select.conv_transpose,
         "DequantizeLinear": quant.dequantize_linear,
         "Dropout": dropout.dropout,
