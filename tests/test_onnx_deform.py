@@ -123,3 +123,24 @@ def test_deform_conv_1d_and_3d_against_the_nd_form(pytester: pytest.Pytester, ru
              {"group": 2, "strides": [1, 1, 2], "pads": [0, 0, 0, 0, 0, 1]}, opset=19),
     ]
     assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
+
+
+def test_deform_conv_specification_examples(pytester: pytest.Pytester, run_items) -> None:
+    """The examples of ONNX's DeformConv documentation: padding, none, mask and bias."""
+    x = np.arange(9, dtype=np.float32).reshape(1, 1, 3, 3)
+    w = np.ones((1, 1, 2, 2), np.float32)
+    padded = np.zeros((1, 8, 4, 4), np.float32)
+    padded[0, 0, 0, 0], padded[0, 5, 1, 2] = 0.5, -0.1
+    plain = np.zeros((1, 8, 2, 2), np.float32)
+    plain[0, 0, 0, 0], plain[0, 5, 0, 1] = 0.5, -0.1
+    mask = np.ones((1, 4, 2, 2), np.float32)
+    mask[0, 2, 1, 1] = 0.2
+    cases = [
+        Case("deform_spec_with_padding", "DeformConv", [x, w, padded], {"kernel_shape": [2, 2], "pads": [1] * 4},
+             opset=19),
+        Case("deform_spec_without_padding", "DeformConv", [x, w, plain], {"kernel_shape": [2, 2], "pads": [0] * 4},
+             opset=19),
+        Case("deform_spec_mask_bias", "DeformConv", [x, w, plain, np.ones(1, np.float32), mask],
+             {"kernel_shape": [2, 2], "pads": [0] * 4}, opset=22),
+    ]
+    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
