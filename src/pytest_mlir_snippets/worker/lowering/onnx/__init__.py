@@ -27,6 +27,7 @@ def _expanders() -> dict[str, Expander]:
     from pytest_mlir_snippets.worker.lowering.onnx import (
         affine,
         col2im,
+        deform,
         dropout,
         empty,
         nms,
@@ -46,6 +47,7 @@ def _expanders() -> dict[str, Expander]:
         "AveragePool": pooling.average_pool,
         "Col2Im": col2im.col2im,
         "Compress": select.compress,
+        "DeformConv": deform.deform_conv,
         "ConvTranspose": select.conv_transpose,
         "DFT": spectral.dft,
         "DequantizeLinear": quant.dequantize_linear,
