@@ -1,7 +1,7 @@
 """ONNX ops that torch-mlir leaves (or converts wrongly), expanded into ONNX ops it converts.
 
 Runs on an imported ONNX model before ``convert-torch-onnx-to-torch``: each
-``torch.operator "onnx.X"`` with an expander in ``EXPANDERS`` is offered to it;
+``torch.operator "onnx.X"`` with an expander in ``_expanders()`` is offered to it;
 the expander either returns the op's results, built from simpler ONNX ops and
 constants computed here with numpy (shapes are static in an ONNX import), or
 ``None`` to leave the op to torch-mlir. The expansions follow the ONNX
@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.onnx.build import Body, Emitter, OnnxOp, view
+from pytest_mlir_snippets.worker.lowering.onnx.build import Body, Emitter, OnnxOp, onnx_ops, view
 
 # after the conversion: the expansions' functions inlined (and dropped), nothing else changed
 INLINE = "builtin.module(inline{default-pipeline=})"
@@ -81,16 +81,8 @@ def expand(module: Any, tir: Any) -> int:
 
     infer.fix_result_types(module, tir)
     table = _expanders()
-    found: list[Any] = []
-
-    def visit(op: Any) -> Any:
-        if op.name == "torch.operator" and _onnx_name(op) in table:
-            found.append(op)
-        return tir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
     expanded = 0
-    for op in found:
+    for op in onnx_ops(module, tir, table):
         onnx_op = view(op, tir)
         body = Body(tir, module, op, f"onnx_expansion_{expanded}_{onnx_op.name}")
         onnx_op.inputs = [None if x is None else dataclasses.replace(x, value=body.arguments[i])
@@ -102,8 +94,3 @@ def expand(module: Any, tir: Any) -> int:
         body.replace(results)
         expanded += 1
     return expanded
-
-
-def _onnx_name(op: Any) -> str:
-    name = str(op.attributes["name"]).strip('"')
-    return name.removeprefix("onnx.")

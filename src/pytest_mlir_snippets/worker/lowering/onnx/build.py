@@ -109,6 +109,24 @@ def _constant(value: Any, tir: Any) -> np.ndarray | None:
     return None
 
 
+def onnx_name(op: Any) -> str:
+    """The ONNX op a ``torch.operator`` is ("Resize" for ``onnx.Resize``)."""
+    return str(op.attributes["name"]).strip('"').removeprefix("onnx.")
+
+
+def onnx_ops(module: Any, tir: Any, names: Any) -> list[Any]:
+    """The ``torch.operator`` ops of ``module`` whose ONNX op is in ``names``, in order."""
+    found: list[Any] = []
+
+    def visit(op: Any) -> Any:
+        if op.name == "torch.operator" and onnx_name(op) in names:
+            found.append(op)
+        return tir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
 def named_attributes(op: Any) -> list[Any]:
     return [op.attributes[i] for i in range(len(op.attributes))]
 

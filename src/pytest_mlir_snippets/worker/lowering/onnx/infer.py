@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.onnx.build import OnnxOp, parse_type, view, vtensor
+from pytest_mlir_snippets.worker.lowering.onnx.build import OnnxOp, onnx_name, onnx_ops, parse_type, view, vtensor
 
 REDUCTIONS = frozenset({"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
                         "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
@@ -93,10 +93,6 @@ def _elementwise_shape(op: Any, name: str) -> list[int] | None:
     return shapes[0] if name in SAME_SHAPE else broadcast(shapes)
 
 
-def _onnx_name(op: Any) -> str:
-    return str(op.attributes["name"]).strip('"').removeprefix("onnx.")
-
-
 def _owner(use: Any) -> Any:
     """The operation that uses a value: an ``OpView`` of ``torch.operator`` reads ``name`` as its
     attribute (the ONNX op's name), so its generic ``Operation`` is taken."""
@@ -119,14 +115,7 @@ def _retype(value: Any, shape: list[int], tir: Any) -> bool:
 def fix_result_types(module: Any, tir: Any) -> int:
     """Set the result type of each reduction whose shape is known and declared wrong, and of
     the elementwise ops that follow it; returns how many results were retyped."""
-    reductions: list[Any] = []
-
-    def visit(op: Any) -> Any:
-        if op.name == "torch.operator" and _onnx_name(op) in REDUCTIONS:
-            reductions.append(op)
-        return tir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    reductions = onnx_ops(module, tir, REDUCTIONS)
     work: list[Any] = []
     for op in reductions:
         shape = reduced_shape(view(op, tir))
@@ -139,7 +128,7 @@ def fix_result_types(module: Any, tir: Any) -> int:
             user = _owner(use)
             if user.name != "torch.operator" or len(user.results) != 1:
                 continue
-            name = _onnx_name(user)
+            name = onnx_name(user)
             if name not in SAME_SHAPE and name not in BROADCAST:
                 continue
             shape = _elementwise_shape(user, name)
