@@ -34,6 +34,7 @@ def _expanders() -> dict[str, Expander]:
         resize,
         select,
         spectral,
+        unique,
         unpool,
     )
 
@@ -53,6 +54,7 @@ def _expanders() -> dict[str, Expander]:
         "Reshape": empty.empty_view,
         "Resize": resize.resize,
         "Squeeze": empty.empty_view,
+        "Unique": unique.unique,
         "Unsqueeze": empty.empty_view,
     }
 
