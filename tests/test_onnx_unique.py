@@ -43,6 +43,8 @@ def test_unique_without_axis(pytester: pytest.Pytester, run_items) -> None:
         Case("u_sorted_nan_inf_zeros", "Unique", [special], outputs=4),
         Case("u_not_sorted_nan_inf_zeros", "Unique", [special], {"sorted": 0}, outputs=4),
         Case("u_sorted_i8_4d", "Unique", [rng.integers(-128, 128, (2, 2, 3, 2)).astype(np.int8)], outputs=4),
+        Case("u_scalar", "Unique", [np.array(2.5, np.float32)], outputs=4),
+        Case("u_empty", "Unique", [np.zeros((0,), np.float32)], outputs=4),
         Case("u_all_distinct_f16", "Unique", [rng.permutation(12).astype(np.float16) - 5], outputs=4),
     ]
     assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
@@ -74,6 +76,9 @@ def test_unique_with_axis(pytester: pytest.Pytester, run_items) -> None:
         Case("u_axis0_rows_nan", "Unique", [nan_rows], {"axis": 0}, outputs=4),
         Case("u_axis1_rows_nan", "Unique", [nan_rows.T.copy()], {"axis": 1}, outputs=4),
         Case("u_axis0_rows_nan_not_sorted", "Unique", [nan_rows], {"axis": 0, "sorted": 0}, outputs=4),
+        Case("u_axis0_no_rows", "Unique", [np.zeros((0, 3), np.int64)], {"axis": 0}, outputs=4),
+        Case("u_axis2_empty_rows", "Unique", [np.zeros((2, 0, 3), np.float32)], {"axis": 2}, outputs=4),
+        Case("u_axis1_u8", "Unique", [_rows(rng, (3, 8), 1, 4).astype(np.uint8)], {"axis": 1}, outputs=4),
         Case("u_axis0_bool_rows", "Unique", [rng.integers(0, 2, (6, 2)).astype(bool)], {"axis": 0}, outputs=4),
     ]
     assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))

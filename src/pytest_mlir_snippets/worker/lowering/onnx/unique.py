@@ -90,6 +90,16 @@ def _compare(rows: Tensor, nan_equal: bool, a: Arith) -> tuple[Tensor, Tensor, T
     return same, lexless, lextie
 
 
+def _empty(op: OnnxOp, n: int, u: int, e: Emitter) -> list[Any] | None:
+    """An input without elements, as numpy: no slices, no unique ones; n > 0 slices without
+    elements (another dimension is 0), all equal: one unique, first at 0, counted n times.
+    Every output is then a constant (Y has no elements either way)."""
+    if u != min(n, 1):
+        return None
+    values = [np.zeros(op.results[0][0]), np.zeros(u), np.zeros(n), np.full(u, n)]
+    return [e.const(v, dtype) for v, (_, dtype) in zip(values, op.results, strict=False)]
+
+
 def unique(op: OnnxOp, e: Emitter) -> list[Any] | None:
     x = op.input(0)
     if x is None or x.dtype not in _COMPARED or any(not shape for shape, _ in op.results):
@@ -104,8 +114,10 @@ def unique(op: OnnxOp, e: Emitter) -> list[Any] | None:
     y_shape, y_dtype = op.results[0]
     u = y_shape[0 if axis is None else axis] if len(y_shape) == (1 if axis is None else x.rank) else -1
     n = int(np.prod(x.shape)) if axis is None else x.shape[axis]
-    if u < 0 or n == 0 or u > n or int(np.prod(x.shape)) == 0:
-        return None  # no static count, or an empty input (numpy's own edge cases): left to torch-mlir
+    if u < 0 or u > n:
+        return None  # no static count of unique slices
+    if int(np.prod(x.shape)) == 0:
+        return _empty(op, n, u, e)
     rows = a.cast(_rows(x, axis, a), _COMPARED[x.dtype])
     # numpy compares scalars (no axis, or a 1-D input) with NaNs equal, rows with NaN unequal
     same, lexless, lextie = _compare(rows, axis is None or x.rank == 1, a)
