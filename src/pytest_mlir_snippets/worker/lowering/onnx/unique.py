@@ -31,6 +31,7 @@ from pytest_mlir_snippets.worker.lowering.onnx.build import Emitter, OnnxOp, Ten
 _COMPARED = {"f32": "f32", "f64": "f64", "f16": "f32", "si64": "si64", "si32": "si64", "si16": "si64",
              "si8": "si64", "ui8": "si64", "i1": "si64"}
 SI64, I1 = "si64", "i1"
+MAX_PAIRS = 1 << 26  # [n, n, w] comparison elements past which the expansion is not attempted
 
 
 def _rows(x: Tensor, axis: int | None, a: Arith) -> Tensor:
@@ -118,6 +119,8 @@ def unique(op: OnnxOp, e: Emitter) -> list[Any] | None:
         return None  # no static count of unique slices
     if int(np.prod(x.shape)) == 0:
         return _empty(op, n, u, e)
+    if n * n * (int(np.prod(x.shape)) // n) > MAX_PAIRS:
+        return None  # the pairwise comparison would not fit in memory
     rows = a.cast(_rows(x, axis, a), _COMPARED[x.dtype])
     # numpy compares scalars (no axis, or a 1-D input) with NaNs equal, rows with NaN unequal
     same, lexless, lextie = _compare(rows, axis is None or x.rank == 1, a)
