@@ -39,6 +39,7 @@ def _expanders() -> dict[str, Expander]:
         sampling,
         select,
         spectral,
+        unique,
         unpool,
     )
 
@@ -65,6 +66,7 @@ def _expanders() -> dict[str, Expander]:
         "Resize": resize.resize,
         "RoiAlign": roialign.roi_align,
         "Squeeze": empty.empty_view,
+        "Unique": unique.unique,
         "Unsqueeze": empty.empty_view,
     }
 
