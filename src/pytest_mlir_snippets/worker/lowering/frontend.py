@@ -170,7 +170,7 @@ def _bake_inputs(module_text: str, function: str, constants: Mapping[int, np.nda
                 literal = tir.Operation.create("torch.vtensor.literal", results=[arg.type], attributes={"value": attr})
             arg.replace_all_uses_with(literal.results[0])
             baked.append(f"input #{index} = {data}")
-        return module.operation.get_asm(enable_debug_info=True), "; ".join(baked)
+        return mlirtools.spell_out_booleans(module.operation.get_asm(enable_debug_info=True)), "; ".join(baked)
 
 
 def _legalize_with(module_text: str, kind: str, target: str, function: str, pipeline: str,

@@ -19,8 +19,8 @@ _SEVERITY = {"DiagnosticSeverity.ERROR": "error", "DiagnosticSeverity.WARNING": 
              "DiagnosticSeverity.NOTE": "note", "DiagnosticSeverity.REMARK": "remark"}
 
 
-# a boolean tensor's elements in hex: torch-mlir's MLIR writes a byte per element, upstream's
-# reads packed bits, so the hand-off between them spells them out
+# a boolean tensor's elements in hex: torch-mlir's MLIR writes a byte per element, and its
+# parser, like upstream's, reads packed bits; text printed there is spelled out before a parse
 _I1_HEX = re.compile(r'dense<"0x([0-9A-Fa-f]*)">(\s*:\s*tensor<((?:\d+x)*)i1>)')
 
 

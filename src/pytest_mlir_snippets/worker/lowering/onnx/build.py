@@ -256,9 +256,11 @@ class Emitter:
         """A literal of ``array`` as ``dtype`` (a torch element type)."""
         data: np.ndarray = np.asarray(array).astype(NUMPY[dtype])
         dims = "".join(f"{d}x" for d in data.shape)
-        body = "0x" + data.tobytes().hex().upper() if data.size else "[]"
-        if dtype == "i1":
-            body = "0x" + data.astype(np.uint8).tobytes().hex().upper() if data.size else "[]"
-        attr = self.tir.Attribute.parse(f'dense<"{body}"> : tensor<{dims}{dtype}>' if data.size
-                                        else f"dense<> : tensor<{dims}{dtype}>")
+        if not data.size:
+            body = ""
+        elif dtype == "i1":  # spelled out: MLIR versions disagree on the hex layout of booleans
+            body = str(data.tolist()).replace("True", "true").replace("False", "false")
+        else:
+            body = '"0x' + data.tobytes().hex().upper() + '"'
+        attr = self.tir.Attribute.parse(f"dense<{body}> : tensor<{dims}{dtype}>")
         return self._create("torch.vtensor.literal", [vtensor(list(data.shape), dtype)], [], {"value": attr}).result
