@@ -26,6 +26,7 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 def _expanders() -> dict[str, Expander]:
     from pytest_mlir_snippets.worker.lowering.onnx import (
         affine,
+        control,
         dropout,
         empty,
         nms,
@@ -45,6 +46,8 @@ def _expanders() -> dict[str, Expander]:
         "DequantizeLinear": quant.dequantize_linear,
         "Dropout": dropout.dropout,
         "Flatten": empty.empty_view,
+        "If": control.if_,
+        "Loop": control.loop,
         "MaxUnpool": unpool.max_unpool,
         "NonMaxSuppression": nms.non_max_suppression,
         "Pad": pad.pad,

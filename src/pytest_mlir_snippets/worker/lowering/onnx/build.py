@@ -40,6 +40,7 @@ class OnnxOp:
     attrs: dict[str, Any]
     results: list[tuple[list[int], str]]  # (shape, element type); shape [] for unknown rank too
     opset: int
+    operation: Any = None  # the torch.operator itself, for expanders that rewrite it in place (Loop, If)
 
     def input(self, index: int) -> Tensor | None:
         return self.inputs[index] if index < len(self.inputs) else None
@@ -132,7 +133,7 @@ def view(op: Any, tir: Any) -> OnnxOp:
         opset = int(func.attributes["torch.onnx_meta.opset_version"].value)
     results = [parse_type(str(r.type)) or ([], str(r.type)) for r in op.results]
     return OnnxOp(str(op.attributes["name"]).strip('"').removeprefix("onnx."),
-                  [tensor(v, tir) for v in op.operands], attrs, results, opset)
+                  [tensor(v, tir) for v in op.operands], attrs, results, opset, getattr(op, "operation", op))
 
 
 OPSET = 21  # the opset expansions are written in
