@@ -4,7 +4,7 @@ torch-mlir converts ``onnx.Loop`` only with loop-carried values (no scan outputs
 ``onnx.If`` only as ``torch.prim.If``, whose branches must agree on types. Where the trip
 count and conditions fold to constants (``fold``), the Loop is unrolled: its body cloned
 once per iteration before it, the iteration number and condition as literals, the carried
-values threaded through, each iteration's scan values unsqueezed on axis 0 and
+values threaded through, each iteration's scan values given a leading unit axis and
 concatenated (ONNX's Loop stacks them); an If with a constant condition is replaced by
 its taken branch.
 
@@ -27,7 +27,6 @@ from pytest_mlir_snippets.worker.lowering.onnx import fold as folding
 from pytest_mlir_snippets.worker.lowering.onnx.build import Emitter, OnnxOp, parse_type
 
 MAX_ITERATIONS = 1024  # larger loops are left to torch-mlir: unrolling them would swamp the compile
-UNSQUEEZE_AXES_INPUT_SINCE = 13  # Unsqueeze-13 takes its axes as an input, earlier ones as an attribute
 
 
 class _Before(Emitter):
@@ -158,7 +157,7 @@ def _remap(op: Any, mapping: dict[Any, Any], tir: Any) -> None:
 
 
 def _stack(e: Emitter, values: list[Any], result: Any, body_value: Any, opset: int) -> Any:
-    """Each iteration's scan value unsqueezed on axis 0, concatenated; with no iteration, an
+    """Each iteration's scan value with a leading unit axis, concatenated; with no iteration, an
     empty tensor of the scan value's shape (None where that shape is not static)."""
     parsed = parse_type(str(body_value.type))
     dtype = _dtype(result, _dtype(body_value, "f32"))
@@ -175,10 +174,9 @@ def _stack(e: Emitter, values: list[Any], result: Any, body_value: Any, opset: i
         if shape is None:
             return None
         row_shapes.append(shape)
-        if opset >= UNSQUEEZE_AXES_INPUT_SINCE:
-            rows.append(e.op1("Unsqueeze", [value, e.const([0], "si64")], [1, *shape], dtype))
-        else:
-            rows.append(e.op1("Unsqueeze", [value], [1, *shape], dtype, axes=[0]))
+        # a leading unit axis: Reshape takes its shape as an input at every opset since 5
+        # (Unsqueeze's axes became an input at 13, and torch-mlir converts few of the older ones)
+        rows.append(e.op1("Reshape", [value, e.const([1, *shape], "si64")], [1, *shape], dtype))
     if any(shape != row_shapes[0] for shape in row_shapes):
         return None  # scan values of different shapes do not stack
     if len(rows) == 1:
