@@ -17,8 +17,9 @@ from typing import Any
 
 from pytest_mlir_snippets.worker.lowering.onnx.build import Body, Emitter, OnnxOp, onnx_ops, view
 
-# after the conversion: the expansions' functions inlined (and dropped), nothing else changed
-INLINE = "builtin.module(inline{default-pipeline=})"
+# after the conversion: the expansions' functions inlined, those left without a call (in an
+# If's branch not taken) dropped, nothing else changed
+INLINE = "builtin.module(inline{default-pipeline=}, symbol-dce)"
 
 Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 
@@ -27,6 +28,7 @@ def _expanders() -> dict[str, Expander]:
     from pytest_mlir_snippets.worker.lowering.onnx import (
         affine,
         col2im,
+        control,
         deform,
         dropout,
         empty,
@@ -55,6 +57,8 @@ def _expanders() -> dict[str, Expander]:
         "Dropout": dropout.dropout,
         "Flatten": empty.empty_view,
         "GridSample": sampling.grid_sample,
+        "If": control.if_,
+        "Loop": control.loop,
         "LpPool": pooling.lp_pool,
         "MaxPool": pooling.max_pool,
         "MaxUnpool": unpool.max_unpool,

@@ -40,6 +40,7 @@ class OnnxOp:
     attrs: dict[str, Any]
     results: list[tuple[list[int], str]]  # (shape, element type); shape [] for unknown rank too
     opset: int
+    operation: Any = None  # the torch.operator itself, for expanders that rewrite it in place (Loop, If)
 
     def input(self, index: int) -> Tensor | None:
         return self.inputs[index] if index < len(self.inputs) else None
@@ -92,6 +93,7 @@ def dense_value(attr: Any, tir: Any) -> np.ndarray | None:
 
 def _constant(value: Any, tir: Any) -> np.ndarray | None:
     owner = value.owner
+    owner = getattr(owner, "operation", owner)  # an OpView's ``name`` may be an attribute (torch.operator's)
     name = getattr(owner, "name", None)
     if name == "torch.vtensor.literal":
         return dense_value(owner.attributes["value"], tir)
@@ -150,7 +152,7 @@ def view(op: Any, tir: Any) -> OnnxOp:
         opset = int(func.attributes["torch.onnx_meta.opset_version"].value)
     results = [parse_type(str(r.type)) or ([], str(r.type)) for r in op.results]
     return OnnxOp(str(op.attributes["name"]).strip('"').removeprefix("onnx."),
-                  [tensor(v, tir) for v in op.operands], attrs, results, opset)
+                  [tensor(v, tir) for v in op.operands], attrs, results, opset, getattr(op, "operation", op))
 
 
 OPSET = 21  # the opset expansions are written in
@@ -191,16 +193,19 @@ class Body:
 
 
 class Emitter:
-    """Builds ONNX ops (``torch.operator``) and literals at the end of ``block``."""
+    """Builds ONNX ops (``torch.operator``) and literals at the end of ``block``, or before
+    the op ``before`` (an in-place rewrite, in the model's own function)."""
 
-    def __init__(self, tir: Any, block: Any, location: Any) -> None:
+    def __init__(self, tir: Any, block: Any, location: Any, before: Any = None) -> None:
         self.tir = tir
         self.block = block
         self.location = location
+        self.before = before
 
     def _create(self, name: str, result_types: list[str], operands: list[Any], attributes: dict[str, Any]) -> Any:
         tir = self.tir
-        with tir.InsertionPoint(self.block), self.location:
+        where = tir.InsertionPoint(self.before) if self.before is not None else tir.InsertionPoint(self.block)
+        with where, self.location:
             return tir.Operation.create(name, results=[tir.Type.parse(t) for t in result_types], operands=operands,
                                         attributes=attributes)
 
