@@ -45,6 +45,8 @@ UNMATCHABLE = {
 # Why a test still fails, where that is known (docs/onnx.md has the details)
 WHY = {
     "iree-onnx-ops": {
+        "test_affine_grid_3d_expanded": "its Ifs fold and are inlined, but the import typed the values after them "
+                                        "rank 0 ([]): it needs ONNX shape inference over the folded values",
         "test_scan_sum": "the import declares Scan-17 types ([2], [3,2]); the recorded data has Scan-8's batch axis "
                          "(1x2, 1x3x2): no exact-shape match (--mlir-lenient-shapes passes it)",
         "test_qlinearmatmul_2D_int8_float32": "the recorded output wraps -236 to 20 (onnx 1.17's reference, "
