@@ -53,6 +53,7 @@ _USES = {
     "stablehlo": re.compile(r"\b(?:stablehlo|chlo)\."),
     "torch": re.compile(r"!torch\.|\btorch\.(?:operator|aten|prim|constant|vtensor)|\"onnx\."),
 }
+_ONNX_OP = re.compile(r"\"onnx\.")
 _torch_mlir: dict[str, Any] = {}
 # run on an empty module, it loads the chlo dialect (a dependency of this pass), which
 # torch-mlir's bindings cannot register otherwise
@@ -201,11 +202,12 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
             except UnsupportedType as error:
                 raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
             signature = ([dataclasses.replace(spec, size=sizes.get(i)) for i, spec in enumerate(args)], results)
-        if kind == "torch":
+        if kind == "torch" and _ONNX_OP.search(module_text):  # an ONNX import (plain torch ops need none of it)
             expanded = onnx.expand(module, tir)
             mlirtools.run_passes(module, ONNX_TO_TORCH, tpm.PassManager.parse, diags, "ONNX import")
             if expanded:
                 mlirtools.run_passes(module, onnx.INLINE, tpm.PassManager.parse, diags, "ONNX import")
+        if kind == "torch":
             torch_rewrites.flatten_losses(module, tir)
         mlirtools.run_passes(module, pipeline, tpm.PassManager.parse, diags, f"{kind} legalization")
         if "tm_tensor." in str(module):  # sort, scatter, top-k: TMTensor ops, which only torch-mlir lowers
