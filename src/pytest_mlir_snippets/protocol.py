@@ -107,6 +107,9 @@ class Options:
     seed: int = 0
     dynamic_dim: int = 4
     opt_level: int = 0  # LLVM's, for the JIT
+    # no item executes (--mlir-skip-exec): a cpu compile stops at the LLVM dialect, checked
+    # translatable op by op, as mlir-opt stops; machine code is made only for what runs
+    skip_exec: bool = False
     atol: float | None = None  # None: by element type (golden.DEFAULT_TOLERANCE)
     rtol: float | None = None
     pcc: float = 0.99

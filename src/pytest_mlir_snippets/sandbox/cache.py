@@ -76,7 +76,7 @@ class CompileCache:
             constants = specializable(request.golden["inputs"])
         digest = hashlib.sha256()
         for part in (request.module, request.function, o.target, o.pipeline, o.opt_level, o.cuda_chip, o.sys_desc,
-                     o.print_ir, o.dynamic_dim, o.save_artifacts, o.iree_compile_flags, toolchain(),
+                     o.print_ir, o.dynamic_dim, o.save_artifacts, o.iree_compile_flags, o.skip_exec, toolchain(),
                      sorted(request.attachments.items())):  # a lit RUN command's stages
             digest.update(repr(part).encode() + b"\0")
         for index, value in sorted(constants.items()):

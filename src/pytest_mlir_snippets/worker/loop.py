@@ -145,7 +145,8 @@ class Worker:
         opts = request.options
         constants = specializable(request.golden["inputs"]) if request.golden else {}
         key = (request.module, request.function, opts.target, opts.pipeline, opts.print_ir, opts.opt_level,
-               opts.dynamic_dim, tuple((i, v.dtype.str, v.shape, v.tobytes()) for i, v in constants.items()))
+               opts.dynamic_dim, opts.skip_exec,
+               tuple((i, v.dtype.str, v.shape, v.tobytes()) for i, v in constants.items()))
         return self._cached(key, lambda: self.backend.compile(request.module, request.function, opts, constants))
 
     def _cached(self, key: tuple[Any, ...], compile_: Callable[[], Compiled]) -> Compiled:

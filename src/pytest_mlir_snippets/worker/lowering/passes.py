@@ -14,7 +14,7 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import UnsupportedType
 from pytest_mlir_snippets.mlirtext import ireeops as iree_text
-from pytest_mlir_snippets.protocol import Kind
+from pytest_mlir_snippets.protocol import Diagnostic, Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
@@ -102,6 +102,33 @@ def prepare_for_llvm(module: Any) -> None:
 
 
 _MANUAL = frozenset({"memref.alloc", "memref.realloc", "memref.dealloc"})
+
+
+# dialects whose ops translation to LLVM IR takes (the LLVM dialect and those of LLVM
+# intrinsics); any other op left makes the translation fail
+TRANSLATABLE = frozenset({"llvm", "omp", "nvvm", "rocdl", "x86vector", "amx", "arm_neon", "arm_sve", "arm_sme"})
+
+
+def untranslatable(module: Any) -> list[Diagnostic]:
+    """An error, as the translation words it, for the first op of ``module`` (outermost
+    first) that translation to LLVM IR would reject (none: it translates)."""
+    from mlir import ir
+
+    found: list[Diagnostic] = []
+
+    def visit(op: Any) -> Any:
+        name = op.name
+        dialect = name.split(".", 1)[0]
+        if name == "builtin.module" or dialect in TRANSLATABLE:
+            return ir.WalkResult.ADVANCE
+        message = (f"LLVM Translation failed for operation: {name}" if dialect == "builtin" else
+                   f"cannot be converted to LLVM IR: missing `LLVMTranslationDialectInterface` registration for "
+                   f"dialect for op: {name}")
+        found.append(Diagnostic("error", message, *mlirtools.location_of(str(op.location))))
+        return ir.WalkResult.INTERRUPT
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
 
 
 def keep_manual_deallocation(module: Any, diagnostics: mlirtools.Collector) -> None:

@@ -83,7 +83,8 @@ class CpuBackend(Backend):
                 constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
         pipeline = [options.pipeline] if options.pipeline else default_pipeline(
             own_deallocation=frees_own_buffers(module))
-        return self._compile(module, function, pipeline, options.print_ir, constants, options.opt_level)
+        return self._compile(module, function, pipeline, options.print_ir, constants, options.opt_level,
+                             translate=not options.skip_exec)
 
     def compile_iteration(self, model: str, schedule: str, pipeline: str, function: str) -> Compiled:
         """An optimization-run iteration, ready to run: schedule, then ``pass_pipeline.txt``
@@ -96,12 +97,22 @@ class CpuBackend(Backend):
         return compiled
 
     def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True,
-                 constants: Mapping[int, np.ndarray] | None = None, opt_level: int = 3) -> Compiled:
+                 constants: Mapping[int, np.ndarray] | None = None, opt_level: int = 3,
+                 translate: bool = True) -> Compiled:
+        """``translate``: to LLVM IR in an ExecutionEngine, else (nothing will run it) only
+        checked translatable: an engine costs about half a compile-only function's time,
+        most of it the machine code its destruction generates."""
         with lowering.lowered(module, function, pipeline, self.name, constants) as low:
+            engine = None
             try:  # translation to LLVM IR; machine code is generated at the first call (link)
-                engine = self.engine_type(low.module, opt_level=opt_level, shared_libs=runner_libraries())
+                if translate:
+                    engine = self.engine_type(low.module, opt_level=opt_level, shared_libs=runner_libraries())
             except Exception as error:
                 raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error) from None
+            if not translate:
+                untranslatable = lowering.untranslatable(low.module)
+                if untranslatable:
+                    raise SnippetFailure(Kind.COMPILE_ERROR, "translation to LLVM failed", untranslatable)
             final = str(low.module) if keep_ir else ""
         return Compiled(final, function, low.signature, engine, low.info)
 
