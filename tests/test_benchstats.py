@@ -122,6 +122,22 @@ def test_timing_goes_on_while_it_has_seen_one_speed_only(monkeypatch: pytest.Mon
     assert clock.seconds - start < 0.2 and stats["settled"] == 1
 
 
+def test_the_time_asked_shrinks_to_what_a_short_kernel_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm-up times the kernel: a 20 µs call has 8 blocks of 32 calls per layout long
+    before the second asked for (it stops at MIN_TIME), a 2 ms call does not (it takes it)."""
+    monkeypatch.setattr(benchstats, "_fastest", [1000])
+    monkeypatch.setattr(benchstats, "_probe", lambda: 1000)
+    for call, layouts, low, high in ((0.00002, 8, benchstats.MIN_TIME, 0.06), (0.002, 8, 1.0, 1.1),
+                                     (0.0005, 1, benchstats.MIN_TIME, 0.15)):
+        clock = VirtualClock()
+        monkeypatch.setattr(benchstats, "_clock", clock)
+        stats = benchstats.measure(lambda c=call: clock.spend(c), Options(bench_warmup=5, bench_time=1.0,
+                                                                           bench_settle=0), layouts=layouts)
+        timed = clock.seconds - 5 * call
+        assert low - 1e-6 <= timed <= high, (call, timed)
+        assert stats["samples"] >= min(benchstats.ENOUGH_BLOCKS * benchstats.BLOCK * layouts, 1.0 / call)
+
+
 def test_timing_waits_for_the_usual_speed_and_keeps_only_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """The first 0.2 s run slowed (the probe and the call); then the CPU is back to its speed."""
     monkeypatch.setattr(benchstats, "_fastest", [0])

@@ -77,8 +77,9 @@ OPTIONS = (
            default=False),
     Option("--mlir-bench-warmup", "optimization-run benchmarks: untimed calls before timing (default 5)",
            default=5, type=int, metavar="N", **NOT_NEGATIVE),
-    Option("--mlir-bench-time", "optimization-run benchmarks: time calls for at least this long, 20 calls at "
-           "least (default 1.0)", default=1.0, type=float, metavar="SECONDS", **POSITIVE),
+    Option("--mlir-bench-time", "optimization-run benchmarks: time calls for this long, or less where the "
+           "warm-up says 8 blocks of 32 calls per memory layout fit sooner; 20 calls at least (default 1.0)",
+           default=1.0, type=float, metavar="SECONDS", **POSITIVE),
     Option("--mlir-bench-settle", "optimization-run benchmarks: while the CPU ran slowed (another tenant on a "
            "shared machine), time for up to this much longer to see it at its usual speed (default 10; 0: never)",
            default=10.0, type=float, metavar="SECONDS", **NOT_NEGATIVE),

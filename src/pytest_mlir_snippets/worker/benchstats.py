@@ -55,6 +55,10 @@ STEADY = 0.75  # a block counts when this share of its probes ran at the usual s
 ADDR_NO_RANDOMIZE = 0x0040000  # personality(2): the process's memory layout is not randomized
 AGREES = 1.03  # settled: the median within this many times the same code's last settled one
 SHARE = 0.3  # settled: the calls that count are at least this share of those timed in the time asked
+# the time asked ends early once the warm-up says this many blocks per layout fit in it: a
+# short kernel has its statistics in well under a second (and settles from there)
+ENOUGH_BLOCKS = 8
+MIN_TIME = 0.05  # seconds: never less timing than this
 _clock = time.perf_counter_ns
 _fastest = [0]  # the fastest probe this process has seen (0: none yet): the CPU's usual speed
 
@@ -165,14 +169,18 @@ def measure(run: Callable[[], None], options: Options, after: Callable[[], None]
     import numpy as np
 
     after = after or (lambda: None)
+    warm = _clock()
     for _ in range(options.bench_warmup):
         run()
         after()
+    per_call = (_clock() - warm) / max(1, options.bench_warmup)  # ns, the free-ing included
     if begin is not None:
         begin()
     samples: list[int] = []
     probes: list[int] = []
-    check = _clock() + int(options.bench_time * 1e9)  # the deadline, then every 50 ms or more
+    enough = max(MIN_SAMPLES, ENOUGH_BLOCKS * BLOCK * layouts) * per_call if options.bench_warmup else float("inf")
+    asked = min(options.bench_time * 1e9, max(MIN_TIME * 1e9, enough))
+    check = _clock() + int(asked)  # the deadline, then every 50 ms or more
     give_up = check + int(options.bench_settle * 1e9)
     needed = 0  # calls that must count: SHARE of those timed by the deadline
     settled = False
