@@ -131,7 +131,7 @@ def test_the_time_asked_shrinks_to_what_a_short_kernel_needs(monkeypatch: pytest
                                      (0.0005, 1, benchstats.MIN_TIME, 0.15)):
         clock = VirtualClock()
         monkeypatch.setattr(benchstats, "_clock", clock)
-        stats = benchstats.measure(lambda c=call: clock.spend(c), Options(bench_warmup=5, bench_time=1.0,
+        stats = benchstats.measure(lambda c=call, k=clock: k.spend(c), Options(bench_warmup=5, bench_time=1.0,
                                                                            bench_settle=0), layouts=layouts)
         timed = clock.seconds - 5 * call
         assert low - 1e-6 <= timed <= high, (call, timed)

@@ -58,7 +58,8 @@ class Stage(enum.StrEnum):
     LAUNCH = "launch"
     CORRECTNESS = "correctness"
     BENCHMARK = "benchmark"
-    PYTORCH = "pytorch"  # the PyTorch reference's benchmark of a run
+    PYTORCH_COMPILE = "pytorch_compile"  # the PyTorch reference compiled (torch.compile), before ...
+    PYTORCH = "pytorch"  # ... its benchmark
     CALL = "call"  # a Python test that used the mlir_device fixture
 
 

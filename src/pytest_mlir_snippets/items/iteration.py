@@ -51,7 +51,9 @@ class OptimizationRun(pytest.File):
             yield IterationItem.from_parent(self, folder=run, stage="contract", target=target,
                                             **item_kwargs(self, "run", "contract"))
             return
-        if (run / REFERENCE).is_file():
+        if (run / REFERENCE).is_file():  # torch.compile in its own item: the benchmark times, nothing else
+            yield IterationItem.from_parent(self, folder=run, stage="pytorch_compile", target=target,
+                                            **item_kwargs(self, "pytorch", "compile"))
             yield IterationItem.from_parent(self, folder=run, stage="pytorch", target=target,
                                             **item_kwargs(self, "pytorch", "benchmark"))
         for folder in iterations(run):
@@ -67,7 +69,8 @@ class IterationItem(MlirItem):
         self.stage = stage
         self.target = target
         self.run_dir = folder.parent if is_iteration(folder.name) else folder
-        self.subject = folder.name if folder != self.run_dir else ("pytorch" if stage == "pytorch" else "run")
+        self.subject = folder.name if folder != self.run_dir else ("pytorch" if stage.startswith("pytorch") else
+                                                                   "run")
         expectations = run_state(self.config).expectations
         self.expect(expectations.status_of(self.path, self.name) if expectations else None)
 
@@ -214,11 +217,15 @@ class IterationItem(MlirItem):
                              measured=time.strftime("%Y-%m-%d %H:%M:%S"))
         self._end(response)
 
+    def _pytorch_compile(self) -> None:
+        self._end(self._call(self._pytorch_request("pytorch-compile")))
+
     def _pytorch(self) -> None:
+        self._end(self._call(self._pytorch_request("pytorch-benchmark")))
+
+    def _pytorch_request(self, op: str) -> Request:
         manager = run_state(self.config).device_manager(self.target)
-        request = Request("pytorch-benchmark", "", "", manager.options(),
-                          attachments={"reference": str(self.folder / REFERENCE)})
-        self._end(self._call(request))
+        return Request(op, "", "", manager.options(), attachments={"reference": str(self.folder / REFERENCE)})
 
     # ------------------------------------------------------------------ records
     def source_text(self) -> tuple[str, str]:
@@ -240,7 +247,8 @@ class IterationItem(MlirItem):
             record.benchmark, record.metrics = record.metrics, {}
         record.reference = str(response.info.get("reference", ""))
         record.info.update({k: response.info[k] for k in ("mma", "digest", "reference_ms", "measured", "compile_error",
-                                                           "host_ops", "kernels") if k in response.info})
+                                                           "host_ops", "kernels", "torch_compile")
+                            if k in response.info})
 
     def _located(self, d: Diagnostic, indent: str = "") -> list[str]:
         source = self.folder / "transform.mlir" if d.file == "transform.mlir" else self.path

@@ -47,8 +47,9 @@ def combined_path(inputs: list[Path]) -> Path | None:
     return Path(os.path.commonpath([p.parent for p in inputs])) / COMBINED_NAME
 
 
-RUN_STAGES = ("contract", "compile", "host_ops", "launch", "correctness", "benchmark", "pytorch")
-STAGE_ORDER = ("file", "contract", "compile", "execute", "host_ops", "launch", "correctness", "benchmark", "pytorch")
+RUN_STAGES = ("contract", "compile", "host_ops", "launch", "correctness", "benchmark", "pytorch_compile", "pytorch")
+STAGE_ORDER = ("file", "contract", "compile", "execute", "host_ops", "launch", "correctness", "benchmark",
+               "pytorch_compile", "pytorch")
 
 
 MAX_LISTED = 50  # items not run named in a report; the rest counted

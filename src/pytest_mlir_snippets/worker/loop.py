@@ -88,10 +88,11 @@ class Worker:
         if op == "iteration":
             attached = request.attachments
             return compile_iteration(request.module, attached["schedule"], attached["pipeline"], self.target)
-        if op == "pytorch-benchmark":
-            from pytest_mlir_snippets.worker.optrun.pytorch_ref import benchmark_reference
+        if op in ("pytorch-compile", "pytorch-benchmark"):
+            from pytest_mlir_snippets.worker.optrun import pytorch_ref
 
-            return benchmark_reference(request.attachments["reference"], request.options)
+            run = pytorch_ref.compile_reference if op == "pytorch-compile" else pytorch_ref.benchmark_reference
+            return run(request.attachments["reference"], request.options)
         if op in ("iteration-execute", "iteration-benchmark"):
             iteration = self._compile_iteration(request)
             if op == "iteration-benchmark":
