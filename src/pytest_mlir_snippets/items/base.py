@@ -3,7 +3,8 @@
 Snippet stages, the ``<file>`` item of a file that cannot be split, iteration stages
 and ``pytorch[benchmark]`` all end with one ``ItemRecord``, put on their test report
 as data (``report.mlir_record``) in ``pytest_runtest_makereport``.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""A snippet item: one function of a snippet file at one stage, ``FILE::NAME[compile]`` or ``[execute]``."""
+"""A snippet item: one function of a snippet file at one stage, ``FILE::NAME[compile]`` or ``[execute]``.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

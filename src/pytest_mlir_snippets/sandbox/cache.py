@@ -20,7 +20,8 @@ stderr). Whoever can write the cache folder (a CI cache restored from another br
 a shared disk) must not be able to run code in pytest, so nothing here unpickles: an
 entry that does not parse, has another version or key, or holds anything but the
 expected fields is ignored (a miss), and the fresh verdict is written over it.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 Plugin-owned (kept in ``config.stash``), opened lazily by the first execute
 item, never by compile items, reused by every item after it, and reopened
 (then probed) after a crash or a timeout replaced the worker.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
