@@ -5,7 +5,8 @@
 - the backends the worker loads by name (``worker/targets``) import no pytest either;
 - no module over 300 lines;
 - records, not ``user_properties``, feed the reports; nothing splits node ids;
-- ``items/`` and ``reporting/`` do not import each other.
+- ``items/`` and ``reporting/`` do not import each other;
+- pytest-side modules opt out of assertion rewriting.
 """
 
 from __future__ import annotations
@@ -268,3 +269,13 @@ def test_items_and_reporting_do_not_import_each_other() -> None:
                  for a, b in (("reporting", "items"), ("items", "reporting"))
                  if name.startswith(f"{PACKAGE}.{a}.") and module.startswith(f"{PACKAGE}.{b}.")]
     assert not offenders, offenders
+
+
+def test_pytest_side_modules_opt_out_of_assertion_rewriting() -> None:
+    """pytest rewrites the asserts of every module of a ``pytest11`` distribution, on every
+    run where bytecode is not kept; the plugin's own modules have no test asserts to
+    rewrite, so each says ``PYTEST_DONT_REWRITE`` (docs/speed.md). The worker's modules
+    load in the sandbox, outside pytest."""
+    missing = [name for name, path in MODULES.items() if not name.startswith(f"{PACKAGE}.worker")
+               and "PYTEST_DONT_REWRITE" not in (ast.get_docstring(ast.parse(path.read_text())) or "")]
+    assert not missing

@@ -3,7 +3,8 @@
 For tests written in Python: the fixtures ``mlir_device`` and ``mlir_target``, the
 failure kinds as exceptions, and ``assert_close`` (``docs/python-api.md``). They load
 on first use: the sandbox worker imports this package and must not load pytest.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

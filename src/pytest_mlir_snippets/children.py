@@ -1,6 +1,8 @@
 """Child processes the plugin starts (sandbox workers, a worker's second-compiler worker,
 the runners of RUN lines): how they die with their parent, and how their end reads.
-Standard library only: the pytest process and the workers both use it."""
+Standard library only: the pytest process and the workers both use it.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

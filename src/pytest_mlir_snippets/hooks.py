@@ -1,7 +1,8 @@
 """Hooks this plugin adds to pytest (registered through ``pytest_addhooks``).
 
 Implement them in a ``conftest.py`` or a plugin, as any pytest hook.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

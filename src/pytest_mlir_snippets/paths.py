@@ -1,4 +1,6 @@
-"""File names made from symbol names: never outside their folder, never colliding."""
+"""File names made from symbol names: never outside their folder, never colliding.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

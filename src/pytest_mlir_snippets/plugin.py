@@ -1,4 +1,6 @@
-"""pytest hooks: thin wrappers around collection, items, records and state."""
+"""pytest hooks: thin wrappers around collection, items, records and state.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
@@ -6,20 +8,21 @@ import gc
 import time
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_mlir_snippets import settings, termination
-from pytest_mlir_snippets.api.device import DEADLINE, MlirDevice, marked_target
-from pytest_mlir_snippets.api.record import DEVICE, record_python_test
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.items.expectations import ExpectationsError, load_expectations
 from pytest_mlir_snippets.items.snippet import SnippetItem
 from pytest_mlir_snippets.items.snippetfile import SnippetFile, is_snippet_file
 from pytest_mlir_snippets.model.layout import is_run_model
 from pytest_mlir_snippets.reporting.recorder import Recorder
-from pytest_mlir_snippets.session import STATE, RunState, run_state
+from pytest_mlir_snippets.session import DEADLINE, DEVICE, STATE, RunState, run_state
+
+if TYPE_CHECKING:
+    from pytest_mlir_snippets.api.device import MlirDevice
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
                             "fixtures (default: --mlir-target)")
     termination.install(config)  # SIGTERM (a cancelled CI job) as Ctrl-C: reports written, workers killed
     config.pluginmanager.register(Recorder(state, config), "mlir-snippets-recorder")
-    if config.pluginmanager.hasplugin("html"):
+    if config.pluginmanager.hasplugin("html") and config.getoption("htmlpath", None):  # an HTML report is written
         from pytest_mlir_snippets.reporting.html import HtmlColumns
 
         config.pluginmanager.register(HtmlColumns(), "mlir-snippets-html")
@@ -101,7 +104,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         None, pytest.TestReport, pytest.TestReport]:
     """The item's record on its report, once pytest (xfail included) has decided the outcome."""
     report: pytest.TestReport = yield
-    if DEVICE in item.stash:
+    if DEVICE in item.stash:  # a test that used mlir_device
+        from pytest_mlir_snippets.api.record import record_python_test
+
         record_python_test(item, call, report)
     if isinstance(item, MlirItem):
         item.record_report(report)
@@ -116,6 +121,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def mlir_target(request: pytest.FixtureRequest) -> str:
     """The target this test compiles for: ``@pytest.mark.mlir_target(NAME)``, else
     ``--mlir-target`` (ini ``mlir_target``, default cpu)."""
+    from pytest_mlir_snippets.api.device import marked_target  # the Python API: imported when a test uses it
+
     return marked_target(request.node, run_state(request.config).settings.target)
 
 
@@ -124,6 +131,8 @@ def mlir_device(request: pytest.FixtureRequest, mlir_target: str,
                 tmp_path_factory: pytest.TempPathFactory) -> MlirDevice:
     """The target's device for this pytest process: ``compile(source)`` and
     ``run(compiled, *inputs)`` in the sandbox worker (``docs/python-api.md``)."""
+    from pytest_mlir_snippets.api.device import MlirDevice
+
     node = request.node
     device = MlirDevice(run_state(request.config), mlir_target, lambda: tmp_path_factory.mktemp("compiled"),
                         lambda: node.stash.get(DEADLINE, None))

@@ -2,7 +2,8 @@
 
 Plain dataclasses that pickle; no MLIR here, so the pytest process never
 imports the MLIR bindings.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

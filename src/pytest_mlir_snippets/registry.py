@@ -5,7 +5,8 @@
 target names lit-style ``// XFAIL:`` lines may name (``items.litcommand``) all read this
 table. Pure data (and a look-up of the packages): no import, so that the pytest process
 and the worker can both read it.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

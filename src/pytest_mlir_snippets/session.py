@@ -1,4 +1,6 @@
-"""Per-process state of a run, kept in ``config.stash``."""
+"""Per-process state of a run, kept in ``config.stash``.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
@@ -8,13 +10,19 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_mlir_snippets.protocol import Request, Response
-from pytest_mlir_snippets.sandbox.pool import DeviceManager
 from pytest_mlir_snippets.settings import Settings
 
 if TYPE_CHECKING:
+    from pytest_mlir_snippets.api.device import MlirDevice
+
     # a type only: items (which hold the expectations' formats) sit above the session
     from pytest_mlir_snippets.items.expectations import ExpectationSource
     from pytest_mlir_snippets.sandbox.cache import CompileCache
+    from pytest_mlir_snippets.sandbox.pool import DeviceManager
+
+
+DEADLINE = pytest.StashKey[float]()  # when pytest-timeout's timer ends a test (time.monotonic())
+DEVICE: pytest.StashKey[MlirDevice] = pytest.StashKey()  # a test's mlir_device, on its item
 
 
 @dataclass
@@ -48,6 +56,8 @@ class RunState:
 
             def opened(device_id: int | None, info: dict[str, Any]) -> None:
                 hook.pytest_mlir_device_opened(config=self.config, target=target, device_id=device_id, info=info)
+
+            from pytest_mlir_snippets.sandbox.pool import DeviceManager  # the sandbox: when something runs
 
             self.managers[target] = DeviceManager(replace(self.settings, target=target), opened)
         return self.managers[target]

@@ -4,7 +4,8 @@ Each ``Option`` row gives the flag, its ini name (if any), its type and default 
 the ``Settings`` field it fills. The command line beats the ini file, which beats the
 default. What the sandbox worker is told (``protocol.Options``) is built from the
 settings by field name (``request_options``), not copied field by field.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ the spot: no run report, and a sandbox worker busy in native code is left behind
 As a ``KeyboardInterrupt`` instead, pytest's interrupted-session path runs: the
 busy worker is killed (``Sandbox._answer``), the session finishes with the items
 that ran, and the reports are written.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

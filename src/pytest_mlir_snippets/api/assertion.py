@@ -1,4 +1,6 @@
-"""``assert_close``: the plugin's golden comparison (``golden.compare``) for Python tests."""
+"""``assert_close``: the plugin's golden comparison (``golden.compare``) for Python tests.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ The device is the process's ``DeviceManager`` for the target (``RunState.device_
 the sandbox worker snippet items use, opened once per pytest process (per xdist
 worker, with ``--mlir-devices``), reopened after a crash or a hang. Nothing here
 imports MLIR: a module built with the bindings is sent as its text.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
@@ -24,7 +25,6 @@ from pytest_mlir_snippets.protocol import SKIP, Kind, Options, Request, Response
 from pytest_mlir_snippets.session import RunState
 
 TEXT_SOURCE = "<mlir>"  # how diagnostics name a source given as text
-DEADLINE = pytest.StashKey[float]()  # when pytest-timeout's timer ends a test (time.monotonic())
 MARGIN = 0.5  # seconds a call ends before it: the call's timeout, not pytest-timeout's, tells of a hang
 
 

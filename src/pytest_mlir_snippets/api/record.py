@@ -1,19 +1,24 @@
 """The record of a Python test that used ``mlir_device``: stage ``call``, the test's name as
 its function, no golden of its own; the kinds and diagnostics of the compile and run
 calls it made. It travels on the test report as snippet items' records do
-(``report.mlir_record``), so every report lists Python tests beside snippet files."""
+(``report.mlir_record``), so every report lists Python tests beside snippet files.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
-from pytest_mlir_snippets.api.device import MlirDevice
 from pytest_mlir_snippets.items.base import relative
 from pytest_mlir_snippets.items.failures import ItemFailure, Unsupported
 from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import Kind, Outcome, Stage, Status
+from pytest_mlir_snippets.session import DEVICE
 
-DEVICE = pytest.StashKey[MlirDevice]()  # the test's mlir_device, on its item
+if TYPE_CHECKING:
+    from pytest_mlir_snippets.api.device import MlirDevice
 
 
 def record_python_test(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:

@@ -1,0 +1,3 @@
+"""Goldens: recorded data, check ops, FileCheck, comparisons.
+
+PYTEST_DONT_REWRITE"""

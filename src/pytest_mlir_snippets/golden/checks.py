@@ -18,7 +18,8 @@ The rules (``stablehlo/tests/CheckOps.cpp`` and ``stablehlo-translate --interpre
   ``bits`` (IREE's ``expect_eq``, a comparison of bytes): equal bit patterns.
 
 numpy only; the worker rewrites the checks into results (``worker/lowering/checks.py``).
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

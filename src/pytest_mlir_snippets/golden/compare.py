@@ -1,4 +1,6 @@
-"""Comparison of results with a reference: max abs error, max rel error, PCC."""
+"""Comparison of results with a reference: max abs error, max rel error, PCC.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

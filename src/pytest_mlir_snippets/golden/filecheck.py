@@ -5,7 +5,8 @@ with upstream MLIR's ``FILECHECK_OPTS`` (``-enable-var-scope --allow-unused-pref
 and the RUN line's own arguments (``--check-prefix(es)``, ``-D`` variables,
 ``--match-full-lines``, ...). Its message on a mismatch (the CHECK line, the input near
 it) is the verdict's message, word for word.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 numpy only: the worker turns MLIR types into ``TypeSpec`` and everything else
 works on these.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

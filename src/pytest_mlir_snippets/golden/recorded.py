@@ -7,7 +7,8 @@
 
 Recorded data is data: numpy reads it with ``allow_pickle=False``, so a file that holds
 pickles (a pickled object, an object array) is a RecordedDataError, never unpickled.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

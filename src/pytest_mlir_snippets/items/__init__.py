@@ -1,0 +1,3 @@
+"""pytest items: snippet files and functions, optimization runs, RUN lines, expectations.
+
+PYTEST_DONT_REWRITE"""

@@ -3,7 +3,8 @@
 Snippet stages, the ``<file>`` item of a file that cannot be split, iteration stages
 and ``pytorch[benchmark]`` all end with one ``ItemRecord``, put on their test report
 as data (``report.mlir_record``) in ``pytest_runtest_makereport``.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
@@ -213,7 +214,8 @@ class MlirItem(pytest.Item):
         record = self.skeleton()
         if final:
             self._complete(record, report, shown)
-            self.user_properties.extend(junit_properties(record))
+            if getattr(self.config.option, "xmlpath", None):  # the junit report's properties
+                self.user_properties.extend(junit_properties(record))
         report.mlir_record = record.to_json()  # type: ignore[attr-defined]
 
     def _complete(self, record: ItemRecord, report: pytest.TestReport, shown: bool) -> None:

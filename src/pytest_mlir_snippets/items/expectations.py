@@ -7,7 +7,8 @@ Items expected to crash are not run unless ``--mlir-run-crashers``.
 ``--mlir-update-expectations`` rewrites the file from the run, so that CI adopts a
 new baseline with one command. An iree-test-suites config JSON is read and written in
 its own format (``items.ireeconfig``): ``load_expectations`` picks by suffix.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""How a failed item reads: MLIR's diagnostics at file lines, metrics, worker output."""
+"""How a failed item reads: MLIR's diagnostics at file lines, metrics, worker output.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

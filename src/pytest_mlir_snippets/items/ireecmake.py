@@ -9,7 +9,8 @@ suite of the target's backend (``llvm-cpu`` for iree-cpu, ``cuda`` for iree-cuda
 lists is skipped with that reason, and the chosen suite's ``COMPILER_FLAGS`` reach
 iree-compile. A file in several suites of the backend runs once, with the first
 suite not labelled ``hostonly`` (IREE's host-CPU variants). Other targets ignore it.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -23,7 +23,8 @@ failure" of ``[execute]``; ``skip_compile_tests`` skips both, ``skip_run_tests``
 the execute. ``--mlir-update-expectations`` rewrites both failure lists from the run,
 as IREE's ``update_config_xfails.py`` does from a report log, and keeps every other
 key (and the order of keys) as it was.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ Each iteration is a set of items on the run's ``model_linalg.mlir`` node, so tha
 The run's target is ``--mlir-target`` (or ini ``mlir_target``) when given, else a
 ``target: NAME`` line in its ``env_check.md``, else cpu. Every item ends with a record;
 ``reporting.benchmark`` writes the tables from the records when the session ends.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ File-level ``REQUIRES``/``UNSUPPORTED`` skip the file's items and ``XFAIL`` make
 strict xfails (lit's boolean expressions over this machine's features); a lit line
 above the entry function (SPEC's expectations) takes precedence for it, and an
 expectations file over both.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

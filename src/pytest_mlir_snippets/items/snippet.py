@@ -1,4 +1,6 @@
-"""A snippet item: one function of a snippet file at one stage, ``FILE::NAME[compile]`` or ``[execute]``."""
+"""A snippet item: one function of a snippet file at one stage, ``FILE::NAME[compile]`` or ``[execute]``.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
@@ -174,7 +176,7 @@ class SnippetItem(MlirItem):
         compiles while pytest reports this item."""
         nxt = self.next_item
         if not isinstance(nxt, SnippetItem) or nxt.stage != "compile" or nxt.func.duplicate_of is not None \
-                or nxt.path != self.path or nxt.get_closest_marker("skip") or nxt.get_closest_marker("xfail"):
+                or nxt.path != self.path or any(m.name in ("skip", "xfail") for m in nxt.iter_markers()):
             return
         state = run_state(self.config)
         if nxt._recorded()[1] is not None:  # unreadable recorded data: the item says so itself

@@ -1,5 +1,7 @@
 """Collection: snippet files become ``FILE::NAME[compile]`` and ``FILE::NAME[execute]``;
-a file that cannot be split becomes one failing ``FILE::<file>`` item."""
+a file that cannot be split becomes one failing ``FILE::<file>`` item.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

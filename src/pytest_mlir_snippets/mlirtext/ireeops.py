@@ -9,7 +9,8 @@ meaning (``worker/lowering/ireeops.py``). The rewrite keeps every op on its line
 (line numbers of diagnostics and checks stay the file's).
 
 Also here: which of a text's dialects exist only in IREE (``iree_only_dialects``).
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ root (the folder with ``lit.cfg.py``) down to the test's folder; so does this, w
 it does not know (``mlir_run_amx_tests``, ``mlir_run_arm_sve_tests``, ...): tests that
 need a build option are unsupported here, as on a build without it. A file that fails
 to run is reported and skipped over.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

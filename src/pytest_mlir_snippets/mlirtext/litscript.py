@@ -11,7 +11,8 @@ reads is folded into it. ``REQUIRES``/``UNSUPPORTED``/``XFAIL`` are lit's
 boolean expressions over the features of this machine (``features``).
 
 No MLIR here: this runs at collection, in the pytest process.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

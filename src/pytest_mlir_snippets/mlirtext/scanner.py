@@ -4,7 +4,8 @@ Not a parser: it understands MLIR's strings, comments, brackets, regions,
 symbol references, aliases and resource blocks, which is all that collection
 needs, and it works for dialects nobody registered (TTIR, TTNN).
 ``tests/test_splitter.py`` checks the result against the MLIR parser.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

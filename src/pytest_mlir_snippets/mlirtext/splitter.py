@@ -4,7 +4,8 @@ Builds on ``scanner.Scan``: finds the public ``func.func`` definitions (nested
 modules included), gives each a unique id, and writes a module with everything
 the function needs: aliases, resource blobs it uses, enclosing module
 attributes, and the private declarations, callees and globals it refers to.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

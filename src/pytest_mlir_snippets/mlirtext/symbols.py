@@ -1,4 +1,6 @@
-"""MLIR string literals and symbol names as text, and the error of text that is not MLIR."""
+"""MLIR string literals and symbol names as text, and the error of text that is not MLIR.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

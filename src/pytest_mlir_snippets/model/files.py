@@ -1,4 +1,6 @@
-"""Files the plugin writes for people to read: whole or not at all."""
+"""Files the plugin writes for people to read: whole or not at all.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

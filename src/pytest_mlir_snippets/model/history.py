@@ -5,7 +5,8 @@ One entry per target and iteration: the figures of its last measurement
 reference median. Benchmark items read it (the same code's last median is the speed
 to expect); the controller updates it from the session's records and renders every
 table from it. Measuring on one target never touches another target's entries.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """The layout of an optimization run (SPEC 6): a folder with ``model_linalg.mlir`` and
 ``v0/``, ``v1/``, ...; which files the engineer writes, which stages each target checks.
-Pure: no pytest, no MLIR."""
+Pure: no pytest, no MLIR.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

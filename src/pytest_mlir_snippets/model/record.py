@@ -6,7 +6,8 @@ data (``report.mlir_record``), which xdist carries to the controller as it is; t
 controller keeps the final one per node id. ``--mlir-json`` writes the records, and
 ``mlir-snippets report`` reads them back, so the reports of several CI shards can be
 rebuilt together. Nothing here imports pytest.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ and ``best_transform.mlir`` (from the fastest correct iteration; never an incorr
 The files of the run's own target (its ``env_check.md``'s, else cpu) have these names;
 another target's get its name in theirs (``benchmark.cuda.md``), so that measuring a
 run on one target never rewrites another's results.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

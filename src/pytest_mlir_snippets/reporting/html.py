@@ -5,7 +5,8 @@ Registered only when pytest-html is active; reads the records on the reports
 (``report.mlir_record``). Rows of items lost with a crashed xdist worker are
 completed by ``recorder.Recorder``, which sends the teardown report that
 pytest-html waits for.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ a record (``--lf`` keeps only the failed items of a file, silently).
 xdist workers collect and deselect; each tells the controller through
 ``workeroutput`` (they all select the same). An xdist controller does not collect, so
 items not reached under xdist are not listed (the run says it was interrupted).
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """Everything written from a run's records, in one place: at the end of a session on
-the controller, and by ``mlir-snippets report`` from the JSON of one or several runs."""
+the controller, and by ``mlir-snippets report`` from the JSON of one or several runs.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

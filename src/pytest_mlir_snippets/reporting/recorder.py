@@ -5,7 +5,8 @@ process without ``workerinput``) writes reports. Records arrive as data on test
 reports (``report.mlir_record``, see ``items.base``), so ``-n 0`` and ``-n 2`` give
 the same reports; an item lost with a crashed xdist worker gets its record from the
 skeleton its setup report carried (``pytest_handlecrashitem``).
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

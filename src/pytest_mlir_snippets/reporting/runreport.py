@@ -1,6 +1,8 @@
 """Run reports rendered from item records: ``<stem>-run-report.txt`` beside each
 input file (a snippet file, or an optimization run's ``model_linalg.mlir``), and a
-combined report at the common parent of several inputs."""
+combined report at the common parent of several inputs.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """CI shards (pytest-split's ``--splits N --group i``): which shard a run was, what all
 shards were to run, and what a merge of their records says of a shard that never
-reported (a cancelled or crashed job)."""
+reported (a cancelled or crashed job).
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -3,10 +3,12 @@
 Plugin-owned (kept in ``config.stash``), opened lazily by the first execute
 item, never by compile items, reused by every item after it, and reopened
 (then probed) after a crash or a timeout replaced the worker.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -24,9 +26,13 @@ class DeviceManager:
         self.device_id = settings.device_id
         self.opened = 0  # how many times a device was opened, for reports and tests
         self._device_worker: int | None = None  # the sandbox start whose device is open
+        self._options: Options | None = None
 
     def options(self) -> Options:
-        return self.settings.request_options(device_id=self.device_id)
+        """A copy of the options every request of this manager starts from (callers change theirs)."""
+        if self._options is None:
+            self._options = self.settings.request_options(device_id=self.device_id)
+        return copy.copy(self._options)
 
     def call(self, request: Request, timeout: float | None = None) -> Response:
         """Send ``request`` (opening the device first, if the worker has none open)."""

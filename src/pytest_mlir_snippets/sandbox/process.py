@@ -4,7 +4,8 @@ One request at a time. When the worker aborts, segfaults, is killed for memory,
 or does not answer within the timeout, the call returns a ``crash`` or
 ``timeout`` response with what the worker wrote to its stderr, and the next call
 starts a fresh worker.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -1,0 +1,3 @@
+"""The mlir-snippets command line tools.
+
+PYTEST_DONT_REWRITE"""

@@ -11,7 +11,8 @@ across hosts) from the files ``--mlir-json`` wrote; ``import-torch`` writes a
 PyTorch model as ``model_linalg.mlir`` with its reference (``torch_import.py``);
 ``sysdesc`` writes tt-mlir's system descriptor with ``ttrt query --save-artifacts``;
 ``new-iteration`` starts an optimization run's next iteration (``new_iteration.py``).
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ instance's values); every result is returned. Functions are ``<op>_<i>`` in the
 order of first appearance. The model is parsed with MLIR: the upstream bindings
 (unregistered dialects such as TTIR allowed, in generic form), or torch-mlir's
 for torch and StableHLO. The model's own IR is never written out.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -14,7 +14,8 @@ The starting points:
 - cuda: the mapping of a 2-D ``linalg.matmul`` (32x32 output tiles per block, one
   element per thread, ``examples/runs/cuda_matmul/v0``) and the NVVM pipeline for
   sm_80: edit the match and the tile sizes for the model's ops.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

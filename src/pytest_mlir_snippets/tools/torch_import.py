@@ -11,7 +11,8 @@ linalg-on-tensors), with what it takes to check it against PyTorch:
 
 ``FACTORY`` is a callable returning ``(torch.nn.Module, tuple_of_example_inputs)``;
 ``MODULE`` is an importable module or a path to a ``.py`` file.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 

@@ -15,7 +15,8 @@ plugin times several layouts (``jit.Placements``), ``median`` runs ``mlir-runner
 many, the k-th with the inputs ``OFFSETS[k]`` bytes past a page boundary and ``@main``'s
 frame aligned to a page with gaps of ``SHIFTS[k]`` bytes (every 16-byte phase within 64
 bytes, twice); its figure is the mean of their medians, as the plugin's is.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
