@@ -138,6 +138,27 @@ def test_the_time_asked_shrinks_to_what_a_short_kernel_needs(monkeypatch: pytest
         assert stats["samples"] >= min(benchstats.ENOUGH_BLOCKS * benchstats.BLOCK * layouts, 1.0 / call)
 
 
+@pytest.mark.parametrize(("cpu_share", "settled", "low", "high"), [(1.0, 1, 0.05, 0.06), (0.5, 0, 0.35, 0.5)])
+def test_a_run_that_had_the_cpu_all_along_settles_on_its_one_speed(monkeypatch: pytest.MonkeyPatch, cpu_share: float,
+                                                                    settled: int, low: float, high: float) -> None:
+    """A process's first timing sees one probe speed; when its thread had the CPU the whole
+    time (CPU time = wall time), that speed is the usual one: no settling time. Descheduled
+    for half of it (another tenant ran), it keeps timing to see a second speed."""
+    monkeypatch.setattr(benchstats, "_fastest", [0])
+    monkeypatch.setattr(benchstats, "_probe", lambda: 1000)
+    clock = VirtualClock()
+    cpu = [0]
+
+    def spend(seconds: float) -> None:
+        clock.spend(seconds)
+        cpu[0] += int(cpu_share * seconds * 1e9)
+
+    monkeypatch.setattr(benchstats, "_clock", clock)
+    monkeypatch.setattr(benchstats, "_cpu_clock", lambda: cpu[0])
+    stats = benchstats.measure(lambda: spend(0.0001), Options(bench_warmup=0, bench_time=0.05, bench_settle=0.3))
+    assert stats["settled"] == settled and low <= clock.seconds < high, clock.seconds
+
+
 def test_timing_waits_for_the_usual_speed_and_keeps_only_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """The first 0.2 s run slowed (the probe and the call); then the CPU is back to its speed."""
     monkeypatch.setattr(benchstats, "_fastest", [0])

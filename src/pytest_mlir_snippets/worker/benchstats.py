@@ -13,7 +13,8 @@ call took at most BLOCK_SLOWED times the usual block's (some spells slow the cal
 says how many, with the median over all samples beside it. Timing goes on past the time asked
 for, by at most ``bench_settle`` seconds, until it has settled: the calls that count
 are at least SHARE of those timed in the time asked for, the run has either seen the
-usual probe time before or seen two (a run wholly in a slow spell sees one), and, when
+usual probe time before, seen two (a run wholly in a slow spell sees one), or had the
+CPU all along (its thread's CPU time is the wall time: no one ran in its place), and, when
 the same code was measured before on this machine (``bench_previous_ms``), they ran
 within BLOCK_SLOWED times that and their median within AGREES times it (a spell that
 slows a whole run a few percent shows in no probe). The report says whether it settled
@@ -59,7 +60,9 @@ SHARE = 0.3  # settled: the calls that count are at least this share of those ti
 # short kernel has its statistics in well under a second (and settles from there)
 ENOUGH_BLOCKS = 8
 MIN_TIME = 0.05  # seconds: never less timing than this
+RAN_THROUGHOUT = 0.98  # the thread's CPU time over the wall time: it had the CPU all along
 _clock = time.perf_counter_ns
+_cpu_clock = time.thread_time_ns  # this thread's CPU time
 _fastest = [0]  # the fastest probe this process has seen (0: none yet): the CPU's usual speed
 
 
@@ -141,10 +144,11 @@ def _usual(probes: np.ndarray) -> float:
     return float(min(_fastest[0] or probes.min(), probes.min()))
 
 
-def _settled(samples: np.ndarray, probes: np.ndarray, needed: int, expected: float, layouts: int) -> bool:
+def _settled(samples: np.ndarray, probes: np.ndarray, needed: int, expected: float, layouts: int,
+             ran_throughout: bool = False) -> bool:
     """Enough calls count (within BLOCK_SLOWED times ``expected`` ns, when known, and their median
     within AGREES times it), and the fastest probe is the usual speed: this process saw it
-    before, or this run saw a second, slower one."""
+    before, this run saw a second, slower one, or it had the CPU all along (``ran_throughout``)."""
     import numpy as np
 
     keep = counted(probes, _usual(probes), samples, expected, layouts)
@@ -154,7 +158,15 @@ def _settled(samples: np.ndarray, probes: np.ndarray, needed: int, expected: flo
     if (expected and figure > AGREES * expected) or (layouts > 1 and len(medians) < layouts):
         return False  # slower than before; or a figure over some layouts only, not comparable with one over all
     low = probes.min()
-    return bool(low <= SLOWED * _fastest[0] or np.count_nonzero(probes > 1.5 * low) >= 0.05 * len(probes))
+    return bool(ran_throughout or low <= SLOWED * _fastest[0]
+                or np.count_nonzero(probes > 1.5 * low) >= 0.05 * len(probes))
+
+
+def _ran_throughout(wall_ns: int, cpu_ns: int) -> bool:
+    """Whether the timing thread had a CPU all the time it took: neither another process of
+    this machine nor the hypervisor (steal) took it, so the speed it saw is the usual one
+    (a slow spell of a shared machine is time some other tenant ran)."""
+    return wall_ns > 0 and cpu_ns >= RAN_THROUGHOUT * wall_ns
 
 
 def measure(run: Callable[[], None], options: Options, after: Callable[[], None] | None = None,
@@ -180,7 +192,8 @@ def measure(run: Callable[[], None], options: Options, after: Callable[[], None]
     probes: list[int] = []
     enough = max(MIN_SAMPLES, ENOUGH_BLOCKS * BLOCK * layouts) * per_call if options.bench_warmup else float("inf")
     asked = min(options.bench_time * 1e9, max(MIN_TIME * 1e9, enough))
-    check = _clock() + int(asked)  # the deadline, then every 50 ms or more
+    wall0, cpu0 = _clock(), _cpu_clock()
+    check = wall0 + int(asked)  # the deadline, then every 50 ms or more
     give_up = check + int(options.bench_settle * 1e9)
     needed = 0  # calls that must count: SHARE of those timed by the deadline
     settled = False
@@ -188,7 +201,7 @@ def measure(run: Callable[[], None], options: Options, after: Callable[[], None]
         if len(samples) >= MIN_SAMPLES and (now := _clock()) >= check:
             needed = needed or int(SHARE * len(samples))
             settled = _settled(np.asarray(samples), np.asarray(probes), needed, options.bench_previous_ms * 1e6,
-                               layouts)
+                               layouts, _ran_throughout(now - wall0, _cpu_clock() - cpu0))
             if settled or now >= give_up:
                 break
             done = _clock()  # a check reads every sample so far: at most 5% of the time goes to checks
