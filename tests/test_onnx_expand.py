@@ -88,3 +88,16 @@ def test_training_dropout_with_a_zero_ratio_against_the_reference(pytester: pyte
              opset=22),
     ]
     assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
+
+
+def test_an_expander_that_raises_leaves_the_op_to_torch_mlir(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """A form an expander did not foresee is torch-mlir's to convert, as it was without it."""
+    from pytest_mlir_snippets.worker.lowering import frontend, onnx
+
+    def broken(op, e):
+        raise IndexError("not foreseen")
+
+    path = write_case(tmp_path, Case("relu", "Relu", [np.ones((2, 3), np.float32)], opset=14))
+    monkeypatch.setattr(onnx, "_expanders", lambda: {"Relu": broken})
+    text = frontend.legalize(path.read_text(), "torch", "cpu", "relu")[0]
+    assert "onnx_expansion" not in text and "torch." not in text and "linalg.generic" in text
