@@ -22,10 +22,22 @@ class Arith:
         self.e = e
         self.dtype = dtype  # the element type literals take
 
+    def __call__(self, name: str, inputs: list[Tensor], shape: list[int] | None = None, dtype: str | None = None,
+                 **attrs: Any) -> Tensor:
+        """``onnx.<name>`` of ``inputs``: its shape by numpy broadcasting unless given, its
+        element type the first input's unless given."""
+        if shape is None:
+            shape = list(np.broadcast_shapes(*(tuple(t.shape) for t in inputs)))
+        dtype = dtype or inputs[0].dtype
+        return Tensor(self.e.op1(name, inputs, shape, dtype, **attrs), shape, dtype)
+
     def lit(self, value: Any, dtype: str | None = None) -> Tensor:
         array = np.asarray(value)
         dtype = dtype or self.dtype
         return Tensor(self.e.const(array, dtype), list(array.shape), dtype)
+
+    def const(self, value: Any, dtype: str) -> Tensor:
+        return self.lit(value, dtype)
 
     def _t(self, x: Operand, like: Operand | None = None) -> Tensor:
         """``x``, a number or array as a literal of ``like``'s element type (the default where none)."""

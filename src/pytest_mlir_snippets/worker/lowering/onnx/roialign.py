@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from pytest_mlir_snippets.worker.lowering.onnx.arith import Arith
 from pytest_mlir_snippets.worker.lowering.onnx.build import NUMPY, ONNX_TYPE, Emitter, OnnxOp, Tensor
-from pytest_mlir_snippets.worker.lowering.onnx.sampling import Ops
 
 HALF_PIXEL_SINCE = 16  # RoiAlign-16: coordinate_transformation_mode, default half_pixel (10: output_half_pixel)
 
@@ -48,7 +48,7 @@ def roi_align(op: OnnxOp, e: Emitter) -> list[Any] | None:
         grids = [np.maximum(np.ceil(s / p), 0).astype(np.int64) for s, p in zip(sizes, pooled, strict=True)]
     else:
         return None
-    o = Ops(e)
+    o = Arith(e)
     kind = x.dtype
     if batch_index.dtype != "si64":
         batch_index = o("Cast", [batch_index], dtype="si64", to=ONNX_TYPE["si64"])
@@ -72,7 +72,7 @@ def roi_align(op: OnnxOp, e: Emitter) -> list[Any] | None:
     if mode == "avg":
         if not taken.all():
             mask = taken.reshape(count, 1, gh, 1, 1, gw, 1, 1)
-            values = o("Where", [o.mask(mask), values, o.const(0.0, kind)], dtype=kind)
+            values = o("Where", [o.const(mask, "i1"), values, o.const(0.0, kind)], dtype=kind)
         pooled_values = _reduce(o, "ReduceSum", values, [2, 3, 5, 6])
         samples = np.maximum(grids[0] * grids[1], 1).reshape(count, 1, 1, 1)
         pooled_values = o("Div", [pooled_values, o.const(samples, kind)])
@@ -80,20 +80,20 @@ def roi_align(op: OnnxOp, e: Emitter) -> list[Any] | None:
         best = _reduce(o, "ReduceMax", values, [3, 6])  # [R, PH, GH, PW, GW, C]
         if not taken.all():  # samples past a region's grid never win; a region without samples gives 0
             mask = taken.reshape(count, 1, gh, 1, gw, 1)
-            best = o("Where", [o.mask(mask), best, o.const(-np.inf, kind)], dtype=kind)
+            best = o("Where", [o.const(mask, "i1"), best, o.const(-np.inf, kind)], dtype=kind)
         pooled_values = _reduce(o, "ReduceMax", best, [2, 4])
         if not taken.any(axis=(1, 2)).all():
             some = taken.any(axis=(1, 2)).reshape(count, 1, 1, 1)
-            pooled_values = o("Where", [o.mask(some), pooled_values, o.const(0.0, kind)], dtype=kind)
+            pooled_values = o("Where", [o.const(some, "i1"), pooled_values, o.const(0.0, kind)], dtype=kind)
     return [o("Transpose", [pooled_values], [count, c, *pooled], perm=[0, 3, 1, 2]).value]
 
 
-def _reduce(o: Ops, name: str, x: Tensor, axes: list[int]) -> Tensor:
+def _reduce(o: Arith, name: str, x: Tensor, axes: list[int]) -> Tensor:
     shape = [d for i, d in enumerate(x.shape) if i not in axes]
     return o(name, [x, o.const(np.array(axes, np.int64), "si64")], shape, keepdims=0)
 
 
-def _axis(o: Ops, rois: Tensor, column: int, bins: int, size: int, grid: np.ndarray, scale: float, offset: float,
+def _axis(o: Arith, rois: Tensor, column: int, bins: int, size: int, grid: np.ndarray, scale: float, offset: float,
           half_pixel: bool) -> tuple[Tensor, Tensor, Tensor]:
     """One axis of every region's samples: the two neighbours' indices (si64) and weights, [R, bins, G, 2],
     and whether each sample is inside [-1, size], [R, bins, G]; G the largest grid of a region."""

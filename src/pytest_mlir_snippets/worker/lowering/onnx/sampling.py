@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from pytest_mlir_snippets.worker.lowering.onnx.arith import Arith
 from pytest_mlir_snippets.worker.lowering.onnx.build import NUMPY, ONNX_TYPE, Emitter, OnnxOp, Tensor
 
 ND_SINCE = 20  # GridSample-20: N-D inputs, modes linear/cubic (16: 4-D, bilinear/bicubic)
@@ -29,56 +30,30 @@ TAPS = {"nearest": [0.0], "linear": [0.0, 1.0], "cubic": [-1.0, 0.0, 1.0, 2.0]} 
 CUBIC_ALPHA = -0.75  # Keys' cubic convolution, as PyTorch and the reference use it
 
 
-class Ops:
-    """ONNX ops on Tensors, each result's shape by numpy broadcasting unless given."""
+def clamp(o: Arith, x: Tensor, lo: Any, hi: Any) -> Tensor:
+    """max(min(x, hi), lo) with per-dimension bounds (Clip takes scalars only)."""
+    return o("Max", [o("Min", [x, o.const(hi, x.dtype)]), o.const(lo, x.dtype)])
 
-    def __init__(self, e: Emitter) -> None:
-        self.e = e
 
-    def __call__(self, name: str, inputs: list[Tensor], shape: list[int] | None = None, dtype: str | None = None,
-                 **attrs: Any) -> Tensor:
-        if shape is None:
-            shape = list(np.broadcast_shapes(*(tuple(t.shape) for t in inputs)))
-        dtype = dtype or inputs[0].dtype
-        return Tensor(self.e.op1(name, inputs, shape, dtype, **attrs), shape, dtype)
-
-    def const(self, array: Any, dtype: str) -> Tensor:
-        data = np.asarray(array)
-        return Tensor(self.e.const(data, dtype), list(data.shape), dtype)
-
-    def mask(self, array: Any) -> Tensor:
-        """A boolean literal, emitted as ui8 and cast: a large i1 literal prints as hex that a later
-        parse of the module (the split before compiling) reads with another bit layout."""
-        data = np.asarray(array).astype(np.uint8)
-        return self("Cast", [self.const(data, "ui8")], dtype="i1", to=ONNX_TYPE["i1"])
-
-    def reshape(self, x: Tensor, shape: list[int]) -> Tensor:
-        return self("Reshape", [x, self.const(shape, "si64")], shape)
-
-    def clamp(self, x: Tensor, lo: Any, hi: Any) -> Tensor:
-        """max(min(x, hi), lo) with per-dimension bounds (Clip takes scalars only)."""
-        return self("Max", [self("Min", [x, self.const(hi, x.dtype)]), self.const(lo, x.dtype)])
-
-    def reflect(self, x: Tensor, lo: np.ndarray, hi: np.ndarray) -> Tensor:
-        """The reference's _gs_reflect: x outside [lo, hi] reflected by the near border (as
-        often as it takes); the result clamped to [lo, hi] against rounding and for a zero
-        span (a size-1 axis with align_corners, where the reference divides by zero)."""
-        kind = x.dtype
-        span = np.where(hi > lo, hi - lo, 1.0)
-        below = self("Less", [x, self.const(lo, kind)], dtype="i1")
-        above = self("Greater", [x, self.const(hi, kind)], dtype="i1")
-        dx = self("Where", [below, self("Sub", [self.const(lo, kind), x]), self("Sub", [x, self.const(hi, kind)])],
-                  dtype=kind)
-        n = self("Floor", [self("Div", [dx, self.const(span, kind)])])
-        rem = self("Sub", [dx, self("Mul", [n, self.const(span, kind)])])
-        half = self("Floor", [self("Mul", [n, self.const(0.5, kind)])])
-        even = self("Equal", [n, self("Mul", [half, self.const(2.0, kind)])], dtype="i1")
-        near, far = self("Add", [self.const(lo, kind), rem]), self("Sub", [self.const(hi, kind), rem])
-        # below: an even count of reflections ends at lo + rem, an odd one at hi - rem; above the reverse
-        moved = self("Where", [below, self("Where", [even, near, far], dtype=kind),
-                               self("Where", [even, far, near], dtype=kind)], dtype=kind)
-        outside = self("Or", [below, above], dtype="i1")
-        return self.clamp(self("Where", [outside, moved, x], dtype=kind), lo, hi)
+def reflect(o: Arith, x: Tensor, lo: np.ndarray, hi: np.ndarray) -> Tensor:
+    """The reference's _gs_reflect: x outside [lo, hi] reflected by the near border (as
+    often as it takes); the result clamped to [lo, hi] against rounding and for a zero
+    span (a size-1 axis with align_corners, where the reference divides by zero)."""
+    kind = x.dtype
+    span = np.where(hi > lo, hi - lo, 1.0)
+    below = o("Less", [x, o.const(lo, kind)], dtype="i1")
+    above = o("Greater", [x, o.const(hi, kind)], dtype="i1")
+    dx = o("Where", [below, o("Sub", [o.const(lo, kind), x]), o("Sub", [x, o.const(hi, kind)])], dtype=kind)
+    n = o("Floor", [o("Div", [dx, o.const(span, kind)])])
+    rem = o("Sub", [dx, o("Mul", [n, o.const(span, kind)])])
+    half = o("Floor", [o("Mul", [n, o.const(0.5, kind)])])
+    even = o("Equal", [n, o("Mul", [half, o.const(2.0, kind)])], dtype="i1")
+    near, far = o("Add", [o.const(lo, kind), rem]), o("Sub", [o.const(hi, kind), rem])
+    # below: an even count of reflections ends at lo + rem, an odd one at hi - rem; above the reverse
+    moved = o("Where", [below, o("Where", [even, near, far], dtype=kind), o("Where", [even, far, near], dtype=kind)],
+              dtype=kind)
+    outside = o("Or", [below, above], dtype="i1")
+    return clamp(o, o("Where", [outside, moved, x], dtype=kind), lo, hi)
 
 
 def grid_sample(op: OnnxOp, e: Emitter) -> list[Any] | None:
@@ -95,7 +70,7 @@ def grid_sample(op: OnnxOp, e: Emitter) -> list[Any] | None:
     align = bool(op.attrs.get("align_corners", 0))
     batch, channels, dims, out = x.shape[0], x.shape[1], x.shape[2:], grid.shape[1:-1]
     points, size = math.prod(out), math.prod(dims)
-    o = Ops(e)
+    o = Arith(e)
     # grid component j addresses spatial dimension rank-1-j (x is the last axis): constants per component
     length = np.array(dims[::-1], np.float32)
     lo = np.zeros(rank, np.float32) if align else np.full(rank, -0.5, np.float32)
@@ -115,9 +90,9 @@ def grid_sample(op: OnnxOp, e: Emitter) -> list[Any] | None:
     if padding == "border":  # outside [lo, hi]: clamped to [0, d - 1]
         outside = o("Or", [o("Less", [coord, o.const(lo, "f32")], dtype="i1"),
                            o("Greater", [coord, o.const(hi, "f32")], dtype="i1")], dtype="i1")
-        coord = o("Where", [outside, o.clamp(coord, np.zeros(rank), length - 1), coord], dtype="f32")
+        coord = o("Where", [outside, clamp(o, coord, np.zeros(rank), length - 1), coord], dtype="f32")
     elif padding == "reflection":  # in float64 as the reference (its borders are a float64 array)
-        wide = o.reflect(o("Cast", [coord], dtype="f64", to=ONNX_TYPE["f64"]), lo, hi)
+        wide = reflect(o, o("Cast", [coord], dtype="f64", to=ONNX_TYPE["f64"]), lo, hi)
         coord = o("Cast", [wide], dtype="f32", to=ONNX_TYPE["f32"])
     taps = np.array(TAPS[mode], np.float32)
     base = coord if mode == "nearest" else o("Floor", [coord])
@@ -130,8 +105,8 @@ def grid_sample(op: OnnxOp, e: Emitter) -> list[Any] | None:
         valid = o("And", [o("GreaterOrEqual", [index, o.const(0.0, "f32")], dtype="i1"),
                           o("LessOrEqual", [index, o.const((length - 1)[:, None], "f32")], dtype="i1")], dtype="i1")
     elif padding == "reflection":
-        index = o.reflect(index, lo[:, None], hi[:, None])
-    index = o("Cast", [o.clamp(index, np.zeros((rank, 1)), (length - 1)[:, None])], dtype="si64",
+        index = reflect(o, index, lo[:, None], hi[:, None])
+    index = o("Cast", [clamp(o, index, np.zeros((rank, 1)), (length - 1)[:, None])], dtype="si64",
               to=ONNX_TYPE["si64"])
     flat = o.const(np.arange(batch).reshape([batch] + [1] * (rank + 1)) * size, "si64")  # batch offsets
     tap_weight: Tensor | None = None
@@ -170,7 +145,7 @@ def grid_sample(op: OnnxOp, e: Emitter) -> list[Any] | None:
     return [o.reshape(moved, [batch, channels, *out]).value]
 
 
-def _weights(o: Ops, frac: Tensor, mode: str, taps: np.ndarray) -> Tensor:
+def _weights(o: Arith, frac: Tensor, mode: str, taps: np.ndarray) -> Tensor:
     """Each tap's weight, [N, P, r, T], from the fraction t = x - floor(x) per dimension."""
     batch, points, rank = frac.shape
     t = o.reshape(frac, [batch, points, rank, 1])
@@ -186,5 +161,5 @@ def _weights(o: Ops, frac: Tensor, mode: str, taps: np.ndarray) -> Tensor:
     near = o("Add", [o("Mul", [o("Mul", [o("Sub", [o("Mul", [d, c(a + 2)]), c(a + 3)]), d]), d]), c(1.0)])
     far = o("Sub", [o("Mul", [o("Add", [o("Mul", [o("Sub", [o("Mul", [d, c(a)]), c(5 * a)]), d]), c(8 * a)]), d]),
                     c(4 * a)])
-    inner = o.mask(np.abs(taps - 0.5) < 1)  # the taps at floor(x) and floor(x) + 1
+    inner = o.const(np.abs(taps - 0.5) < 1, "i1")  # the taps at floor(x) and floor(x) + 1
     return o("Where", [inner, near, far], dtype="f32")
