@@ -101,3 +101,32 @@ def test_an_expander_that_raises_leaves_the_op_to_torch_mlir(monkeypatch: pytest
     monkeypatch.setattr(onnx, "_expanders", lambda: {"Relu": broken})
     text = frontend.legalize(path.read_text(), "torch", "cpu", "relu")[0]
     assert "onnx_expansion" not in text and "torch." not in text and "linalg.generic" in text
+
+
+def test_indexing_forms_against_the_reference(pytester: pytest.Pytester, run_items) -> None:
+    """Slice with negative steps, ScatterElements with max/min (repeated targets, negative
+    indices), Det (a zero pivot, a singular matrix, batches)."""
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((6, 5, 4)).astype(np.float32)
+    i64 = np.int64
+    data = rng.standard_normal((3, 4)).astype(np.float32)
+    indices = np.array([[0, 1, -1, 1], [2, 2, 0, -3]], i64)
+    updates = rng.standard_normal((2, 4)).astype(np.float32)
+    cases = [
+        Case("slice_neg_steps", "Slice", [x, np.array([-1, 4, 3], i64), np.array([-100, 0, -5], i64),
+                                          np.array([0, 1, 2], i64), np.array([-1, -2, -1], i64)], opset=13),
+        Case("slice_mixed_steps", "Slice", [x, np.array([1, 10], i64), np.array([5, -10], i64),
+                                            np.array([-1, 0], i64), np.array([2, -3], i64)], opset=13),
+        Case("scatter_max_axis0", "ScatterElements", [data, indices % 3, updates],
+             {"axis": 0, "reduction": "max"}, opset=18),
+        Case("scatter_min_axis1", "ScatterElements", [data.T.copy(), (indices.T % 3), updates.T.copy()],
+             {"axis": 1, "reduction": "min"}, opset=18),
+        Case("scatter_max_negative_int", "ScatterElements",
+             [np.arange(12, dtype=np.int32).reshape(3, 4), np.array([[-1, 0, 1, -2]], i64),
+              np.array([[50, -5, 7, 100]], np.int32)], {"axis": 1, "reduction": "max"}, opset=18),
+        Case("det_2d", "Det", [rng.standard_normal((3, 3)).astype(np.float32)], opset=11),
+        Case("det_needs_pivoting", "Det", [np.array([[0.0, 2, 1], [3, 0, 4], [1, 5, 0]], np.float32)], opset=11),
+        Case("det_batched_singular", "Det", [np.stack([np.array([[1.0, 2], [2, 4]]),
+                                                       rng.standard_normal((2, 2))])[None]], opset=22),
+    ]
+    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))

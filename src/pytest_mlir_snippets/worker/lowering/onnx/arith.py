@@ -127,6 +127,11 @@ class Arith:
         shape = [parts[0].shape[0], sum(p.shape[1] for p in parts)]
         return Tensor(self.e.op1("Concat", parts, shape, parts[0].dtype, axis=1), shape, parts[0].dtype)
 
+    def transpose_last(self, a: Tensor) -> Tensor:
+        """The last two axes exchanged."""
+        perm = [*range(a.rank - 2), a.rank - 1, a.rank - 2]
+        return self.transpose(a, perm)
+
     def transpose(self, a: Tensor, perm: list[int]) -> Tensor:
         shape = [a.shape[p] for p in perm]
         return Tensor(self.e.op1("Transpose", [a], shape, a.dtype, perm=perm), shape, a.dtype)
