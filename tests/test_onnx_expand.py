@@ -130,3 +130,22 @@ def test_indexing_forms_against_the_reference(pytester: pytest.Pytester, run_ite
                                                        rng.standard_normal((2, 2))])[None]], opset=22),
     ]
     assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
+
+
+def test_conv_transpose_padding_torch_mlir_rejects_against_the_reference(pytester: pytest.Pytester,
+                                                                         run_items) -> None:
+    """SAME auto_pad (upper and lower, with output_padding) and pads that differ at the two ends."""
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    w = rng.standard_normal((2, 3, 3, 2)).astype(np.float32)
+    b = rng.standard_normal(3).astype(np.float32)
+    cases = [
+        Case("convt_same_upper", "ConvTranspose", [x, w], {"auto_pad": "SAME_UPPER", "strides": [2, 2]}),
+        Case("convt_same_lower_bias", "ConvTranspose", [x, w, b], {"auto_pad": "SAME_LOWER", "strides": [2, 2],
+                                                                  "output_padding": [1, 0]}),
+        Case("convt_asymmetric_pads", "ConvTranspose", [x, w, b], {"pads": [1, 0, 0, 2], "strides": [2, 1],
+                                                                  "dilations": [1, 2]}),
+        Case("convt_pads_output_padding", "ConvTranspose", [x, w], {"pads": [0, 1, 1, 0], "strides": [3, 2],
+                                                                   "output_padding": [2, 1]}),
+    ]
+    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
