@@ -128,6 +128,22 @@ def test_loop_against_the_reference(pytester: pytest.Pytester, run_items) -> Non
     assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
 
 
+def test_loop_whose_condition_is_known_at_run_time_only(pytester: pytest.Pytester, run_items) -> None:
+    """The body's condition compares with a float carried value (never baked in): the scan
+    output's static length (5, from the model's shapes) says how many iterations ran."""
+    body = _graph("until", [helper.make_node("Cast", ["i"], ["fi"], to=onnx.TensorProto.FLOAT),
+                            helper.make_node("Less", ["fi", "limit"], ["cond_out"]),
+                            helper.make_node("Add", ["y", "fi"], ["y_out"]),
+                            helper.make_node("Identity", ["limit"], ["limit_out"]),
+                            helper.make_node("Identity", ["y_out"], ["scan"])],
+                  [("i", I64, []), ("cond", B, []), ("y", F, [2]), ("limit", F, [])],
+                  [("cond_out", B, []), ("y_out", F, [2]), ("limit_out", F, []), ("scan", F, [2])])
+    y0 = np.array([0.5, -1.0], np.float32)
+    cases = [Case("loop_until_float", "Loop", [np.array(10, np.int64), np.array(True), y0, np.array(3.5, np.float32)],
+                  {"body": body}, outputs=3, opset=17)]
+    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
+
+
 def test_loop_without_iterations_against_the_reference(pytester: pytest.Pytester, run_items) -> None:
     """No iteration (a zero trip count): the carried values come out as they went in (no scan
     output: the reference cannot stack an empty list). Carried values only: torch-mlir converts

@@ -75,12 +75,19 @@ def unroll(loop_op: Any, tir: Any, opset: int) -> bool:
     trip, cond = operands[0], operands[1]
     trip_absent, cond_absent = (str(v.type) == "!torch.none" for v in (trip, cond))
     count = None if trip_absent else folding.fold(trip)
-    if (not trip_absent and count is None) or (trip_absent and cond_absent):
+    running = True if cond_absent else _flag(folding.fold(cond))
+    # the scan outputs' static length is the number of iterations that ran (the import
+    # took it from the model's shapes): it stands in for a count or condition known only
+    # at run time, every condition then true
+    executed = _scan_length(loop_op, len(operands) - 2)
+    fixed = executed is not None and ((not trip_absent and count is None) or running is None)
+    if fixed:
+        count, running = np.array(executed), True
+    if (not trip_absent and count is None) or (trip_absent and cond_absent and not fixed):
         return False  # an unknown trip count, or an infinite loop
     limit = None if count is None else int(np.asarray(count).reshape(-1)[0])
     if limit is not None and limit > MAX_ITERATIONS:
         return False
-    running = True if cond_absent else _flag(folding.fold(cond))
     if running is None:
         return False
     before = {op.operation for op in loop_op.block.operations}  # what was there: the rest is erased on giving up
@@ -108,7 +115,7 @@ def unroll(loop_op: Any, tir: Any, opset: int) -> bool:
         _retry_nested(clones[:-1], tir, opset)
         mapped = list(clones[-1].operands)
         clones[-1].erase()
-        running = _flag(folding.fold(mapped[0]))
+        running = True if fixed else _flag(folding.fold(mapped[0]))
         if running is None:
             return _give_up(loop_op, before)  # a condition known only at run time
         carried = mapped[1:1 + n]
@@ -124,6 +131,17 @@ def unroll(loop_op: Any, tir: Any, opset: int) -> bool:
     _refine_returned(loop_op.results, results)
     _replace(loop_op, results)
     return True
+
+
+def _scan_length(loop_op: Any, carried: int) -> int | None:
+    """The leading dimension every scan output of ``loop_op`` declares, if they declare one."""
+    lengths = set()
+    for result in list(loop_op.results)[carried:]:
+        parsed = parse_type(str(result.type))
+        if parsed is None or not parsed[0]:
+            return None
+        lengths.add(parsed[0][0])
+    return lengths.pop() if len(lengths) == 1 else None
 
 
 def _dtype(value: Any, default: str) -> str:
