@@ -65,11 +65,6 @@ WHY = {
                                                       "0 ([]): it needs ONNX shape inference over the folded values",
         "test_affine_grid_3d_align_corners_expanded": "its Ifs fold, but the import typed the values after them "
                                                       "rank 0 ([]): it needs ONNX shape inference",
-        "test_range_float_type_positive_delta_expanded": "a Loop whose trip count is computed from float inputs "
-                                                         "at run time: not unrolled, and torch-mlir's Loop has no "
-                                                         "scan outputs",
-        "test_range_int32_type_negative_delta_expanded": "a Loop whose trip count is computed at run time: not "
-                                                         "unrolled, and torch-mlir's Loop has no scan outputs",
         "test_lstm_with_peepholes": "torch-mlir's LSTM conversion: values differ with peepholes (not investigated)",
     },
 }
