@@ -21,7 +21,7 @@ _SEVERITY = {"DiagnosticSeverity.ERROR": "error", "DiagnosticSeverity.WARNING": 
 
 # a boolean tensor's elements in hex: torch-mlir's MLIR writes a byte per element, and its
 # parser, like upstream's, reads packed bits; text printed there is spelled out before a parse
-_I1_HEX = re.compile(r'dense<"0x([0-9A-Fa-f]*)">(\s*:\s*tensor<((?:\d+x)*)i1>)')
+_I1_HEX = re.compile(r'dense<"0x([0-9A-Fa-f]*+)">(\s*:\s*tensor<((?:\d+x)*)i1>)')
 
 
 def spell_out_booleans(text: str) -> str:
