@@ -71,6 +71,15 @@ def unroll(loop_op: Any, tir: Any, opset: int) -> bool:
     ONNX: ``M`` (trip count) and ``cond`` are optional, the body gets the iteration number,
     the condition and the N carried values, and gives the next condition, the N carried
     values and K scan values; it runs while cond and (no M or it < M)."""
+    before = {op.operation for op in loop_op.block.operations}  # what was there: the rest is erased on giving up
+    try:
+        return _unroll(loop_op, tir, opset, before)
+    except Exception:  # a form not foreseen: nothing of the attempt stays
+        _give_up(loop_op, before)
+        raise
+
+
+def _unroll(loop_op: Any, tir: Any, opset: int, before: set[Any]) -> bool:
     operands = list(loop_op.operands)
     trip, cond = operands[0], operands[1]
     trip_absent, cond_absent = (str(v.type) == "!torch.none" for v in (trip, cond))
@@ -90,7 +99,6 @@ def unroll(loop_op: Any, tir: Any, opset: int) -> bool:
         return False
     if running is None:
         return False
-    before = {op.operation for op in loop_op.block.operations}  # what was there: the rest is erased on giving up
     block = loop_op.regions[0].blocks[0]
     args = list(block.arguments)
     ops = list(block.operations)

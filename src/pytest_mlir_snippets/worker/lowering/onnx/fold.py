@@ -77,8 +77,8 @@ def fold(value: Any, depth: int = 0) -> np.ndarray | None:
         return None
     try:
         result = _evaluate(name, op, depth)
-    except (ValueError, TypeError, IndexError, OverflowError, ZeroDivisionError):
-        return None
+    except (ValueError, TypeError, IndexError, KeyError, OverflowError, ZeroDivisionError):
+        return None  # KeyError: a type numpy does not hold (a Cast to bf16, float8, string)
     if result is None:
         return None
     dtype = element_type(value)  # the result in the element type the import declared

@@ -23,6 +23,7 @@ from pytest_mlir_snippets.worker.lowering.onnx.arith import Arith
 from pytest_mlir_snippets.worker.lowering.onnx.build import NUMPY, ONNX_TYPE, Emitter, OnnxOp, Tensor
 
 MAX_MASK = 1 << 22  # elements of the match mask: larger scatters are left to torch-mlir
+MAX_DET = 64  # Det's unrolled elimination grows as n^4: larger matrices are left to torch-mlir
 
 
 def slice_(op: OnnxOp, e: Emitter) -> list[Any] | None:
@@ -68,8 +69,11 @@ def scatter_elements(op: OnnxOp, e: Emitter) -> list[Any] | None:
     column = e.op1("Reshape", [target, e.const([count, 1], "si64")], [count, 1], "si64")
     match = e.op1("Equal", [column, e.const(np.arange(positions)[None, :], "si64")], [count, positions], "i1")
     kind = np.dtype(NUMPY[data.dtype])
-    extreme = np.finfo(kind).max if kind.kind == "f" else np.iinfo(kind).max  # type: ignore[type-var]
-    fill = -extreme if reduction == "max" else extreme
+    if kind.kind == "f":  # what every update beats: -inf for max, +inf for min (the type's bound for integers)
+        fill: Any = -np.inf if reduction == "max" else np.inf
+    else:
+        bounds = np.iinfo(kind)  # type: ignore[type-var]
+        fill = bounds.min if reduction == "max" else bounds.max
     flat_updates = e.op1("Reshape", [updates, e.const([count, 1], "si64")], [count, 1], data.dtype)
     candidates = e.op1("Where", [match, flat_updates, e.const(fill, data.dtype)], [count, positions], data.dtype)
     name = "ReduceMax" if reduction == "max" else "ReduceMin"
@@ -89,7 +93,8 @@ def det(op: OnnxOp, e: Emitter) -> list[Any] | None:
     by a permutation matrix (the sign flips when it moves), then the rows below lose their
     multiple of row k; the determinant is the sign times the diagonal's product."""
     x = op.inputs[0]
-    if x is None or x.rank < 2 or x.shape[-1] != x.shape[-2] or not x.dtype.startswith("f"):
+    if x is None or x.rank < 2 or x.shape[-1] != x.shape[-2] or not x.dtype.startswith("f") \
+            or x.shape[-1] > MAX_DET:
         return None
     n, batch, dtype = x.shape[-1], x.shape[:-2], x.dtype
     o = Arith(e, dtype)

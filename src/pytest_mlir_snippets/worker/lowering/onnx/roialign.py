@@ -19,6 +19,7 @@ import numpy as np
 from pytest_mlir_snippets.worker.lowering.onnx.arith import Arith
 from pytest_mlir_snippets.worker.lowering.onnx.build import NUMPY, ONNX_TYPE, Emitter, OnnxOp, Tensor
 
+MAX_SAMPLES = 1 << 24  # corner samples gathered (regions x bins x grid x 4 x channels)
 HALF_PIXEL_SINCE = 16  # RoiAlign-16: coordinate_transformation_mode, default half_pixel (10: output_half_pixel)
 
 
@@ -52,6 +53,9 @@ def roi_align(op: OnnxOp, e: Emitter) -> list[Any] | None:
     kind = x.dtype
     if batch_index.dtype != "si64":
         batch_index = o("Cast", [batch_index], dtype="si64", to=ONNX_TYPE["si64"])
+    most = [max(int(g.max()) if g.size else 1, 1) for g in grids]  # the largest sampling grid per axis
+    if count * pooled[0] * most[0] * pooled[1] * most[1] * 4 * x.shape[1] > MAX_SAMPLES:
+        return None  # a gather this large swamps the compile: left to torch-mlir
     ys = _axis(o, rois, 1, pooled[0], h, grids[0], scale, offset, half_pixel)
     xs = _axis(o, rois, 0, pooled[1], w, grids[1], scale, offset, half_pixel)
     gh, gw = ys[0].shape[2], xs[0].shape[2]

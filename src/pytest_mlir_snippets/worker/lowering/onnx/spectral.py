@@ -9,6 +9,7 @@ import numpy as np
 
 from pytest_mlir_snippets.worker.lowering.onnx.build import Emitter, OnnxOp
 
+MAX_MATRIX = 1 << 24  # elements of the transform matrix
 AXIS_INPUT_SINCE = 20  # DFT-20 takes the axis as an input (default -2), DFT-17 as an attribute (default 1)
 
 
@@ -49,6 +50,8 @@ def dft(op: OnnxOp, e: Emitter) -> list[Any] | None:
     length = (op.ints(1) or [n_in])[0]
     onesided, inverse = bool(op.attrs.get("onesided", 0)), bool(op.attrs.get("inverse", 0))
     parts = x.shape[-1]
+    if n_in * parts * length * 2 > MAX_MATRIX:
+        return None  # a matrix this large swamps the compile: left to torch-mlir
     w = dft_matrix(n_in, parts, length, onesided, inverse)
     m = w.shape[1] // 2
     # move the signal axis next to the parts, flatten (t, part), multiply, unflatten (k, part)
