@@ -12,17 +12,16 @@ and divides by zero.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-_VTENSOR = re.compile(r"^!torch\.vtensor<\[([\d,]*)\],(\w+)>$")
+from pytest_mlir_snippets.worker.lowering.onnx.build import parse_type, vtensor
+
 LOSSES = ("torch.aten.nll_loss_forward", "torch.aten.cross_entropy_loss")
 REDUCTION_NONE = 0
 
 
 def _static_shape(value: Any) -> tuple[list[int], str] | None:
-    m = _VTENSOR.match(str(value.type))
-    return ([int(d) for d in m.group(1).split(",") if d], m.group(2)) if m else None
+    return parse_type(str(value.type))
 
 
 def _constant_int(value: Any) -> int | None:
@@ -53,10 +52,6 @@ class _Builder:
 
     def reshape(self, value: Any, shape: list[int], element: str) -> Any:
         return self.op("torch.aten.reshape", [vtensor(shape, element)], [value, self.ints(shape)]).result
-
-
-def vtensor(shape: list[int], element: str) -> str:
-    return f"!torch.vtensor<[{','.join(map(str, shape))}],{element}>"
 
 
 def flatten_losses(module: Any, tir: Any) -> int:

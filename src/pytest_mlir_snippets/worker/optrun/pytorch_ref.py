@@ -35,7 +35,7 @@ _prepared: dict[tuple[str, float], Prepared] = {}
 
 
 def compile_reference(path: str, options: Options) -> Response:
-    prepared = _prepare(path)
+    prepared, _ = _prepare(path)
     info: dict[str, Any] = {"threads": 1}
     if prepared.compile_error:
         info["compile_error"] = prepared.compile_error
@@ -45,8 +45,7 @@ def compile_reference(path: str, options: Options) -> Response:
 def benchmark_reference(path: str, options: Options) -> Response:
     import torch
 
-    reused = (path, os.stat(path).st_mtime) in _prepared
-    prepared = _prepare(path)
+    prepared, reused = _prepare(path)
     model, inputs, compiled = prepared.model, prepared.inputs, prepared.compiled
     metrics: dict[str, float] = {}
     info: dict[str, Any] = {"threads": 1, "torch_compile": "reused" if reused else "compiled before timing"}
@@ -61,15 +60,16 @@ def benchmark_reference(path: str, options: Options) -> Response:
     return Response(Kind.PASS, metrics=metrics, info=info)
 
 
-def _prepare(path: str) -> Prepared:
-    """The reference loaded and compiled, once per file version in this worker."""
+def _prepare(path: str) -> tuple[Prepared, bool]:
+    """The reference loaded and compiled, once per file version in this worker; whether it
+    was so already."""
     try:
         import torch
     except ImportError as error:
         raise SnippetFailure(Kind.UNSUPPORTED, f"PyTorch is not installed ({error})") from None
     key = (path, os.stat(path).st_mtime)
     if key in _prepared:
-        return _prepared[key]
+        return _prepared[key], True
     spec = importlib.util.spec_from_file_location("mlir_snippets_reference", path)
     if spec is None or spec.loader is None:
         raise SnippetFailure(Kind.EXECUTE_ERROR, f"cannot import {path}")
@@ -90,4 +90,4 @@ def _prepare(path: str) -> Prepared:
             compiled = None
             compile_error = f"torch.compile failed: {type(error).__name__}: {str(error).splitlines()[0]}"
     _prepared[key] = Prepared(model, inputs, compiled, compile_error, time.perf_counter() - start)
-    return _prepared[key]
+    return _prepared[key], False

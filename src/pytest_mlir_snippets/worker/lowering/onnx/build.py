@@ -91,28 +91,45 @@ def dense_value(attr: Any, tir: Any) -> np.ndarray | None:
         return None
 
 
-def _constant(value: Any, tir: Any) -> np.ndarray | None:
+def defining_op(value: Any) -> Any:
+    """The op defining ``value`` as a generic ``Operation`` (an ``OpView`` of ``torch.operator``
+    reads ``name`` as the ONNX name), None for a block argument."""
     owner = value.owner
-    owner = getattr(owner, "operation", owner)  # an OpView's ``name`` may be an attribute (torch.operator's)
-    name = getattr(owner, "name", None)
-    if name == "torch.vtensor.literal":
-        return dense_value(owner.attributes["value"], tir)
-    if name != "torch.operator" or str(owner.attributes["name"]).strip('"') != "onnx.Constant":
-        return None
-    for attr in named_attributes(owner):
-        key = attr.name.removeprefix("torch.onnx.")
-        val = _attribute(attr.attr, tir)
-        if key == "value" and isinstance(val, np.ndarray):
-            return val
-        if key in ("value_int", "value_ints"):
-            return np.array(val, dtype=np.int64)
-        if key in ("value_float", "value_floats"):
-            return np.array(val, dtype=np.float32)
+    owner = getattr(owner, "operation", owner)
+    return owner if hasattr(owner, "results") else None
+
+
+def onnx_attributes(op: Any, tir: Any) -> dict[str, Any]:
+    """An ONNX op's attributes as Python values (integers, floats, strings, lists, arrays)."""
+    return {a.name.removeprefix("torch.onnx."): _attribute(a.attr, tir) for a in named_attributes(op)
+            if a.name.startswith("torch.onnx.")}
+
+
+def constant_value(attrs: dict[str, Any]) -> np.ndarray | None:
+    """The value of an ``onnx.Constant`` with these attributes (None for a sparse or string one)."""
+    if isinstance(attrs.get("value"), np.ndarray):
+        return np.asarray(attrs["value"])
+    for key, dtype in (("value_int", np.int64), ("value_ints", np.int64), ("value_float", np.float32),
+                       ("value_floats", np.float32)):
+        if key in attrs:
+            return np.array(attrs[key], dtype=dtype)
     return None
 
 
-def onnx_name(op: Any) -> str:
-    """The ONNX op a ``torch.operator`` is ("Resize" for ``onnx.Resize``)."""
+def _constant(value: Any, tir: Any) -> np.ndarray | None:
+    op = defining_op(value)
+    if op is not None and op.name == "torch.vtensor.literal":
+        return dense_value(op.attributes["value"], tir)
+    if onnx_name(op) != "Constant":
+        return None
+    return constant_value(onnx_attributes(op, tir))
+
+
+def onnx_name(op: Any) -> str | None:
+    """The ONNX op a ``torch.operator`` is ("Resize" for ``onnx.Resize``); None for another op."""
+    op = getattr(op, "operation", op)
+    if op is None or op.name != "torch.operator":
+        return None
     return str(op.attributes["name"]).strip('"').removeprefix("onnx.")
 
 
@@ -121,7 +138,7 @@ def onnx_ops(module: Any, tir: Any, names: Any) -> list[Any]:
     found: list[Any] = []
 
     def visit(op: Any) -> Any:
-        if op.name == "torch.operator" and onnx_name(op) in names:
+        if onnx_name(op) in names:
             found.append(op)
         return tir.WalkResult.ADVANCE
 
@@ -142,8 +159,7 @@ def tensor(value: Any, tir: Any) -> Tensor | None:
 
 
 def view(op: Any, tir: Any) -> OnnxOp:
-    attrs = {a.name.removeprefix("torch.onnx."): _attribute(a.attr, tir) for a in named_attributes(op)
-             if a.name.startswith("torch.onnx.")}
+    attrs = onnx_attributes(op, tir)
     func = op.parent
     while func is not None and func.name != "func.func":
         func = func.parent
@@ -151,8 +167,8 @@ def view(op: Any, tir: Any) -> OnnxOp:
     if func is not None and "torch.onnx_meta.opset_version" in func.attributes:
         opset = int(func.attributes["torch.onnx_meta.opset_version"].value)
     results = [parse_type(str(r.type)) or ([], str(r.type)) for r in op.results]
-    return OnnxOp(str(op.attributes["name"]).strip('"').removeprefix("onnx."),
-                  [tensor(v, tir) for v in op.operands], attrs, results, opset, getattr(op, "operation", op))
+    return OnnxOp(onnx_name(op) or "", [tensor(v, tir) for v in op.operands], attrs, results, opset,
+                  getattr(op, "operation", op))
 
 
 OPSET = 21  # the opset expansions are written in

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.worker.lowering.onnx import fold as folding
-from pytest_mlir_snippets.worker.lowering.onnx.build import Emitter, OnnxOp, parse_type
+from pytest_mlir_snippets.worker.lowering.onnx.build import Emitter, OnnxOp, defining_op, onnx_name, parse_type
 
 MAX_ITERATIONS = 1024  # larger loops are left to torch-mlir: unrolling them would swamp the compile
 
@@ -202,7 +202,7 @@ def _refine_returned(results: Any, values: list[Any]) -> None:
     signature is the model's own output types, which stay."""
     for result, value in zip(results, values, strict=True):
         returned = any(getattr(u.owner, "operation", u.owner).name == "func.return" for u in result.uses)
-        if returned and str(result.type) != str(value.type) and folding.operation(value) is not None:
+        if returned and str(result.type) != str(value.type) and defining_op(value) is not None:
             value.set_type(result.type)
 
 
@@ -225,14 +225,14 @@ def _retry_nested(ops: list[Any], tir: Any, opset: int) -> None:
     found: list[Any] = []
 
     def visit(inner: Any) -> Any:
-        if folding.onnx_name(inner) in ("If", "Loop"):
+        if onnx_name(inner) in ("If", "Loop"):
             found.append(inner)
         return tir.WalkResult.ADVANCE
 
     for op in ops:
         op.walk(visit)
     for inner in found:
-        if folding.onnx_name(inner) == "If":
+        if onnx_name(inner) == "If":
             inline(inner, tir, opset)
         else:
             unroll(inner, tir, opset)

@@ -15,7 +15,16 @@ from typing import Any
 
 import numpy as np
 
-from pytest_mlir_snippets.worker.lowering.onnx.build import NUMPY, ONNX_TYPE, _attribute, dense_value, parse_type
+from pytest_mlir_snippets.worker.lowering.onnx.build import (
+    NUMPY,
+    ONNX_TYPE,
+    constant_value,
+    defining_op,
+    dense_value,
+    onnx_attributes,
+    onnx_name,
+    parse_type,
+)
 
 MAX_ELEMENTS = 1024  # larger values are data, not shapes or conditions: left alone
 NUMPY_OF_ONNX = {code: NUMPY[name] for name, code in ONNX_TYPE.items() if name in NUMPY}
@@ -26,31 +35,10 @@ _BINARY = {"Equal": np.equal, "Greater": np.greater, "Less": np.less, "GreaterOr
 _VARIADIC = {"Max": np.maximum, "Min": np.minimum}
 
 
-def operation(value: Any) -> Any:
-    """The op defining ``value`` as a generic ``Operation`` (an ``OpView`` of ``torch.operator``
-    reads ``name`` as the ONNX name), None for a block argument."""
-    owner = value.owner
-    owner = getattr(owner, "operation", owner)
-    return owner if hasattr(owner, "results") else None
-
-
-def onnx_name(op: Any) -> str | None:
-    if op is None or op.name != "torch.operator":
-        return None
-    return str(op.attributes["name"]).strip('"').removeprefix("onnx.")
-
-
 def _ir() -> Any:
     import torch_mlir.ir as tir  # the bindings the module was parsed with (no torch import)
 
     return tir
-
-
-def attributes(op: Any) -> dict[str, Any]:
-    """An ONNX op's attributes as Python values (integers, floats, strings, lists, arrays)."""
-    tir = _ir()
-    return {a.name.removeprefix("torch.onnx."): _attribute(a.attr, tir)
-            for a in (op.attributes[i] for i in range(len(op.attributes))) if a.name.startswith("torch.onnx.")}
 
 
 def static_shape(value: Any) -> list[int] | None:
@@ -67,7 +55,7 @@ def fold(value: Any, depth: int = 0) -> np.ndarray | None:
     """``value`` as a numpy array where it is known at compile time, else None."""
     if str(value.type) == "!torch.none" or depth > 64:
         return None
-    op = operation(value)
+    op = defining_op(value)
     if op is None:
         return None
     if op.name == "torch.vtensor.literal":
@@ -90,12 +78,9 @@ def _small(array: np.ndarray | None) -> np.ndarray | None:
 
 
 def _evaluate(name: str, op: Any, depth: int) -> Any:
-    attrs = attributes(op)
+    attrs = onnx_attributes(op, _ir())
     if name == "Constant":
-        for key in ("value", "value_int", "value_ints", "value_float", "value_floats"):
-            if key in attrs:
-                return np.asarray(attrs[key])
-        return None
+        return constant_value(attrs)
     if name in ("Shape", "Size"):  # from the operand's static type: its value is not needed
         shape = static_shape(op.operands[0])
         if shape is None:
