@@ -10,6 +10,13 @@ order alternating; a ratio is the quotient of medians over the rounds. Both wall
 and CPU seconds (the command and all it started) are kept: on a shared machine the CPU
 ratio is the steadier one, except for ``-n 2 / -n 0``, which is about wall time.
 
+Before the rounds, each tree runs once with bytecode written (``PYTHONDONTWRITEBYTECODE``
+unset for that run): Python's and pytest's caches of the plugin's modules (pytest
+rewrites the modules of every ``pytest11`` plugin, and caches the result beside them)
+are then there, as they are for an installed plugin and for the other plugins the
+floor loads; a machine that sets ``PYTHONDONTWRITEBYTECODE`` would otherwise charge
+only the plugin, in every run, for compiling its sources.
+
 All plugin runs are compile-only (``--mlir-skip-exec``) with one explicit
 ``--mlir-pipeline`` (the cpu target's pipeline as one string, as the ``mlir-opt`` baseline
 runs it); the serial loop and ``mlir-opt`` run that pipeline too.
@@ -110,9 +117,10 @@ def compare(ref: str, n: int, rounds: int, opt_size: int) -> None:
             for name in (*trees, "floor"):
                 prepare(work / name, n)
             envs = {name: tree_env(src) for name, src in trees.items()}
-            for name in trees:  # fill each tree's compile cache for the warm runs
+            for name in trees:  # fill each tree's compile cache for the warm runs, and its bytecode caches
+                writing = {k: v for k, v in envs[name].items() if k != "PYTHONDONTWRITEBYTECODE"}
                 run([sys.executable, "-m", "pytest", "-q", f"--mlir-pipeline={pipeline}", "--mlir-skip-exec",
-                     "-n", "0", "ops.mlir"], work / name, envs[name])
+                     "-n", "0", "ops.mlir"], work / name, writing)
             samples: dict[str, dict[str, list[tuple[float, float]]]] = {name: {} for name in trees}
             floor_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:mlir_snippets"]
             for r in range(rounds):

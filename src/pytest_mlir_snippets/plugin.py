@@ -51,6 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--mlir-update-expectations needs --mlir-expectations FILE")
     config.stash[STATE] = state
     config.add_cleanup(gc.unfreeze)  # tryfirst: registered before unraisableexception's, so it runs after
+    gc.freeze()  # what pytest and its plugins loaded lives as long: the collector's passes skip it
     config.addinivalue_line("markers", "mlir_target(name): the target of this test's mlir_device and mlir_target "
                             "fixtures (default: --mlir-target)")
     termination.install(config)  # SIGTERM (a cancelled CI job) as Ctrl-C: reports written, workers killed

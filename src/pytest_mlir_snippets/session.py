@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     # a type only: items (which hold the expectations' formats) sit above the session
     from pytest_mlir_snippets.items.expectations import ExpectationSource
+    from pytest_mlir_snippets.model.record import ItemRecord
     from pytest_mlir_snippets.sandbox.cache import CompileCache
     from pytest_mlir_snippets.sandbox.pool import DeviceManager
 
@@ -33,6 +34,9 @@ class RunState:
     compiled: dict[str, Response] = field(default_factory=dict)  # snippet id -> compile response
     managers: dict[str, DeviceManager] = field(default_factory=dict)
     compile_cache: CompileCache | None = None  # made at first use: config.cache comes after our configure
+    # node id -> the record an item of this process just put on its report as data: the
+    # recorder of the same process (no xdist) takes it as it is rather than decoding the data
+    handed: dict[str, ItemRecord] = field(default_factory=dict)
 
     def compile(self, request: Request, timeout: float | None) -> Response:
         """A compile request: from the compile cache, else from the sandbox (then kept)."""

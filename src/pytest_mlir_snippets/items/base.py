@@ -216,6 +216,8 @@ class MlirItem(pytest.Item):
             self._complete(record, report, shown)
             if getattr(self.config.option, "xmlpath", None):  # the junit report's properties
                 self.user_properties.extend(junit_properties(record))
+            if not hasattr(self.config, "workerinput"):
+                run_state(self.config).handed[self.nodeid] = record
         report.mlir_record = record.to_json()  # type: ignore[attr-defined]
 
     def _complete(self, record: ItemRecord, report: pytest.TestReport, shown: bool) -> None:

@@ -13,7 +13,6 @@ from typing import Any
 from pytest_mlir_snippets.model.files import write_atomic
 from pytest_mlir_snippets.model.layout import is_iteration
 from pytest_mlir_snippets.model.record import ItemRecord, check_json, counts, golden_counts, tally
-from pytest_mlir_snippets.reporting import benchmark
 from pytest_mlir_snippets.reporting.runreport import RunInfo, write_reports
 from pytest_mlir_snippets.reporting.shards import lost_items
 
@@ -34,7 +33,10 @@ def publish(records: list[ItemRecord], functions: Functions, root: Path, run: Ru
     for its JSON (see ``shards.py``)."""
     rootdir = rootdir or root
     problems = write_reports(records, functions, root, run, rootdir)
-    problems += benchmark.write_runs(records, rootdir, root)
+    if any(record.run for record in records):  # optimization runs' tables (their module, only then)
+        from pytest_mlir_snippets.reporting import benchmark
+
+        problems += benchmark.write_runs(records, rootdir, root)
     if json_path is not None:
         try:
             text = json.dumps(records_json(records, functions, run, rootdir) | shard, indent=1)

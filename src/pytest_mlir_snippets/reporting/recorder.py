@@ -136,7 +136,7 @@ class Recorder:
         if when == "setup" and report.passed:
             self.started[report.nodeid] = data
             return False
-        record = ItemRecord.from_json(data)
+        record = self.state.handed.pop(report.nodeid, None) or ItemRecord.from_json(data)
         self.records[record.nodeid] = record
         self.started.pop(record.nodeid, None)
         self.functions.setdefault(record.file, [])

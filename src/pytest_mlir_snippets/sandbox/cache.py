@@ -67,6 +67,7 @@ class CompileCache:
         self.folder: Path | None = None if disabled or cache is None else Path(cache.mkdir("mlir-snippets-compile"))
         self.hits = 0
         self._made: set[Path] = set()
+        self._digests: dict[tuple[object, ...], Any] = {}
 
     def key(self, request: Request) -> str:
         o = request.options
@@ -75,14 +76,26 @@ class CompileCache:
             from pytest_mlir_snippets.golden.recorded import specializable
 
             constants = specializable(request.golden["inputs"])
-        digest = hashlib.sha256()
-        for part in (request.module, request.function, o.target, o.pipeline, o.opt_level, o.cuda_chip, o.sys_desc,
-                     o.print_ir, o.dynamic_dim, o.save_artifacts, o.iree_compile_flags, o.skip_exec, toolchain(),
-                     sorted(request.attachments.items())):  # a lit RUN command's stages
-            digest.update(repr(part).encode() + b"\0")
+        digest = self._options_digest(o.target, o.pipeline, o.opt_level, o.cuda_chip, o.sys_desc, o.print_ir,
+                                      o.dynamic_dim, o.save_artifacts, tuple(o.iree_compile_flags), o.skip_exec)
+        for text in (request.module, request.function):
+            data = text.encode()
+            digest.update(b"%d:" % len(data) + data)
+        if request.attachments:  # a lit RUN command's stages
+            digest.update(repr(sorted(request.attachments.items())).encode())
         for index, value in sorted(constants.items()):
             digest.update(f"{index}:{value.dtype}:{value.shape}".encode() + value.tobytes())
-        return digest.hexdigest()
+        return str(digest.hexdigest())
+
+    def _options_digest(self, *options: object) -> Any:
+        """A digest of the toolchain and the options that change compilation, to be
+        continued by each key with them (every item of a run shares them)."""
+        if options not in self._digests:
+            digest = hashlib.sha256()
+            for part in (*options, toolchain()):
+                digest.update(repr(part).encode() + b"\0")
+            self._digests[options] = digest
+        return self._digests[options].copy()
 
     def get(self, request: Request) -> Response | None:
         if self.folder is None:

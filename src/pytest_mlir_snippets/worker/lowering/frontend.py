@@ -81,6 +81,7 @@ def _torch_mlir_context() -> Any:
         stablehlo.register_stablehlo_passes()
         _torch_mlir.update(ir=tir, pm=tpm)
     ctx = tir.Context()
+    ctx.enable_multithreading(False)  # as mlirtools' contexts: one small module at a time
     torch_dialect.register_dialect(ctx)
     stablehlo.register_dialect(ctx)
     with ctx, tir.Location.unknown():

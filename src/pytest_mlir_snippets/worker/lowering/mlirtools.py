@@ -127,14 +127,22 @@ def context_for(ir: Any, text: str) -> Any:
     registers every dialect, about 7 ms), replaced now and then; a fresh one for big
     inputs, whose constants would otherwise stay interned."""
     if len(text) > SHARED_MAX_TEXT:
-        ctx = ir.Context()
-        ctx.allow_unregistered_dialects = True
-        return ctx
+        return _new_context(ir)
     if _shared["context"] is None or _shared["uses"] >= SHARED_USES:
-        _shared.update(context=ir.Context(), uses=0)
-        _shared["context"].allow_unregistered_dialects = True
+        _shared.update(context=_new_context(ir), uses=0)
     _shared["uses"] += 1
     return _shared["context"]
+
+
+def _new_context(ir: Any) -> Any:
+    """Unregistered dialects allowed (the verifier names them); single-threaded: a split
+    snippet is a function or a few, so the pass manager's thread pool only adds its
+    dispatch to every nested pipeline (a third of a small function's lowering), and
+    the workers already run one per core."""
+    ctx = ir.Context()
+    ctx.allow_unregistered_dialects = True
+    ctx.enable_multithreading(False)
+    return ctx
 
 
 def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], collector: Collector,
