@@ -44,11 +44,13 @@ class SnippetFile(pytest.File):
         """Whether recorded data for ``function`` may lie beside the file (one directory
         listing per file, not two stats per item); no numpy import for files without any."""
         if self._beside is None:
-            try:
-                self._beside = frozenset(os.listdir(self.path.parent))
+            try:  # the sidecars of this file's functions, and IREE's flags file
+                prefix = self.path.stem + "."
+                self._beside = frozenset(name for name in os.listdir(self.path.parent)
+                                         if (name.startswith(prefix) and name.endswith(".npz")) or name == IREE_FLAGS)
             except OSError:
                 self._beside = frozenset()
-        return sidecar_name(self.path, function) in self._beside or IREE_FLAGS in self._beside
+        return bool(self._beside) and (IREE_FLAGS in self._beside or sidecar_name(self.path, function) in self._beside)
 
     def collect(self) -> list[pytest.Item]:
         """All the file's items at once, with the cyclic garbage collector paused: a file
