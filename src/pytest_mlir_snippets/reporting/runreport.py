@@ -139,16 +139,17 @@ def render_file_report(path: Path, functions: list[tuple[str, int]], records: li
         "",
     ]
     lines += _table(records, rows, snippets)
-    baked = {r.function: r.baked for r in _ordered(records, rows) if r.baked}
+    ordered = _ordered(records, rows)
+    baked = {r.function: r.baked for r in ordered if r.baked}
     if baked:
         lines += ["", "compiled with recorded inputs baked in as constants (the function does not lower with "
                   "them as inputs):"]
         lines += [f"  {uid}: baked: {values}" for uid, values in baked.items()]
-    reports = [(r.function, r.golden_report) for r in _ordered(records, rows) if r.golden_report]
+    reports = [(r.function, r.golden_report) for r in ordered if r.golden_report]
     if reports:
         lines += ["", "golden reports (tt-mlir):"]
         lines += [f"  {uid}: {report}" for uid, report in reports]
-    failures = _failures(_ordered(records, rows))
+    failures = _failures(ordered)
     lines += ["", f"failures: {len(failures)}"]
     for number, record in enumerate(failures, 1):
         lines += _failure_lines(number, record)
