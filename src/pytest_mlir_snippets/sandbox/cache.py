@@ -156,7 +156,7 @@ class CompileCache:
         """Merge into each input file's pack the entries this process used that it lacked."""
         for pack in self._packs.values():
             if pack.used.keys() - pack.loaded.keys():
-                with contextlib.suppress(OSError, ValueError, TypeError):
+                with contextlib.suppress(OSError, ValueError, TypeError, ImportError):  # ImportError: no fcntl
                     pack.merge()
         self._packs.clear()
 
