@@ -144,13 +144,13 @@ class CompileCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._made.add(path.parent)
         try:
-            data = encode(response, key)
-            _write(path, data)
+            text = encode(response, key)
+            _write(path, text)
         except (OSError, ValueError, TypeError):  # TypeError, ValueError: not JSON, not kept
             return
         pack = self._pack(group)
         if pack is not None:
-            pack.used[key] = data.decode()
+            pack.used[key] = text
 
     def close(self) -> None:
         """Merge into each input file's pack the entries this process used that it lacked."""
@@ -200,7 +200,7 @@ class _Pack:
     (checked when taken), ``used`` by this process."""
 
     path: Path
-    loaded: dict[str, str] = field(default_factory=dict)
+    loaded: dict[str, str] = field(init=False)
     used: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -221,7 +221,7 @@ class _Pack:
             entries = {key: entries[key] for key in used} | self.used
             used.update(dict.fromkeys(self.used, round(now)))
             document = {"format": FORMAT, "entries": entries, "used": used}
-            _write(self.path, json.dumps(document, separators=(",", ":")).encode())
+            _write(self.path, json.dumps(document, separators=(",", ":")))
 
 
 def _document(path: Path) -> tuple[dict[str, str], dict[str, float]]:
@@ -239,17 +239,19 @@ def _document(path: Path) -> tuple[dict[str, str], dict[str, float]]:
     return entries, used
 
 
-def _write(path: Path, data: bytes) -> None:
-    """``data`` as ``path``, written whole under another name then renamed (readers in
-    other processes never see half a file); raises OSError."""
+def _write(path: Path, text: str) -> None:
+    """``text`` as ``path``, written whole under another name then renamed (readers in
+    other processes never see half a file; an interrupted write leaves nothing); raises
+    OSError. ``model.files.write_atomic`` does the same for reports, but the model layer
+    stands on this one (``model.history`` reads the toolchain)."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # one writer per process and file
     try:
         temporary.unlink(missing_ok=True)  # a file left by a killed run, or a link planted there: not followed
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
         os.replace(temporary, path)
-    except OSError:
+    except BaseException:
         with contextlib.suppress(OSError):
             temporary.unlink(missing_ok=True)
         raise

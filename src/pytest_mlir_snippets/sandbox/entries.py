@@ -27,33 +27,29 @@ _KEPT_KINDS = {kind.value: kind for kind in KEPT}
 _DEPTH = 32  # of nested lists and dicts in info, and of notes: deeper is not data this module wrote
 
 
-def encode(response: Response, key: str) -> bytes:
-    """``response`` as an entry, JSON text (``entry``'s, compact)."""
-    return json.dumps(entry(response, key), separators=(",", ":"), allow_nan=False).encode()
-
-
-def entry(response: Response, key: str) -> dict[str, Any]:
-    """``response`` as an entry: the format version and ``key``, then the verdict. Of
-    metrics, the finite numbers; of info, the values that come back from JSON as they
-    are (no numpy array, tuple or other object; not the "cache" mark of a hit). Raises
-    ValueError or TypeError for what JSON does not take."""
-    return {"format": FORMAT, "key": key, "kind": response.kind.value, "message": response.message,
+def encode(response: Response, key: str) -> str:
+    """``response`` as an entry, compact JSON text: the format version and ``key``, then
+    the verdict. Of metrics, the finite numbers; of info, the values that come back from
+    JSON as they are (no numpy array, tuple or other object; not the "cache" mark of a
+    hit). Raises ValueError or TypeError for what JSON does not take."""
+    entry = {"format": FORMAT, "key": key, "kind": response.kind.value, "message": response.message,
              "diagnostics": [_diagnostic_data(d) for d in response.diagnostics],
              "metrics": {k: v for k, v in response.metrics.items() if _is_number(v)},
              "info": {k: v for k, v in response.info.items() if k != "cache" and _is_data(v)},
              "ir": response.ir, "stderr": response.stderr, "seconds": response.seconds}
+    return json.dumps(entry, separators=(",", ":"), allow_nan=False)
 
 
 def decode(data: bytes | str, key: str) -> Response | None:
-    """The verdict an entry's JSON text holds (``verdict``), or None."""
+    """The verdict an entry's JSON text holds (``_verdict``), or None."""
     try:
         parsed = json.loads(data)
     except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return None
-    return verdict(parsed, key)
+    return _verdict(parsed, key)
 
 
-def verdict(entry: object, key: str) -> Response | None:
+def _verdict(entry: object, key: str) -> Response | None:
     """The verdict ``entry`` (parsed JSON) holds, or None unless it is an entry of this
     format for ``key`` that ``encode`` could have written: another version or key, a
     field missing, extra or of another type, a kind never kept, a verdict about the machine."""
