@@ -4,7 +4,9 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+import atexit
 import gc
+import json
 import time
 from collections.abc import Generator
 from pathlib import Path
@@ -18,11 +20,14 @@ from pytest_mlir_snippets.items.expectations import ExpectationsError, load_expe
 from pytest_mlir_snippets.items.snippet import SnippetItem
 from pytest_mlir_snippets.items.snippetfile import SnippetFile, is_snippet_file
 from pytest_mlir_snippets.model.layout import is_run_model
+from pytest_mlir_snippets.model.record import wire_text
 from pytest_mlir_snippets.reporting.recorder import Recorder
 from pytest_mlir_snippets.session import DEADLINE, DEVICE, STATE, RunState, run_state
 
 if TYPE_CHECKING:
     from pytest_mlir_snippets.api.device import MlirDevice
+
+WIRE = "mlir_record_json"  # a report's record as JSON text, between an xdist worker and the controller
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,6 +57,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = state
     config.add_cleanup(gc.unfreeze)  # tryfirst: registered before unraisableexception's, so it runs after
     gc.freeze()  # what pytest and its plugins loaded lives as long: the collector's passes skip it
+    # When the process exits, Python's last full collections would walk everything the run
+    # made (~0.2 s at 2,000 items): frozen, it is freed by reference counts all the same,
+    # and cycles go with the process (Python never promises their finalizers at exit).
+    # Registered once, however many sessions run in the process (pytester's, in process).
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
     config.addinivalue_line("markers", "mlir_target(name): the target of this test's mlir_device and mlir_target "
                             "fixtures (default: --mlir-target)")
     termination.install(config)  # SIGTERM (a cancelled CI job) as Ctrl-C: reports written, workers killed
@@ -95,11 +106,35 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """A session of plugin items only (no test code ran, so no garbage whose finalizer
-    pytest would report): what the run made is frozen too, and pytest's two full
-    collections at its end walk none of it."""
-    if session.items and all(isinstance(item, MlirItem) for item in session.items):
+    """A process where no test code ran (a session of plugin items only, or
+    pytest-xdist's controller: its workers run the items) has no garbage whose
+    finalizer pytest would report: what the run made is frozen too, and pytest's two
+    full collections at its end walk none of it."""
+    items = session.items
+    if session.config.pluginmanager.has_plugin("dsession") or (
+            items and all(isinstance(item, MlirItem) for item in items)):
         gc.freeze()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(config: pytest.Config, report: pytest.TestReport) -> Generator[
+        None, dict[str, Any] | None, dict[str, Any] | None]:
+    """On an xdist worker, a report's record travels as one JSON text (``WIRE``)."""
+    data = yield
+    if data is not None and hasattr(config, "workerinput") and isinstance(data.get("mlir_record"), dict):
+        text = wire_text(data["mlir_record"])
+        if text is not None:
+            del data["mlir_record"]
+            data[WIRE] = text
+    return data
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_from_serializable(config: pytest.Config, data: dict[str, Any]) -> None:
+    """The controller gives the report its record back as data (pytest builds the report)."""
+    text = data.pop(WIRE, None)
+    if isinstance(text, str):
+        data["mlir_record"] = json.loads(text)
 
 
 @pytest.hookimpl(tryfirst=True)

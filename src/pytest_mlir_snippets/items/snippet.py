@@ -144,14 +144,14 @@ class SnippetItem(MlirItem):
         """This item's request options (its artifact folder with --mlir-save-artifacts)."""
         if "options" not in self._memo:
             state = run_state(self.config)
-            options = state.device_manager().options()
+            options = state.device_manager().base_options  # shared: what differs is replaced
             suite = ireecmake.choose(self.path, state.settings.target)[0]
             if suite is not None:  # IREE's own flags for this file (items/ireecmake.py)
                 options = dataclasses.replace(options, iree_compile_flags=[*options.iree_compile_flags,
                                                                            *suite.compiler_flags])
             if state.settings.save_artifacts:
-                options.artifact_dir = str(artifact_dir(state.settings.output_root, self.path, self.func.uid,
-                                                        state.settings.target, self.config.rootpath))
+                options = dataclasses.replace(options, artifact_dir=str(artifact_dir(
+                    state.settings.output_root, self.path, self.func.uid, state.settings.target, self.config.rootpath)))
             self._memo["options"] = options
         return self._memo["options"]  # type: ignore[no-any-return]
 

@@ -128,6 +128,20 @@ class ItemRecord:
             self.signature = failure_signature(self.diagnostics, self.message or self.details)
 
 
+def wire_text(data: dict[str, Any]) -> str | None:
+    """A record's data (``to_json``) as one JSON text, for an xdist worker to send: its
+    serializer (execnet's, in Python) walks a dict field by field, and reads it back the
+    same way. None when the text would not give back equal data (a tuple, a non-str key,
+    a NaN), so that the record travels as it is and reads the same with and without xdist."""
+    import json
+
+    try:
+        text = json.dumps(data, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    return text if json.loads(text) == data else None
+
+
 def _kind(value: str) -> Kind | Status:
     return Status(value) if value in Status.__members__.values() else Kind(value)
 

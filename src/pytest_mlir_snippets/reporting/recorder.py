@@ -10,6 +10,7 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # publishing (run reports, benchmark tables) is imported when
     from pytest_mlir_snippets.reporting.publish import Functions
     from pytest_mlir_snippets.reporting.runreport import RunInfo
 
+FUNCTIONS_KEY = "mlir_functions"  # an xdist worker's output: the functions of the files it collected
 
 def functions_of(path: Path) -> list[tuple[str, int]]:
     """The file's functions in order, as collection sees them (empty if unreadable, and
@@ -61,6 +63,7 @@ class Recorder:
         self.records: dict[str, ItemRecord] = {}
         self.started: dict[str, dict[str, Any]] = {}  # skeletons of items running on xdist workers
         self.functions: Functions = {}  # input files (node ids) -> their functions ([] for runs)
+        self.collected: Functions = {}  # an xdist controller's: the functions its workers collected
         self.is_worker = hasattr(config, "workerinput")
         self.problems: list[str] = []
         self.interrupted = ""
@@ -81,6 +84,8 @@ class Recorder:
             assert item.parent is not None
             source = getattr(item, "source", None)
             self.functions[item.parent.nodeid] = [(fn.uid, fn.line) for fn in source.functions] if source else []
+        if self.is_worker:  # for the controller, which does not collect (JSON: one text to carry)
+            self.config.workeroutput[FUNCTIONS_KEY] = json.dumps(self.functions)  # type: ignore[attr-defined]
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -100,9 +105,14 @@ class Recorder:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        """An xdist worker's plan of the shards (they all planned the same), and what it left out."""
-        self.plan = self.plan or list(getattr(node, "workeroutput", {}).get("mlir_plan", []))
+        """An xdist worker's plan of the shards, the functions of the files it collected (the
+    workers all collect the same), and what it left out."""
+        output = getattr(node, "workeroutput", {})
+        self.plan = self.plan or list(output.get("mlir_plan", []))
         self.selection.worker_down(node)
+        if not self.collected and isinstance(output.get(FUNCTIONS_KEY), str):
+            self.collected = {file: [(uid, line) for uid, line in functions]
+                              for file, functions in json.loads(output[FUNCTIONS_KEY]).items()}
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
@@ -193,7 +203,7 @@ class Recorder:
         records = list(self.records.values())
         for file, functions in self.functions.items():
             if not functions and not any(r.file == file and r.run for r in records):
-                self.functions[file] = functions_of(root / file)
+                self.functions[file] = self.collected.get(file) or functions_of(root / file)
         json_path = self.config.getoption("mlir_json")
         shard: dict[str, Any] = {"shard": self.shard, "planned": self.plan} if self.shard is not None else {}
         self.problems += publish(records, self.functions, self._report_root(), self.run_info,

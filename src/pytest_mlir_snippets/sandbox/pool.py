@@ -28,11 +28,17 @@ class DeviceManager:
         self._device_worker: int | None = None  # the sandbox start whose device is open
         self._options: Options | None = None
 
-    def options(self) -> Options:
-        """A copy of the options every request of this manager starts from (callers change theirs)."""
+    @property
+    def base_options(self) -> Options:
+        """The options every request of this manager starts from, shared: never changed
+        (``dataclasses.replace`` makes an item's own; ``options()`` a copy to change)."""
         if self._options is None:
             self._options = self.settings.request_options(device_id=self.device_id)
-        return copy.copy(self._options)
+        return self._options
+
+    def options(self) -> Options:
+        """A copy of ``base_options``, for a caller to change."""
+        return copy.copy(self.base_options)
 
     def call(self, request: Request, timeout: float | None = None) -> Response:
         """Send ``request`` (opening the device first, if the worker has none open)."""
