@@ -58,8 +58,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(gc.unfreeze)  # tryfirst: registered before unraisableexception's, so it runs after
     gc.freeze()  # what pytest and its plugins loaded lives as long: the collector's passes skip it
     # When the process exits, Python's last full collections would walk everything the run
-    # made (~0.2 s at 2,000 items): frozen, it is freed by reference counts all the same,
-    # and cycles go with the process (Python never promises their finalizers at exit).
+    # made (docs/speed.md): frozen, it is freed by reference counts all the same, and
+    # cycles go with the process (Python never promises their finalizers at exit).
     # Registered once, however many sessions run in the process (pytester's, in process).
     atexit.unregister(gc.freeze)
     atexit.register(gc.freeze)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # publishing (run reports, benchmark tables) is imported when
 
 FUNCTIONS_KEY = "mlir_functions"  # an xdist worker's output: the functions of the files it collected
 
+
 def functions_of(path: Path) -> list[tuple[str, int]]:
     """The file's functions in order, as collection sees them (empty if unreadable, and
     for Python tests: their rows are the tests that used ``mlir_device``)."""
@@ -106,7 +107,7 @@ class Recorder:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """An xdist worker's plan of the shards, the functions of the files it collected (the
-    workers all collect the same), and what it left out."""
+        workers all collect the same), and what it left out."""
         output = getattr(node, "workeroutput", {})
         self.plan = self.plan or list(output.get("mlir_plan", []))
         self.selection.worker_down(node)
