@@ -85,6 +85,30 @@ def test_a_record_crosses_to_the_xdist_controller_as_json_only_when_it_comes_bac
         assert wire_text({**data, "info": changed}) is None, changed
 
 
+def test_an_xdist_worker_sends_the_record_as_json_and_the_controller_gets_the_same_data(
+        pytester: pytest.Pytester) -> None:
+    from pytest_mlir_snippets.model.record import ItemRecord
+    from pytest_mlir_snippets.protocol import Stage
+
+    config = pytester.parseconfigure("-p", "no:cacheprovider")
+    record = ItemRecord(nodeid="ops.mlir::add_0[compile]", name="add_0[compile]", file="ops.mlir",
+                        function="add_0", stage=Stage.COMPILE).to_json()
+    for info, sent_as in (({"fed_inputs": [0, 1]}, "mlir_record_json"), ({"fed_inputs": (0, 1)}, "mlir_record")):
+        data = {**record, "info": info}
+        report = pytest.TestReport("ops.mlir::add_0[compile]", ("ops.mlir", 0, "add_0[compile]"), {}, "passed",
+                                   None, "call", mlir_record=data)
+        config.workerinput = {"workerid": "gw0"}  # type: ignore[attr-defined]
+        try:
+            sent = config.hook.pytest_report_to_serializable(config=config, report=report)
+        finally:
+            del config.workerinput  # type: ignore[attr-defined]
+        (not_sent,) = {"mlir_record", "mlir_record_json"} - {sent_as}
+        assert sent_as in sent and not_sent not in sent
+        received = config.hook.pytest_report_from_serializable(config=config, data=sent)
+        assert received.mlir_record == data and "mlir_record_json" not in vars(received)
+    config._ensure_unconfigure()
+
+
 def test_file_report_sections(pytester: pytest.Pytester) -> None:
     make_tree(pytester)
     pytester.runpytest("-p", "no:cacheprovider", "ops")

@@ -106,8 +106,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """A process where no test code ran (a session of plugin items only, or
-    pytest-xdist's controller: its workers run the items) has no garbage whose
+    """A process where no test ran (a session of plugin items only, or pytest-xdist's
+    controller: its workers run the items; conftest hooks aside) has no garbage whose
     finalizer pytest would report: what the run made is frozen too, and pytest's two
     full collections at its end walk none of it."""
     items = session.items
@@ -117,7 +117,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_report_to_serializable(config: pytest.Config, report: pytest.TestReport) -> Generator[
+def pytest_report_to_serializable(config: pytest.Config, report: pytest.TestReport | pytest.CollectReport) -> Generator[
         None, dict[str, Any] | None, dict[str, Any] | None]:
     """On an xdist worker, a report's record travels as one JSON text (``WIRE``)."""
     data = yield

@@ -2,8 +2,9 @@
 benchmark tables, expectations).
 
 An item builds its record where it runs and puts it on its test report as plain
-data (``report.mlir_record``), which xdist carries to the controller as it is; the
-controller keeps the final one per node id. ``--mlir-json`` writes the records, and
+data (``report.mlir_record``), which xdist carries to the controller (as one JSON
+text, ``wire_text``, when that gives the same data back); the controller keeps the
+final one per node id. ``--mlir-json`` writes the records, and
 ``mlir-snippets report`` reads them back, so the reports of several CI shards can be
 rebuilt together. Nothing here imports pytest.
 

@@ -204,6 +204,7 @@ class Recorder:
         records = list(self.records.values())
         for file, functions in self.functions.items():
             if not functions and not any(r.file == file and r.run for r in records):
+                # [] from a worker (a lit test file): parsed here as before
                 self.functions[file] = self.collected.get(file) or functions_of(root / file)
         json_path = self.config.getoption("mlir_json")
         shard: dict[str, Any] = {"shard": self.shard, "planned": self.plan} if self.shard is not None else {}
