@@ -92,7 +92,12 @@ def test_an_iteration_that_copies_per_tile_times_as_under_mlir_runner(pytester: 
     items = json.loads((pytester.path / "run.json").read_text())["items"]
     plugin = next(item["benchmark"]["median_ms"] for item in items if item["name"] == "v1[benchmark]")
     upstream.warmup = int(250 / plugin)  # a fresh process's first calls of it run up to 1.5x slower
-    runner = min(upstream.median(max(160, int(500 / plugin))) for _ in range(2))  # a busy machine slows, never speeds
+    calls = max(160, int(500 / plugin))
+    runner = min(upstream.median(calls) for _ in range(2))  # a busy machine slows, never speeds
+    for _ in range(4):  # a slow spell of this shared machine can outlast two runs: more, while it looks slower
+        if plugin / runner > 1 / 1.5:
+            break
+        runner = min(runner, upstream.median(calls))
     # docs/benchmark-agreement.md holds them within 1.15x on a quiet machine; 1.5x here leaves room for a
     # busy one, and the Python memrefCopy was 18x
     assert 1 / 1.5 < plugin / runner < 1.5, f"plugin {plugin:.3f} ms, mlir-runner {runner:.3f} ms"
