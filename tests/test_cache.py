@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import pickle
 from collections.abc import Callable
 from pathlib import Path
@@ -180,14 +179,19 @@ def test_an_entry_that_is_not_one_for_its_key_is_ignored_and_rewritten(tmp_path:
     assert json.loads(path.read_bytes()) == good and cache.get(request) is not None and cache.hits == 2
 
 
-def test_a_link_planted_as_the_temporary_file_is_not_followed(tmp_path: Path) -> None:
+def test_a_link_planted_as_the_temporary_file_is_not_followed(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_mlir_snippets import paths
+
     cache = cache_in(tmp_path)
     request = Request("compile", OPS, "add_0")
     path = cache._path(cache.key(request))
     path.parent.mkdir(parents=True)
     victim = tmp_path / "victim.txt"
     victim.write_text("mine")
-    (path.parent / f".{path.name}.{os.getpid()}.tmp").symlink_to(victim)
+    (path.parent / f".{path.name}.planted").symlink_to(victim)  # at the first name the writer picks
+    names = iter(["planted", "fresh"])
+    monkeypatch.setattr(paths.secrets, "token_hex", lambda size: next(names))
     cache.put(request, verdict())
     assert victim.read_text() == "mine" and decode(path.read_bytes(), cache.key(request)) is not None
 

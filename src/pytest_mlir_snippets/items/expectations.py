@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from pytest_mlir_snippets.model.files import write_atomic
 from pytest_mlir_snippets.model.record import ItemRecord
+from pytest_mlir_snippets.paths import write_atomic
 
 # "fail": any failure of that item (an IREE config's expected compile or run failure)
 STATUSES = ("pass", "compile-error", "execute-error", "golden-mismatch", "crash", "timeout", "contract-error", "skip",

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pytest_mlir_snippets.model.files import write_atomic
 from pytest_mlir_snippets.model.record import ItemRecord
+from pytest_mlir_snippets.paths import write_atomic
 
 REQUIRED = ("config_name", "iree_compile_flags", "iree_run_module_flags")  # as IREE's runner checks them
 LISTS = ("skip_compile_tests", "skip_run_tests", "expected_compile_failures", "expected_run_failures")

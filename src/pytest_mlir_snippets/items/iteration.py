@@ -24,7 +24,6 @@ from pytest_mlir_snippets.items.base import MlirItem, item_kwargs, relative
 from pytest_mlir_snippets.items.failures import STDERR_MARKER, ItemFailure, MlirFailureRepr, expectation_line
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
 from pytest_mlir_snippets.model import history
-from pytest_mlir_snippets.model.files import write_atomic
 from pytest_mlir_snippets.model.layout import (
     MODEL,
     REFERENCE,
@@ -35,6 +34,7 @@ from pytest_mlir_snippets.model.layout import (
     missing_files,
 )
 from pytest_mlir_snippets.model.record import ItemRecord
+from pytest_mlir_snippets.paths import write_atomic
 from pytest_mlir_snippets.protocol import Diagnostic, Golden, Kind, Request, Response
 from pytest_mlir_snippets.session import run_state
 from pytest_mlir_snippets.settings import RUN_TIMEOUT

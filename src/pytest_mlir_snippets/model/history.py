@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_mlir_snippets.model.files import write_atomic
+from pytest_mlir_snippets.paths import write_atomic
 from pytest_mlir_snippets.worker.benchstats import FIGURES, METHOD
 
 FILE = "benchmarks.json"

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_mlir_snippets.model import history
-from pytest_mlir_snippets.model.files import write_atomic
 from pytest_mlir_snippets.model.layout import CHECKS, REFERENCE, declared_target, is_iteration, iterations
 from pytest_mlir_snippets.model.record import ItemRecord
+from pytest_mlir_snippets.paths import write_atomic
 from pytest_mlir_snippets.protocol import Stage
 from pytest_mlir_snippets.worker.benchstats import BLOCK, BLOCK_SLOWED, FIGURES, SLOWED, STATS
 

@@ -10,9 +10,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pytest_mlir_snippets.model.files import write_atomic
 from pytest_mlir_snippets.model.layout import is_iteration
 from pytest_mlir_snippets.model.record import ItemRecord, check_json, counts, golden_counts, tally
+from pytest_mlir_snippets.paths import write_atomic
 from pytest_mlir_snippets.reporting.runreport import RunInfo, write_reports
 from pytest_mlir_snippets.reporting.shards import lost_items
 

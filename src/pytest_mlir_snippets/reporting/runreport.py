@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_mlir_snippets.model.files import write_atomic
 from pytest_mlir_snippets.model.record import ItemRecord, counts, golden_counts, tally
+from pytest_mlir_snippets.paths import write_atomic
 
 COMBINED_NAME = "mlir-snippets-combined-report.txt"  # never "<stem>-run-report.txt"
 NOT_RUN = "-"

@@ -39,6 +39,7 @@ from typing import Any
 
 import pytest
 
+from pytest_mlir_snippets.paths import write_atomic
 from pytest_mlir_snippets.protocol import ENVIRONMENT, Request, Response
 from pytest_mlir_snippets.sandbox.entries import FORMAT, KEPT, decode, encode
 
@@ -145,7 +146,7 @@ class CompileCache:
             self._made.add(path.parent)
         try:
             text = encode(response, key)
-            _write(path, text)
+            write_atomic(path, text)
         except (OSError, ValueError, TypeError):  # TypeError, ValueError: not JSON, not kept
             return
         pack = self._pack(group)
@@ -221,7 +222,7 @@ class _Pack:
             entries = {key: entries[key] for key in used} | self.used
             used.update(dict.fromkeys(self.used, round(now)))
             document = {"format": FORMAT, "entries": entries, "used": used}
-            _write(self.path, json.dumps(document, separators=(",", ":")))
+            write_atomic(self.path, json.dumps(document, separators=(",", ":")))
 
 
 def _document(path: Path) -> tuple[dict[str, str], dict[str, float]]:
@@ -237,24 +238,6 @@ def _document(path: Path) -> tuple[dict[str, str], dict[str, float]]:
     entries = {key: text for key, text in document["entries"].items() if type(text) is str}
     used = {key: when for key, when in document["used"].items() if type(when) in (int, float)}
     return entries, used
-
-
-def _write(path: Path, text: str) -> None:
-    """``text`` as ``path``, written whole under another name then renamed (readers in
-    other processes never see half a file; an interrupted write leaves nothing); raises
-    OSError. ``model.files.write_atomic`` does the same for reports, but the model layer
-    stands on this one (``model.history`` reads the toolchain)."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # one writer per process and file
-    try:
-        temporary.unlink(missing_ok=True)  # a file left by a killed run, or a link planted there: not followed
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temporary.unlink(missing_ok=True)
-        raise
 
 
 __all__ = ["FORMAT", "CompileCache", "decode", "encode", "toolchain"]

@@ -137,7 +137,7 @@ def context_for(ir: Any, text: str) -> Any:
 def _new_context(ir: Any) -> Any:
     """Unregistered dialects allowed (the verifier names them); single-threaded: a split
     snippet is a function or a few, so the pass manager's thread pool only adds its
-    dispatch to every nested pipeline (a third of a small function's lowering), and
+    dispatch to every nested pipeline (docs/speed.md), and
     the workers already run one per core."""
     ctx = ir.Context()
     ctx.allow_unregistered_dialects = True
