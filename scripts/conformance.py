@@ -30,6 +30,7 @@ SUITES = {  # section name: corpus folder, targets
     "tt-mlir StableHLO": ("tt-mlir-snippets/stablehlo", ("cpu",)),
     "openxla StableHLO testdata": ("stablehlo-testdata", ("cpu",)),
     "IREE e2e (tests/e2e)": ("iree-e2e", ("cpu", "iree-cpu")),
+    "StableHLO interpreter tests (stablehlo/tests/interpret)": ("stablehlo-interpret", ("cpu",)),
 }
 
 
@@ -74,7 +75,8 @@ def unmatchable(suite: str, function: str) -> str | None:
     return next((why for pattern, why in UNMATCHABLE.get(suite, []) if re.match(pattern, function)), None)
 
 
-def run_suite(source: Path, workers: int, target: str = "cpu") -> tuple[list[dict], float]:
+def run_suite(source: Path, workers: int, target: str = "cpu", keep: Path | None = None) -> tuple[list[dict], float]:
+    """Run one corpus folder; ``keep``: a folder where the run's JSON records are copied."""
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / source.name
         shutil.copytree(source, copy)
@@ -84,6 +86,9 @@ def run_suite(source: Path, workers: int, target: str = "cpu") -> tuple[list[dic
                         f"--mlir-target={target}", f"--mlir-json={results}", str(copy)], cwd=tmp,
                        stdout=subprocess.DEVNULL, check=False)
         seconds = time.perf_counter() - start
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.copy(results, keep / f"{source.name}-{target}.json")
         return json.loads(results.read_text())["items"], seconds
 
 
@@ -212,6 +217,7 @@ def main() -> None:
     parser.add_argument("--suite", action="append", default=[], help="run only this suite (a name prefix)")
     parser.add_argument("--iree-test-suites", type=Path, help="a checkout of iree-org/iree-test-suites: also run "
                         "all its ONNX operator tests (onnx_ops/onnx/node/generated; the corpus has a third)")
+    parser.add_argument("--keep", type=Path, help="copy each suite's JSON records into this folder (to compare runs)")
     args = parser.parse_args()
     lines = ["# Conformance on the cpu target (and IREE's e2e tests on iree-cpu)", "",
              f"Written by `python scripts/conformance.py` on {time.strftime('%Y-%m-%d')}; "
@@ -227,7 +233,7 @@ def main() -> None:
             if args.suite and not any(name.startswith(s) for s in args.suite):
                 lines += kept.get(title, [])
                 continue
-            items, seconds = run_suite(args.corpus / folder, args.workers, target)
+            items, seconds = run_suite(args.corpus / folder, args.workers, target, args.keep)
             lines += section(title, items, seconds, args.workers)
             print(f"{title}: done in {seconds:.1f} s")
     full = "IREE's ONNX operator tests, all of iree-test-suites"

@@ -5,6 +5,7 @@ reference implementation (``onnx.reference``) in a sidecar beside the snippet.""
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ class Case:
     attrs: dict[str, Any] = dataclasses.field(default_factory=dict)
     outputs: int = 1
     opset: int = 21
+    tolerance: str = ""  # a ``// mlir-snippets:`` line's settings for the function, e.g. "rtol=1e-2"
 
 
 def reference_outputs(case: Case) -> list[np.ndarray]:
@@ -67,7 +69,10 @@ def write_case(folder: Path, case: Case) -> Path:
     module = info.create_module(context=context).operation
     onnx_importer.NodeImporter.define_function(info.main_graph, module).import_all()
     path = folder / f"{case.name}.mlir"
-    path.write_text(str(module))
+    text = str(module)
+    if case.tolerance:  # the line right above the function
+        text = re.sub(r"(?m)^(\s*)(func\.func)", rf"\1// mlir-snippets: {case.tolerance}\n\1\2", text, count=1)
+    path.write_text(text)
     given = [x for x in case.inputs if x is not None]
     np.savez(folder / f"{case.name}.{case.name}.npz", **{f"input_{i}": x for i, x in enumerate(given)},
              **{f"output_{i}": y for i, y in enumerate(outputs)})

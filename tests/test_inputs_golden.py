@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from pytest_mlir_snippets.golden.compare import compare, compare_all, pcc
+from pytest_mlir_snippets.golden.compare import Tolerance, compare, compare_all, pcc
 from pytest_mlir_snippets.golden.inputs import DTYPES, TypeSpec, UnsupportedType, make_inputs
 
 FEEDABLE = ["f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "i1", "index"]
@@ -43,10 +43,36 @@ def test_unfeedable_types_say_why() -> None:
 
 def test_floats_within_tolerance_pass_and_metrics_are_reported() -> None:
     expected = np.linspace(-1, 1, 100, dtype=np.float32)
-    result = compare(expected + np.float32(5e-5), expected, None, None, 0.99)
-    assert result.passed and result.max_abs_err == pytest.approx(5e-5, rel=0.1) and result.pcc > 0.9999
-    worse = compare(expected + np.float32(1e-2), expected, None, None, 0.99)
-    assert not worse.passed and "max abs error 0.01" in worse.reason
+    result = compare(expected + np.float32(5e-6), expected, None, None, 0.99)
+    assert result.passed and result.max_abs_err == pytest.approx(5e-6, rel=0.1) and result.pcc > 0.9999
+    assert result.tolerance == {"atol": 1e-5, "rtol": 1.3e-6, "ulp": 0, "source": "torch.testing.assert_close's "
+                                "defaults"}
+    worse = compare(expected + np.float32(5e-5), expected, None, None, 0.99)  # passed at the old 1e-4 atol
+    assert not worse.passed and "max abs error 5e-05" in worse.reason and "outside atol 1e-05" in worse.reason
+
+
+def test_a_small_output_twice_too_large_fails() -> None:
+    """The atol meant for values near zero shrinks with the output's scale: 2x at 1e-5 fails."""
+    expected = (np.random.default_rng(0).normal(size=64) * 1e-5).astype(np.float32)
+    assert not compare(expected * 2, expected).passed
+    assert compare(expected * np.float32(1 + 2**-22), expected).passed  # rounding still passes
+    # the user's own atol is taken as it is
+    assert compare(expected * 2, expected, atol=1e-4).passed
+
+
+def test_f16_offset_fails_as_torch_would() -> None:
+    expected = (np.random.default_rng(1).normal(size=64) * 0.05).astype(np.float16)
+    shifted = expected + np.float16(0.009)
+    result = compare(shifted, expected)
+    assert not result.passed and result.tolerance is not None and result.tolerance["rtol"] == 1e-3
+
+
+def test_an_op_allowance_in_ulp() -> None:
+    expected = np.linspace(1, 2, 32).astype(np.float16)
+    three_ulp = (expected.view(np.uint16) + 3).view(np.float16)
+    assert not compare(three_ulp, expected).passed
+    assert compare(three_ulp, expected, rule=Tolerance(ulp=4)).passed
+    assert not compare(three_ulp, expected, rule=Tolerance(ulp=2)).passed
 
 
 def test_low_precision_types_get_wider_default_tolerance() -> None:
@@ -80,5 +106,6 @@ def test_pcc_and_the_worst_of_several_results() -> None:
     assert pcc(np.ones(4), np.ones(4)) == 1.0 and pcc(np.ones(4), np.zeros(4)) == 0.0
     worst, failures = compare_all([x, x + 1], [x, x], None, None, 0.99)
     assert not worst.passed and worst.max_abs_err == 1.0 and failures == [
-        "result #1: max abs error 1, max rel error inf, PCC 1.000000 (first at index [0]: actual 1.0, expected 0.0)"]
+        "result #1: max abs error 1, max rel error inf, PCC 1.000000; 8 element(s) outside atol 1e-07 + rtol 1e-07 x "
+        "|expected| (first at index [0]: actual 1.0, expected 0.0)"]
     assert compare_all([x], [x, x], None, None, 0.99)[1] == ["1 result(s), the reference has 2"]

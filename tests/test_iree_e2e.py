@@ -197,7 +197,7 @@ def test_unfoldable_values_are_read_in_every_feedable_type() -> None:
     import numpy as np
     from mlir import ir
 
-    from pytest_mlir_snippets.worker.lowering.ireeops import value_of
+    from pytest_mlir_snippets.worker.lowering.fedvalues import value_of
 
     cases = {"dense<[true, false]> : tensor<2xi1>": [True, False], "7 : index": 7,
              "dense<2.5> : tensor<2xf32>": [2.5] * 2,
@@ -206,5 +206,8 @@ def test_unfoldable_values_are_read_in_every_feedable_type() -> None:
     with ir.Context():
         for text, expected in cases.items():
             assert value_of(ir.Attribute.parse(text), ir).tolist() == expected, text
+        wide = value_of(ir.Attribute.parse("dense<[1, -2]> : tensor<2xi4>"), ir)  # fed as i8, converted back
+        assert wide.dtype == np.int8 and wide.tolist() == [1, -2]
+        assert value_of(ir.Attribute.parse("dense<1.5> : tensor<f16>"), ir).tolist() == 1.5  # 0-d
         with pytest.raises(ValueError):
-            value_of(ir.Attribute.parse("dense<[1, 2]> : tensor<2xi4>"), ir)  # kept as a constant
+            value_of(ir.Attribute.parse("dense<[1, 2]> : tensor<2xi128>"), ir)  # kept as a constant

@@ -184,4 +184,7 @@ def test_if_against_the_reference(pytester: pytest.Pytester, run_items) -> None:
         Case("if_false_opset11", "If", [np.array(False)], {"then_branch": then, "else_branch": other}, outputs=2,
              opset=11),
     ]
-    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
+    # the condition is baked in on the retry and both branches are constants: nothing depends on
+    # a value given at run time, so each is compared and skipped as computed at compile time
+    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases), folded=frozenset(
+        {"if_true", "if_false", "if_one_element_true", "if_false_opset11"}))

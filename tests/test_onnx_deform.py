@@ -58,7 +58,7 @@ def test_deform_conv_2d_against_the_reference(pytester: pytest.Pytester, run_ite
              {"pads": [1, 1, 0, 1], "dilations": [1, 2]}, opset=22),
         Case("deform_f16", "DeformConv",
              _inputs(rng, (1, 2, 4, 4), 2, 2, (2, 2), (3, 3), 1, 0.7, True, True, np.float16), {"group": 2},
-             opset=22),
+             opset=22, tolerance="rtol=1e-2"),  # ONNX's reference rounds to f16 at other steps: a few ULP
     ]
     assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
 

@@ -22,10 +22,20 @@ def run_cases(pytester: pytest.Pytester, run_items, cases: list[Case]) -> dict[s
     return executes
 
 
-def assert_all_pass_on_recorded(executes: dict[str, dict[str, str]]) -> None:
-    failed = {name: p.get("mlir_message", p["outcome"]) for name, p in executes.items()
-              if p["outcome"] != "passed" or p.get("mlir_golden") != "recorded"}
+def assert_all_pass_on_recorded(executes: dict[str, dict[str, str]], folded: frozenset[str] = frozenset()) -> None:
+    """Every case passes on its recorded outputs, but those in ``folded``: their outputs do
+    not depend on their inputs (a condition baked in, an empty output), so they were compared
+    and skipped as computed at compile time."""
+    def case(name: str) -> str:
+        return name.split("[")[0]
+
+    failed = {name: p.get("mlir_message", p["outcome"]) for name, p in executes.items() if case(name) not in folded
+              and (p["outcome"] != "passed" or p.get("mlir_golden") != "recorded")}
     assert not failed, failed
+    wrong = {name: (p["outcome"], p.get("mlir_computed")) for name, p in executes.items() if case(name) in folded
+             and (p["outcome"] != "skipped" or p.get("mlir_computed") != "compile-time"
+                  or p.get("mlir_golden") != "recorded")}
+    assert not wrong, wrong
 
 
 def test_dft_against_the_reference(pytester: pytest.Pytester, run_items) -> None:
@@ -54,7 +64,8 @@ def test_wrap_pad_against_the_reference(pytester: pytest.Pytester, run_items) ->
                                                 np.array([3, 2], np.int64), None, np.array([-1], np.int64)],
              {"mode": "wrap"}, opset=21),
     ]
-    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
+    # its small integer data is baked in with the pads
+    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases), folded=frozenset({"wrap_negative_axis_int"}))
 
 
 def test_max_unpool_against_the_reference(pytester: pytest.Pytester, run_items) -> None:

@@ -61,7 +61,8 @@ def test_gridsample_4d_against_the_reference(pytester: pytest.Pytester, run_item
         Case("gs_f64_grid_f64", "GridSample", [x.astype(np.float64), grid.astype(np.float64)],
              {"mode": "cubic", "padding_mode": "border", "align_corners": 1}, opset=20),
         Case("gs_f16_grid_f16", "GridSample", [x.astype(np.float16), grid.astype(np.float16)],
-             {"mode": "linear", "padding_mode": "reflection", "align_corners": 0}, opset=20),
+             {"mode": "linear", "padding_mode": "reflection", "align_corners": 0}, opset=20,
+             tolerance="rtol=1e-2 atol=1e-3"),  # f16 grid coordinates: the reference rounds them elsewhere
         Case("gs_f64_reflection", "GridSample", [x.astype(np.float64), grid],
              {"mode": "linear", "padding_mode": "reflection", "align_corners": 1}, opset=20),
         Case("gs_size1_axis", "GridSample", [x[:, :, :1, :], grid], {"mode": "linear", "padding_mode": "zeros"},

@@ -81,7 +81,8 @@ def test_unique_with_axis(pytester: pytest.Pytester, run_items) -> None:
         Case("u_axis1_u8", "Unique", [_rows(rng, (3, 8), 1, 4).astype(np.uint8)], {"axis": 1}, outputs=4),
         Case("u_axis0_bool_rows", "Unique", [rng.integers(0, 2, (6, 2)).astype(bool)], {"axis": 0}, outputs=4),
     ]
-    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
+    # an empty input: the outputs are known at compile time
+    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases), folded=frozenset({"u_axis2_empty_rows"}))
 
 
 _reference = onnx_cases.reference_outputs

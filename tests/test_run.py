@@ -222,6 +222,9 @@ def test_examples(pytester: pytest.Pytester, run_items, copy_into) -> None:
         "failing.mlir::cholesky_0[execute]": "skip",
         "failing.mlir::ttir_add[compile]": "unsupported",
         "failing.mlir::ttir_add[execute]": "unsupported",
+        # IREE 3.13 cannot take these: only the plugin's own lowering agrees, no independent golden
+        "tensor.mlir::extract_scalar_0d[execute]": "skip",
+        "tosa.mlir::reduce_max_0[execute]": "skip",
     }
     got = {node: kind for node, kind in kinds(props).items()
            if not node.startswith(("model_linalg.mlir::", "test_python_api.mlir::"))}
@@ -241,9 +244,10 @@ def test_examples(pytester: pytest.Pytester, run_items, copy_into) -> None:
     assert "failed to legalize operation 'stablehlo.cholesky'" in out
     assert "dialect 'ttir' is not available for target cpu" in out
     result.stdout.fnmatch_lines(
-        ["*verdicts by golden: 40 pass(es): differential:iree-cpu 21, interpreter 4, self 2, torch 13*",
+        ["*verdicts by golden: 38 pass(es): differential:iree-cpu 21, interpreter 4, torch 13; only the plugin's "
+         "own lowering: 2*",
          "*2 snippet(s) and 2 iteration(s) failed across 13 file(s) (1 snippet(s) unsupported on this target, "
-         "2 iteration(s) skipped: not every item ran)*"])
+         "2 snippet(s) and 2 iteration(s) skipped: not every item ran)*"])
     stablehlo = [p for node, p in props.items() if node.startswith("stablehlo.mlir") and "execute" in node]
     assert {p["mlir_reference"] for p in stablehlo} == {"StableHLO reference interpreter"}
 

@@ -52,11 +52,13 @@ def kinds(props: dict[str, dict[str, str]]) -> dict[str, str]:
 def test_zero_d_i1_compiles_and_matches(pytester: pytest.Pytester, run_items) -> None:
     pytester.makefile(".mlir", shlo=ZERO_D_I1, upstream=ZERO_D_I1_UPSTREAM)
     _, props = run_items()
-    assert set(kinds(props).values()) == {"pass"}, kinds(props)
+    own = "upstream.mlir::not_0d_memref[execute]"
+    assert set(k for node, k in kinds(props).items() if node != own) == {"pass"}, kinds(props)
     assert len(props) == 10
     assert props["shlo.mlir::compare_0d[execute]"]["mlir_reference"] == "StableHLO reference interpreter"
-    # a function that writes a buffer: IREE takes tensors only, so the plugin's own lowering, labelled
-    assert props["upstream.mlir::not_0d_memref[execute]"]["mlir_golden"] == "self"
+    # a function that writes a buffer: IREE takes tensors only, so only the plugin's own lowering
+    # agrees with it, which is no independent golden (a skip); the numbers are checked below
+    assert (props[own]["mlir_golden"], props[own]["outcome"]) == ("self", "skipped")
 
 
 def test_zero_d_i1_memref_is_read_and_written() -> None:
@@ -117,7 +119,11 @@ def test_snippet_that_frees_its_own_buffers(pytester: pytest.Pytester, run_items
 
     pytester.makefile(".mlir", own=OWN_BUFFERS)
     _, props = run_items()
-    assert set(kinds(props).values()) == {"pass"} and len(props) == 4, kinds(props)
+    compiles = {node: k for node, k in kinds(props).items() if node.endswith("[compile]")}
+    assert set(compiles.values()) == {"pass"} and len(props) == 4, kinds(props)
+    # IREE takes neither (memrefs, frees): the plugin's own lowering only, no independent
+    # golden (skips); the numbers are checked here instead
+    assert {p["mlir_golden"] for node, p in props.items() if node.endswith("[execute]")} == {"self"}
     backend = CpuBackend()
     a = np.array([1, -2, 3, 0.5], np.float32)
     _, out = backend._run(backend.compile(OWN_BUFFERS, "own_buffers", Options()), [a, np.zeros(4, np.float32)])
@@ -376,7 +382,12 @@ def test_openxla_testdata(pytester: pytest.Pytester, run_items, copy_into, corpu
     target = copy_into(source, "testdata")
     run_items("testdata", "-n", "2", "--mlir-json=run.json", subprocess=True)
     items = json.loads((pytester.path / "run.json").read_text())["items"]
-    failed = {item["file"].removeprefix("testdata/") for item in items if item["kind"] != "pass"}
+    folded = {item["file"] for item in items if item.get("computed") == "compile-time" and item["kind"] == "skip"}
+    failed = {item["file"].removeprefix("testdata/") for item in items if item["kind"] != "pass"
+              and item["file"] not in folded}
+    executes = [item for item in items if item["stage"] == "execute" and item.get("golden") not in (None, "none")]
+    runtime = [item for item in executes if item.get("computed") == "runtime"]
+    assert len(runtime) >= 0.95 * len(executes), (len(runtime), len(executes), sorted(folded))
     disabled = {str(p.relative_to(source)) for p in source.rglob("*.mlir")
                 if "RUN-DISABLED" in p.read_text().split("\n", 1)[0]}
     assert failed - disabled - IMPLEMENTATION_DEFINED - DYNAMIC_NOT_PASSING == set()

@@ -147,7 +147,7 @@ def test_a_recorded_1x4_against_a_4_element_result_is_a_mismatch(pytester: pytes
     np.savez(pytester.path / "ops.neg.npz", input_0=given, output_0=-given.reshape(1, 4))
     _, records = _records(pytester)
     record = records["neg[execute]"]
-    assert record["kind"] == "golden-mismatch", record["message"]
+    assert record["kind"] == "golden-mismatch" and record["golden"] == "recorded", record["message"]
     assert "has shape 1x4, the function's is tensor<4xf32>" in str(record["message"])
     _, records = _records(pytester, "--mlir-lenient-shapes")
     assert records["neg[execute]"]["kind"] == "pass" and records["neg[execute]"]["golden"] == "recorded"
@@ -178,12 +178,13 @@ def test_a_plain_function_without_data_is_compared_with_a_second_compiler(pytest
     _, records = _records(pytester, "--junitxml=junit.xml")
     add = records["add[execute]"]
     assert add["golden"] == "differential:iree-cpu" and add["kind"] == "pass" and "iree-cpu" in str(add["reference"])
-    fill = records["fill[execute]"]  # no second compiler takes it: the plugin's own lowering, labelled
-    assert fill["golden"] == "self" and fill["kind"] == "pass" and "iree-cpu could not take it" in str(
+    fill = records["fill[execute]"]  # no second compiler takes it: the plugin's own lowering, not a pass
+    assert fill["golden"] == "self" and fill["kind"] == "skip" and "iree-cpu could not take it" in str(
         fill["reference"])
+    assert str(fill["message"]).startswith("no independent golden: agrees with the plain lowering")
     assert 'name="mlir_golden" value="differential:iree-cpu"' in (pytester.path / "junit.xml").read_text()
     report = (pytester.path / "ops-run-report.txt").read_text()
-    assert "goldens:  2 pass(es): differential:iree-cpu 1, self 1" in report
+    assert "goldens:  1 pass(es): differential:iree-cpu 1; only the plugin's own lowering: 1" in report
     _, records = _records(pytester, "--mlir-require-golden")
     assert records["fill[execute]"]["kind"] == "no-golden" and records["add[execute]"]["kind"] == "pass"
 

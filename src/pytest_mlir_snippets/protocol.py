@@ -88,6 +88,13 @@ class Golden(enum.StrEnum):
         return self not in (Golden.SELF, Golden.NONE)
 
 
+class Computed(enum.StrEnum):
+    """Whether an execute's results came from code that ran on its inputs (SPEC 4)."""
+
+    RUNTIME = "runtime"  # a result depends on a value given at run time
+    COMPILE_TIME = "compile-time"  # none does: the constant folder computed them
+
+
 @dataclass
 class Diagnostic:
     """One MLIR diagnostic, location still in the coordinates of the text that was sent."""
@@ -114,6 +121,8 @@ class Options:
     skip_exec: bool = False
     atol: float | None = None  # None: by element type (golden.DEFAULT_TOLERANCE)
     rtol: float | None = None
+    ulp: int | None = None  # elements this many units in the last place apart pass too
+    tolerance_source: str = ""  # who set atol/rtol/ulp ("": --mlir-atol/--mlir-rtol)
     pcc: float = 0.99
     lenient_shapes: bool = False  # recorded outputs may differ from results by unit dimensions
     print_ir: bool = False
@@ -135,6 +144,10 @@ class Options:
 EXECUTING = ("execute", "run", "iteration-execute", "iteration-benchmark")
 # Response.info key: the verdict's golden basis (a ``Golden`` value) on an execute's response
 GOLDEN = "golden"
+# the words of a verdict without an independent golden (a reference that failed, ``self``)
+NO_INDEPENDENT = "no independent golden"
+# Response.info key: a ``Computed`` value, whether the results were computed at run time
+COMPUTED = "computed"
 # Response.info key, true when the verdict is about this machine (a package or a file it
 # lacks), not about the request: the compile cache never keeps such a verdict.
 ENVIRONMENT = "environment"

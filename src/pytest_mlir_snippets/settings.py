@@ -89,10 +89,10 @@ OPTIONS = (
            default="fixed", choices=("fixed", "random")),
     Option("--mlir-seed", "seed of the generated inputs (default 0)", default=0, type=int),
     Option("--mlir-dynamic-dim", "size given to dynamic dimensions (default 4)", default=4, type=int, **NOT_NEGATIVE),
-    Option("--mlir-atol", "absolute tolerance (default by element type: f32 1e-4, f16 1e-2, bf16 3e-2)",
-           "mlir_atol", type=float, **NOT_NEGATIVE),
-    Option("--mlir-rtol", "relative tolerance (default by element type: f32 1e-3, f16 1e-2, bf16 3e-2)",
-           "mlir_rtol", type=float, **NOT_NEGATIVE),
+    Option("--mlir-atol", "absolute tolerance (default by element type, torch.testing.assert_close's: f32 1e-5, "
+           "f16 1e-5, bf16 1e-5, f64 1e-7; scaled down for small outputs)", "mlir_atol", type=float, **NOT_NEGATIVE),
+    Option("--mlir-rtol", "relative tolerance (default by element type: f32 1.3e-6, f16 1e-3, bf16 1.6e-2, "
+           "f64 1e-7)", "mlir_rtol", type=float, **NOT_NEGATIVE),
     Option("--mlir-pcc", "minimum PCC (default 0.99)", "mlir_pcc", 0.99, float, check=lambda v: -1 <= v <= 1,
            must="lie between -1 and 1"),
     Option("--mlir-require-golden", "fail execute verdicts that compared nothing (golden none) or only the "

@@ -27,9 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pytest_mlir_snippets.golden.compare import pcc
-
-UNBOUNDED = np.iinfo(np.uint64).max
+from pytest_mlir_snippets.golden.compare import UNBOUNDED, pcc
+from pytest_mlir_snippets.golden.compare import ulp_difference as _ulp
 
 
 @dataclass(frozen=True)
@@ -68,22 +67,6 @@ def _original(value: np.ndarray, element: str) -> np.ndarray:
 
 def _parts(value: np.ndarray) -> list[np.ndarray]:
     return [value.real, value.imag] if value.dtype.kind == "c" else [value]
-
-
-def _ulp(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
-    """Per element ULP difference of two float arrays of the same type, as uint64."""
-    bits = actual.dtype.itemsize * 8
-    unsigned = np.dtype(f"uint{bits}")
-    a = actual.view(unsigned).astype(np.uint64)
-    e = expected.view(unsigned).astype(np.uint64)
-    sign = np.uint64(1 << (bits - 1))
-    mag_a, mag_e = a & ~sign, e & ~sign
-    distance = np.where((a & sign) != (e & sign), mag_a + mag_e, np.maximum(mag_a, mag_e) - np.minimum(mag_a, mag_e))
-    wide_a, wide_e = actual.astype(np.float64), expected.astype(np.float64)
-    finite = np.isfinite(wide_a) & np.isfinite(wide_e)
-    both_nan = np.isnan(wide_a) & np.isnan(wide_e)
-    distance = np.where(finite, distance, np.where(both_nan, np.uint64(0), np.uint64(UNBOUNDED)))
-    return np.where(a == e, np.uint64(0), distance)
 
 
 def _almost_equal(actual: np.ndarray, expected: np.ndarray, tolerance: float, rtol: float = 0.0) -> np.ndarray:

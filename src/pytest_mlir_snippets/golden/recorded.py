@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from pytest_mlir_snippets.golden.compare import Tolerance
 from pytest_mlir_snippets.golden.inputs import DTYPES
 from pytest_mlir_snippets.paths import IREE_FLAGS, sidecar_name
 
@@ -38,8 +39,29 @@ def load_recorded(path: Path, function: str, functions_in_file: int) -> dict[str
     flags = path.with_name(IREE_FLAGS)
     if flags.is_file() and functions_in_file == 1:
         inputs, outputs = parse_iree_flags(flags)
-        return {"inputs": inputs, "outputs": outputs or None, "source": f"recorded outputs ({IREE_FLAGS})"}
+        return {"inputs": inputs, "outputs": outputs or None, "source": f"recorded outputs ({IREE_FLAGS})",
+                "tolerance": iree_thresholds(flags)}
     return None
+
+
+# iree-run-module's defaults for --expected_output (runtime/src/iree/tooling/comparison.cc):
+# an absolute threshold per float type, no relative part
+IREE_THRESHOLDS = {"f16": 1e-3, "f32": 1e-4, "f64": 1e-4}
+_THRESHOLD = re.compile(r"^--expected_(f16|f32|f64)_threshold=([0-9.eE+-]+)f?$")
+_NUMPY = {"f16": "float16", "f32": "float32", "f64": "float64"}
+
+
+def iree_thresholds(flags: Path) -> Tolerance:
+    """The rule iree-run-module applies to ``flags``' expected outputs: its thresholds, as
+    the file sets them or by default (other types: the plugin's defaults)."""
+    found = dict(IREE_THRESHOLDS)
+    for line in flags.read_text().splitlines():
+        m = _THRESHOLD.match(line.strip())
+        if m:
+            found[m.group(1)] = float(m.group(2))
+    spelled = ", ".join(f"{k} {v:g}" for k, v in found.items())
+    return Tolerance(atol=None, rtol=None, source=f"iree-run-module's --expected_*_threshold ({spelled}, absolute)",
+                     scaled=False, types=tuple((_NUMPY[k], v, 0.0) for k, v in found.items()))
 
 
 def read_sidecar(sidecar: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -51,8 +73,7 @@ def read_sidecar(sidecar: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
     if not isinstance(archive, np.lib.npyio.NpzFile):
         raise RecordedDataError(f"{sidecar.name} is a single .npy array, not an .npz archive (input_0, output_0, ..)")
     with archive:
-        names = [f"{side}_{i}" for side in ("input", "output") for i in range(len(archive.files))
-                 if f"{side}_{i}" in archive.files]
+        names = _sidecar_keys(sidecar.name, list(archive.files))
         arrays = {}
         for name in names:
             try:
@@ -61,6 +82,28 @@ def read_sidecar(sidecar: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
                 raise _unreadable(sidecar.name, name, error) from None
     return ([v for k, v in arrays.items() if k.startswith("input_")],
             [v for k, v in arrays.items() if k.startswith("output_")])
+
+
+_KEY = re.compile(r"^(input|output)_(0|[1-9][0-9]*)$")
+
+
+def _sidecar_keys(file: str, keys: list[str]) -> list[str]:
+    """The archive's keys in order (inputs, then outputs); any other key, or a gap in the
+    numbering, is an error naming the keys found and expected."""
+    numbered: dict[str, list[int]] = {"input": [], "output": []}
+    unknown = []
+    for key in keys:
+        m = _KEY.match(key)
+        if m:
+            numbered[m.group(1)].append(int(m.group(2)))
+        else:
+            unknown.append(key)
+    expected = [f"{side}_{i}" for side in numbered for i in range(len(numbered[side]))]
+    if unknown or sorted(expected) != sorted(keys):
+        what = f"unknown key(s) {', '.join(unknown)}" if unknown else "numbering with a gap"
+        raise RecordedDataError(f"{file}: {what}: found {', '.join(sorted(keys)) or 'no key'}; expected "
+                                f"input_0, input_1, .. and output_0, output_1, .. numbered from 0 without gaps")
+    return expected
 
 
 def _unreadable(file: str, name: str, error: Exception) -> RecordedDataError:

@@ -26,10 +26,23 @@ from pytest_mlir_snippets.items.failures import (
     first_error,
 )
 from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
-from pytest_mlir_snippets.protocol import GOLDEN, SKIP, Golden, Kind, Outcome, Response, Stage, Status
+from pytest_mlir_snippets.protocol import (
+    COMPUTED,
+    GOLDEN,
+    NO_INDEPENDENT,
+    SKIP,
+    Computed,
+    Golden,
+    Kind,
+    Outcome,
+    Response,
+    Stage,
+    Status,
+)
 from pytest_mlir_snippets.session import run_state
 
 NOTHING = "nothing to compare"
+FOLDED = "computed at compile time: the constant folder was checked, not code generation"
 
 CRASH_NOT_RUN = "expected to crash: not run (--mlir-run-crashers)"
 
@@ -148,20 +161,29 @@ class MlirItem(pytest.Item):
             self.skip(f"compile failed ({prior.kind.value}): {first_error(prior)}")
 
     def hold_to_golden(self, response: Response) -> None:
-        """A passing verdict says what it compared: one that compared nothing (golden
-        ``none``) is a skip, one that rests on the plugin's own lowering (``self``) a pass
-        labelled so; ``--mlir-require-golden`` fails both as ``no-golden``."""
+        """A passing verdict must have compared something independent with results computed
+        at run time: one that compared nothing (golden ``none``, or a reference that could not
+        be computed), one that agrees with the plugin's own lowering only (``self``), and one
+        whose results the compiler folded (``computed: compile-time``) are skips;
+        ``--mlir-require-golden`` fails them as ``no-golden``."""
+        if not response.ok:
+            return
         basis = response.info.get(GOLDEN)
-        if not response.ok or basis not in (Golden.NONE, Golden.SELF):
+        folded = response.info.get(COMPUTED) == Computed.COMPILE_TIME
+        reference = response.info.get("reference", "")
+        if basis == Golden.NONE:
+            why = reference if str(reference).startswith(NO_INDEPENDENT) else f"ran without error; {NOTHING}"
+        elif basis == Golden.SELF:
+            why = f"{NO_INDEPENDENT}: agrees with the plain lowering ({reference})"
+        elif folded:
+            why = FOLDED
+        else:
             return
         if run_state(self.config).settings.require_golden:
-            what = "nothing was compared" if basis == Golden.NONE else "only the plugin's own lowering was compared"
-            self.response = replace(response, kind=Kind.NO_GOLDEN, message=f"--mlir-require-golden: {what} "
-                                    f"(golden {basis}: {response.info.get('reference', '')})")
+            self.response = replace(response, kind=Kind.NO_GOLDEN, message=f"--mlir-require-golden: {why}")
             self.fail(self.response)
-        if basis == Golden.NONE:
-            self.kind = None
-            self.skip(f"ran without error; {NOTHING}")
+        self.kind = None
+        self.skip(why)
 
     def skip(self, reason: str, skipped: Callable[..., BaseException] = pytest.skip.Exception) -> NoReturn:
         """Skip; the report puts it at the item's own location (its file line), not here
@@ -193,6 +215,8 @@ class MlirItem(pytest.Item):
         record.metrics = dict(response.metrics)
         if response.info.get(GOLDEN):
             record.golden = Golden(response.info[GOLDEN])
+        if response.info.get(COMPUTED):
+            record.computed = Computed(response.info[COMPUTED])
         record.output = response.stderr
         record.seconds = response.seconds
 

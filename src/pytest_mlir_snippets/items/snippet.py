@@ -20,6 +20,7 @@ from pytest_mlir_snippets.items.failures import (
     diagnostic_lines,
     format_failure,
 )
+from pytest_mlir_snippets.mlirtext.directives import DirectiveError, directive
 from pytest_mlir_snippets.mlirtext.splitter import Function, SnippetSource, Split
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import artifact_dir
@@ -120,6 +121,7 @@ class SnippetItem(MlirItem):
             if unreadable is not None:  # the record says why, too
                 self.response = Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}")
                 self.fail(self.response)
+            options = self._with_directive(options)
             response = manager.call(Request("execute", self.split.text, fn.name, options, golden), self.timeout())
         else:
             response = self.cached or state.compile(self.prefetched or self._compile_request(), self.timeout(),
@@ -154,6 +156,19 @@ class SnippetItem(MlirItem):
                     state.settings.output_root, self.path, self.func.uid, state.settings.target, self.config.rootpath)))
             self._memo["options"] = options
         return self._memo["options"]  # type: ignore[no-any-return]
+
+    def _with_directive(self, options: Options) -> Options:
+        """``options`` with the tolerance a ``// mlir-snippets:`` line above the function sets."""
+        try:
+            found = directive(self.func.comments)
+        except DirectiveError as error:
+            self.response = Response(Kind.EXECUTE_ERROR, f"the line above @{self.func.name} cannot be read: {error}")
+            self.fail(self.response)
+        if found.empty:
+            return options
+        return dataclasses.replace(options, atol=found.atol if found.atol is not None else options.atol,
+                                   rtol=found.rtol if found.rtol is not None else options.rtol, ulp=found.ulp,
+                                   tolerance_source=f"{found.text} (line {self.func.line - 1})")
 
     def _compile_request(self) -> Request:
         """This function's compile, with its recorded inputs (a compile may bake small
@@ -228,7 +243,7 @@ class SnippetItem(MlirItem):
             record.golden_report = json.dumps(response.info["golden_report"], sort_keys=True)
         # a compile cache hit; the IREE input route taken; a file the installed IREE cannot parse;
         # the snippet's constants fed at run time, or kept constant and why
-        for key in ("cache", "iree_route", "iree_cannot_parse", "fed_inputs", "kept_constants"):
+        for key in ("cache", "iree_route", "iree_cannot_parse", "fed_inputs", "kept_constants", "tolerance"):
             if key in response.info:
                 record.info[key] = response.info[key]
 

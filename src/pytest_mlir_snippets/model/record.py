@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_mlir_snippets.protocol import Golden, Kind, Outcome, Stage, Status
+from pytest_mlir_snippets.protocol import Computed, Golden, Kind, Outcome, Stage, Status
 
 FAILURE_KINDS = tuple(k.value for k in Kind if k not in (Kind.PASS, Kind.UNSUPPORTED))
 METRICS = ("max_abs_err", "max_rel_err", "pcc")
@@ -73,6 +73,7 @@ class ItemRecord:
     outputs: list[str] = field(default_factory=list)
     golden: Golden | None = None  # what an execute (or correctness) verdict compared with; None: no verdict
     reference: str = ""  # the golden in words (which check ops, which interpreter, why not another)
+    computed: Computed | None = None  # an execute's: were its results computed at run time; None: not judged
     stdout: str = ""  # what the entry printed, as FileCheck saw it (golden filecheck)
     baked: str = ""  # recorded inputs compiled in as constants (see Backend.compile)
     golden_report: str = ""  # tt-mlir's golden report (JSON), ttmetal/ttnn
@@ -121,6 +122,7 @@ class ItemRecord:
         record.kind = _kind(str(record.kind))
         record.outcome = Outcome(record.outcome)
         record.golden = Golden(record.golden) if record.golden else None
+        record.computed = Computed(record.computed) if record.computed else None
         return record
 
     def sign(self) -> None:
@@ -147,7 +149,7 @@ def _kind(value: str) -> Kind | Status:
     return Status(value) if value in Status.__members__.values() else Kind(value)
 
 
-_FIELD_TYPES: dict[str, Any] = {"golden": (str, type(None)), "compile_failed": bool,
+_FIELD_TYPES: dict[str, Any] = {"golden": (str, type(None)), "computed": (str, type(None)), "compile_failed": bool,
                                 "line": int, "duration": (int, float), "seconds": (int, float),
                                 "diagnostics": list, "inputs": list, "outputs": list,
                                 "metrics": dict, "benchmark": dict, "info": dict}  # the others: str
@@ -166,7 +168,7 @@ def check_json(data: dict[str, Any]) -> None:
                             f"unexpected {type(value).__name__} {str(value)[:40]}")
     try:
         ItemRecord.from_json({"nodeid": "", "name": "", "file": "", "function": "", "stage": Stage.COMPILE, **{
-            k: data[k] for k in ("stage", "kind", "outcome", "golden") if k in data}})
+            k: data[k] for k in ("stage", "kind", "outcome", "golden", "computed") if k in data}})
     except ValueError as error:
         raise TypeError(f"{str(data.get('nodeid', 'a record'))!r}: {error}") from None
 
@@ -211,10 +213,14 @@ def golden_counts(records: list[ItemRecord]) -> str:
                      for r in records if r.golden not in (None, Golden.NONE) and r.kind == Kind.PASS
                      and r.outcome == Outcome.PASSED)
     nothing = sum(r.golden == Golden.NONE for r in records)
+    folded = sum(r.computed == Computed.COMPILE_TIME for r in records)
+    own = sum(r.golden == Golden.SELF and r.kind == Status.SKIP for r in records)
     text = f"{sum(passed.values())} pass(es): " + ", ".join(f"{g} {n}" for g, n in sorted(passed.items())) \
         if passed else ""
-    if nothing:
-        text += ("; " if text else "") + f"nothing compared: {nothing}"
+    for label, count in (("nothing compared", nothing), ("only the plugin's own lowering", own),
+                         ("computed at compile time", folded)):
+        if count:
+            text += ("; " if text else "") + f"{label}: {count}"
     return text
 
 
@@ -229,6 +235,8 @@ def junit_properties(record: ItemRecord) -> list[tuple[str, object]]:
                                        ("mlir_stage", record.stage)]
     if record.golden is not None:
         props.append(("mlir_golden", record.golden))
+    if record.computed is not None:
+        props.append(("mlir_computed", record.computed))
     if record.is_snippet and record.stage != "file":
         props += [("mlir_op", record.function), ("mlir_line", record.line)]
     if record.run:

@@ -17,7 +17,7 @@ import numpy as np
 from pytest_mlir_snippets.golden import compare as goldens
 from pytest_mlir_snippets.golden.checks import judge as judge_checks
 from pytest_mlir_snippets.golden.inputs import TypeSpec
-from pytest_mlir_snippets.protocol import GOLDEN, Diagnostic, Golden, Kind, Options
+from pytest_mlir_snippets.protocol import COMPUTED, GOLDEN, NO_INDEPENDENT, Computed, Diagnostic, Golden, Kind, Options
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
 
 NOTHING = "nothing to compare: no results, no buffer written, no checks"
@@ -28,26 +28,76 @@ def judge_outputs(compiled: Compiled, options: Options, golden: dict[str, Any] |
                                                                                         dict[str, Any]]:
     """``actual`` (what a run on ``inputs`` produced) against the snippet's own checks, else
     the recorded outputs, else what ``reference()`` gives; metrics and info (with the
-    golden basis), or a golden-mismatch."""
+    golden basis, the tolerance used and whether the results were computed at run time),
+    or a golden-mismatch. A reference that cannot be computed leaves golden ``none`` with
+    the reason: no independent golden, not an error of the item."""
     args, results = compiled.signature
-    info = {"inputs": compiled.info["inputs"], "outputs": compiled.info["outputs"]}
+    info: dict[str, Any] = {"inputs": compiled.info["inputs"], "outputs": compiled.info["outputs"]}
     if compiled.info.get("checks"):
+        info.update(computed(compiled, [i for c in compiled.info["checks"] for i in (c.first, c.first + 1)], actual))
         return _judge_checks(compiled, actual, info)
+    info.update(computed(compiled, range(len(results)), actual))
     if golden and golden.get("outputs") is not None:
         produced = results or [spec for spec in args if spec.kind == "memref"]  # written in place
-        expected = recorded(golden["outputs"], produced, "output", options.lenient_shapes)
-        basis = Reference(expected, golden.get("source", "recorded outputs"), Golden(golden.get("basis", "recorded")))
+        basis = Reference([], golden.get("source", "recorded outputs"), Golden(golden.get("basis", "recorded")))
+        info.update(reference=basis.name, **{GOLDEN: basis.golden.value})
+        try:
+            basis.outputs = recorded(golden["outputs"], produced, "output", options.lenient_shapes)
+        except SnippetFailure as failure:
+            failure.info = dict(info, **failure.info)
+            raise
     elif not results and not _wrote(args, inputs, actual):
         return {}, dict(info, reference=NOTHING, **{GOLDEN: Golden.NONE.value})
     else:
-        basis = reference()
-    comparison, failures = goldens.compare_all(actual, basis.outputs, options.atol, options.rtol, options.pcc)
+        try:
+            basis = reference()
+        except SnippetFailure as failure:  # the golden could not be computed: not the item's failure
+            why = failure.message.splitlines()[0] if failure.message else failure.kind.value
+            return {}, dict(info, reference=f"{NO_INDEPENDENT}: {why}", **{GOLDEN: Golden.NONE.value})
+    rule = tolerance_rule(compiled, options, golden)
+    comparison, failures = goldens.compare_all(actual, basis.outputs, min_pcc=options.pcc, rule=rule)
     info.update(reference=basis.name, **{GOLDEN: basis.golden.value})
+    if comparison.tolerance is not None:
+        info["tolerance"] = comparison.tolerance
     if not comparison.passed:
         raise SnippetFailure(Kind.GOLDEN_MISMATCH, f"results differ from the {basis.name}: " + "; ".join(failures),
                              metrics=comparison.metrics(), info=info)
     # empty results: their shapes were compared, no value was (no PCC over zero values)
     return (comparison.metrics() if any(np.asarray(a).size for a in actual) else {}), info
+
+
+def tolerance_rule(compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> goldens.Tolerance:
+    """The rule a comparison of ``compiled``'s results uses: the recorded data's own (IREE's
+    thresholds), else the anchors with the ULP allowance of the ops it uses; numbers the
+    user set (``--mlir-atol``, a ``// mlir-snippets:`` line) in their place."""
+    own = golden.get("tolerance") if golden else None
+    if isinstance(own, goldens.Tolerance):
+        rule = own
+    else:
+        ops = list(compiled.info.get("ulp_ops", []))
+        ulp = goldens.op_allowance(ops)
+        rule = goldens.Tolerance(ulp=ulp, source=goldens.ANCHOR + (f", {ulp} ULP for {', '.join(ops)}" if ulp else ""))
+    return rule.with_user(options.atol, options.rtol, options.ulp,
+                          options.tolerance_source or "--mlir-atol/--mlir-rtol")
+
+
+def computed(compiled: Compiled, actual_side: Any, actual: list[np.ndarray]) -> dict[str, str]:
+    """``computed``: ``runtime`` when a result (a check's operand: which side is the actual
+    one differs between conventions, and the expected side is a constant) of the compiled code
+    depends on a value given at run time, ``compile-time`` when none does; nothing when the
+    target does not say (``Compiled.info["runtime_results"]`` per result, or ``"runtime"`` for the
+    whole function, from ``lowering.dataflow``)
+    or when those results have no element at all (nothing to compute)."""
+    depends = compiled.info.get("runtime_results")
+    indices = [i for i in actual_side if i < len(actual) and np.asarray(actual[i]).size]
+    if actual and not indices:
+        return {}
+    if "runtime" in compiled.info:  # decided for the whole function (the IREE targets)
+        return {COMPUTED: (Computed.RUNTIME if compiled.info["runtime"] else Computed.COMPILE_TIME).value}
+    if depends is None:
+        return {}
+    runtime = any(depends[i] for i in indices if i < len(depends)) if indices else any(depends)
+    return {COMPUTED: Computed.RUNTIME.value if runtime else Computed.COMPILE_TIME.value}
 
 
 def _wrote(args: list[TypeSpec], inputs: list[np.ndarray], actual: list[np.ndarray]) -> bool:
@@ -80,8 +130,10 @@ def recorded(values: list[np.ndarray], specs: list[TypeSpec], what: str, lenient
     must match exactly (``lenient``: up to unit dimensions, ``--mlir-lenient-shapes``);
     an output that does not is a golden-mismatch, an input an execute-error."""
     if len(values) != len(specs):
-        kind = Kind.GOLDEN_MISMATCH if what == "output" else Kind.EXECUTE_ERROR
-        raise SnippetFailure(kind, f"{len(values)} recorded {what}(s), the function has {len(specs)}")
+        found = ", ".join(f"{what}_{i}" for i in range(len(values))) or "none"
+        expected = ", ".join(f"{what}_{i}" for i in range(len(specs))) or "none"
+        raise SnippetFailure(Kind.EXECUTE_ERROR, f"{len(values)} recorded {what}(s), the function has {len(specs)}: "
+                             f"found {found}, expected {expected}")
     checked = []
     for i, (value, spec) in enumerate(zip(values, specs)):
         value = np.asarray(value)

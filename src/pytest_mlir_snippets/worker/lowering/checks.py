@@ -58,6 +58,11 @@ def uses_checks(module_text: str) -> bool:
     return "@check." in module_text or '"check.' in module_text or "check.expect_" in module_text
 
 
+def is_check(op: Any) -> bool:
+    """Whether ``op`` is one of the check ops captured here."""
+    return _target(op) is not None
+
+
 def _target(op: Any) -> str | None:
     if op.name == "stablehlo.custom_call":
         name = str(op.attributes["call_target_name"].value)

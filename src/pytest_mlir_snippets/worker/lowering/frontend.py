@@ -55,6 +55,9 @@ _USES = {
 }
 _ONNX_OP = re.compile(r"\"onnx\.")
 _torch_mlir: dict[str, Any] = {}
+# what of a StableHLO function's constant inputs is fed at run time: none, the given ones
+# (``util.unfoldable_constant``, ``@inputs()``), or also a self-checking function's own constants
+FEED_NONE, FEED_GIVEN, FEED_ALL = 0, 1, 2
 # run on an empty module, it loads the chlo dialect (a dependency of this pass), which
 # torch-mlir's bindings cannot register otherwise
 LOADS_CHLO = "builtin.module(func.func(stablehlo-legalize-quant-to-math))"
@@ -102,21 +105,28 @@ def legalize(module_text: str, kind: str, target: str, function: str,
     in the signature, unused. Last, StableHLO's checks captured as results (``checks``).
     A StableHLO function's constant inputs (``util.unfoldable_constant``, ``@inputs()``)
     become arguments, their values added to ``fed``; when the lowering fails with them
-    fed, it is tried again with them constant (``fed.kept`` says so).
+    fed, that failure is the verdict (a pass with them constant would test the folder).
     """
     pipelines = (STABLEHLO_PIPELINE,) if kind == "stablehlo" else TORCH_PIPELINES
     try:
-        text, signature, checks = _first_that_lowers(module_text, kind, target, function, pipelines, fed)
+        try:
+            text, signature, checks = _first_that_lowers(module_text, kind, target, function, pipelines, fed,
+                                                         feed=FEED_ALL)
+        except SnippetFailure as failure:
+            inline = fed is not None and any(s.startswith("stablehlo.constant") for s in fed.sources)
+            if not inline or failure.kind is not Kind.COMPILE_ERROR:
+                raise
+            assert fed is not None  # the function's own constants: kept constant where the lowering needs them
+            why = f"the lowering needs it constant ({failure.message.splitlines()[0][:120]})"
+            kept = [f"{s}: kept as a constant, {why}" for s in fed.sources if s.startswith("stablehlo.constant")]
+            fed.values, fed.sources, fed.kept = [], [], []
+            text, signature, checks = _first_that_lowers(module_text, kind, target, function, pipelines, fed,
+                                                         feed=FEED_GIVEN)
+            fed.kept += kept
         return text, signature, "", checks
     except SnippetFailure as failure:
         if kind == "stablehlo" and fed is not None and fed.values and failure.kind is Kind.COMPILE_ERROR:
-            retry = ireeops.Fed()
-            text, signature, checks = _first_that_lowers(module_text, kind, target, function, pipelines, retry,
-                                                         feed=False)
-            fed.kept = retry.kept + [f"{s}: kept as a constant, the lowering failed with it fed" for s in
-                                     fed.sources]
-            fed.values, fed.sources = [], []
-            return text, signature, "", checks
+            raise _fed_failure(failure, module_text, target, function, pipelines, fed) from None
         if kind != "torch" or not constants or failure.kind is not Kind.COMPILE_ERROR:
             raise
         as_written = failure
@@ -133,8 +143,23 @@ def legalize(module_text: str, kind: str, target: str, function: str,
     return text, signature, baked, checks
 
 
+def _fed_failure(failure: SnippetFailure, module_text: str, target: str, function: str, pipelines: tuple[str, ...],
+                 fed: ireeops.Fed) -> SnippetFailure:
+    """The verdict of a StableHLO function that does not lower with its constant inputs fed
+    as arguments: its own compile-error, never a pass of the same function folded; whether
+    it lowers with them kept constant is said in the message."""
+    try:
+        _first_that_lowers(module_text, "stablehlo", target, function, pipelines, ireeops.Fed(), feed=FEED_NONE)
+        note = "it lowers only with them kept constant, which would test the constant folder instead"
+    except SnippetFailure:
+        note = "it does not lower with them kept constant either"
+    fed_names = ", ".join(fed.sources)
+    failure.message = f"{failure.message} (with its inputs fed at run time: {fed_names}; {note})"
+    return failure
+
+
 def _first_that_lowers(module_text: str, kind: str, target: str, function: str, pipelines: tuple[str, ...],
-                       fed: ireeops.Fed | None = None, feed: bool = True) -> tuple[str, Any, list[Check]]:
+                       fed: ireeops.Fed | None = None, feed: int = FEED_ALL) -> tuple[str, Any, list[Check]]:
     for attempt, pipeline in enumerate(pipelines, 1):
         try:
             return _legalize_with(module_text, kind, target, function, pipeline, fed, feed)
@@ -176,7 +201,7 @@ def _bake_inputs(module_text: str, function: str, constants: Mapping[int, np.nda
 
 
 def _legalize_with(module_text: str, kind: str, target: str, function: str, pipeline: str,
-                   fed: ireeops.Fed | None = None, feed: bool = True) -> tuple[str, Any, list[Check]]:
+                   fed: ireeops.Fed | None = None, feed: int = FEED_ALL) -> tuple[str, Any, list[Check]]:
     ctx = _torch_mlir_context()
     tir, tpm = _torch_mlir["ir"], _torch_mlir["pm"]
     checking = kind == "stablehlo" and check_ops.uses_checks(module_text)
@@ -189,9 +214,11 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
         mlirtools.reject_unregistered(module, tir, ctx, target, allowed=("check.", "util."))
         signature, checks = None, []
         if kind == "stablehlo" and fed is not None:
-            fed.extend(ireeops.give_meaning(module, tir, function, "stablehlo.constant", feed))
-            if feed:
+            fed.extend(ireeops.give_meaning(module, tir, function, "stablehlo.constant", feed >= FEED_GIVEN))
+            if feed >= FEED_GIVEN:
                 fed.extend(ireeops.feed_inputs_call(module, tir, function))
+            if feed == FEED_ALL and checking:
+                fed.extend(ireeops.feed_constants(module, tir, function, "stablehlo.constant", check_ops.is_check))
         if kind == "stablehlo":
             mlirtools.run_passes(module, STABLEHLO_PREPARE, tpm.PassManager.parse, diags, "stablehlo legalization")
             if checking:  # after inlining: a check in a callee is the entry's now

@@ -2,7 +2,9 @@
 
 ``mlirtext.ireeops`` turns them into generic, unregistered ops; here they get their meaning:
 
-- ``util.optimization_barrier``: an identity (its results are its operands);
+- ``util.optimization_barrier``: opaque to the optimizer, as IREE makes it: a constant it
+  bars becomes a new argument of the entry, fed with its value at run time (a value
+  computed from others passes through: what it stands on is fed already, or kept);
 - ``util.unfoldable_constant`` in the entry's own body: a new argument of the entry,
   fed at run time with the constant's value, so that codegen, not the constant
   folder, is what the checks see (IREE's intent). Elsewhere (a callee, a region), or
@@ -15,21 +17,18 @@ The check ops are captured afterwards, as StableHLO's are (``worker/lowering/che
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from pytest_mlir_snippets.golden.inputs import DTYPES
 from pytest_mlir_snippets.mlirtext.ireeops import iree_only_dialects
 from pytest_mlir_snippets.protocol import Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import mlirtools
+from pytest_mlir_snippets.worker.lowering.fedvalues import constant_value, new_argument
 
 UNFOLDABLE = "util.unfoldable_constant"
-_HEX = re.compile(r'^dense<"0x([0-9A-Fa-f]+)">')
-_NUMBER = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan")
 BARRIER = "util.optimization_barrier"
 
 
@@ -57,87 +56,43 @@ def reject_iree_only(text: str, target: str) -> None:
                              "run it with --mlir-target iree-cpu (or iree-cuda)")
 
 
-def value_of(attr: Any, ir: Any) -> np.ndarray:
-    """A dense or scalar attribute's value as numpy; ValueError when it cannot be read."""
-    kind = str(attr.type)
-    if kind.startswith("tensor<"):
-        shaped = ir.ShapedType(attr.type)
-        element = str(shaped.element_type)
-        dtype = DTYPES.get(element)
-        if dtype is None:
-            raise ValueError(f"element type {element}")
-        shape = tuple(shaped.shape)
-        hexed = _HEX.match(str(attr))
-        if hexed:  # raw little-endian bytes (openxla's testdata): read as they are, any element width
-            raw = np.frombuffer(bytes.fromhex(hexed.group(1)), dtype=dtype)
-            return np.array(np.broadcast_to(raw, shape) if raw.size == 1 else raw.reshape(shape))
-        if (dtype.kind == "f" and dtype.itemsize < 4) or element == "bf16":  # no buffer view for these: the text
-            return _from_text(str(attr), dtype, shape)
-        if dtype.kind not in "biuf":
-            raise ValueError(f"element type {element} written out")
-        dense = ir.DenseElementsAttr(attr)
-        typed = ir.DenseIntElementsAttr if dtype.kind in "biu" else ir.DenseFPElementsAttr
-        if dense.is_splat:
-            return np.full(shape, _scalar(dense.get_splat_value(), ir), dtype=dtype)
-        if dtype.kind == "b" or dtype.itemsize < 4:
-            values = typed(attr)
-            return np.array([values[i] for i in range(len(values))], dtype=dtype).reshape(shape)
-        return np.array(typed(attr), copy=True).astype(dtype).reshape(shape)
-    dtype = DTYPES.get(kind)
-    if dtype is None:
-        raise ValueError(f"type {kind}")
-    return np.array(_scalar(attr, ir), dtype=dtype)
-
-
-def _from_text(text: str, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-    """A float attribute's values from its printed form: decimals, and hex bit patterns
-    (how MLIR prints NaN and infinities of the element type)."""
-    body = text[text.index("<") + 1: text.rindex(">", 0, text.rindex(":"))]
-    bits = np.dtype(f"uint{dtype.itemsize * 8}")
-    values = [np.array(int(t, 16), bits).view(dtype) if t.lower().startswith("0x") else np.array(float(t), dtype)
-              for t in _NUMBER.findall(body)]
-    flat = np.array(values, dtype=dtype)
-    return np.array(np.broadcast_to(flat, shape) if flat.size == 1 else flat.reshape(shape))
-
-
-def _scalar(attr: Any, ir: Any) -> Any:
-    text = str(attr.type)
-    if text.startswith(("f", "bf")):
-        return ir.FloatAttr(attr).value
-    value = ir.IntegerAttr(attr).value
-    return bool(value) if text == "i1" else value
-
-
 def give_meaning(module: Any, ir: Any, function: str, constant_op: str, feed: bool = True) -> Fed:
-    """Barriers as identities; unfoldable constants of ``function``'s body as new
-    arguments (``feed``) or as ``constant_op`` (``arith.constant``, ``stablehlo.constant``)."""
+    """Constants behind barriers and unfoldable constants of ``function``'s body as new
+    arguments (``feed``), other barriers as identities, and unfoldable constants not fed as
+    ``constant_op`` (``arith.constant``, ``stablehlo.constant``)."""
     found = mlirtools.ops_by_name(module, ir, frozenset({UNFOLDABLE, BARRIER}))
-    for op in found.get(BARRIER, []):
-        for result, operand in zip(op.results, op.operands):
-            result.replace_all_uses_with(operand)
-        op.erase()
+    dialect = constant_op.split(".")[0]
     fed = Fed()
     func = mlirtools.find_function(module, function)
     block = func.regions[0].blocks[0]
+    for number, op in enumerate(found.get(BARRIER, []), 1):
+        for result, operand in zip(op.results, op.operands):
+            value = _barred_constant(operand, ir) if feed and _in_body(op, func) else None
+            if value is None:  # a value computed from others: what it stands on is fed or kept
+                result.replace_all_uses_with(operand)
+                continue
+            result.replace_all_uses_with(new_argument(block, result.type, op.location, ir, dialect))
+            fed.values.append(value)
+            fed.sources.append(f"{BARRIER} #{number}")
+        op.erase()
     for number, op in enumerate(found.get(UNFOLDABLE, []), 1):
-        attr = op.attributes["value"]
         where = f"{UNFOLDABLE} #{number}"  # in the order of the text (lines are the split module's here)
         value, why = None, "feeding is off (the lowering needs it constant)"
         if feed and _in_body(op, func):
             try:
-                value = value_of(attr, ir)
+                value = constant_value(op, ir)
             except (ValueError, TypeError) as error:
                 why = f"its value cannot be fed ({error})"
         elif feed:
             why = "not in the entry's own body"
         if value is None:
             with ir.InsertionPoint(op), op.location:
-                new = ir.Operation.create(constant_op, results=[op.results[0].type], attributes={"value": attr})
+                new = ir.Operation.create(constant_op, results=[op.results[0].type],
+                                          attributes={"value": op.attributes["value"]})
             op.results[0].replace_all_uses_with(new.results[0])
             fed.kept.append(f"{where}: kept as a constant, {why}")
         else:
-            argument = block.add_argument(op.results[0].type, op.location)
-            op.results[0].replace_all_uses_with(argument)
+            op.results[0].replace_all_uses_with(new_argument(block, op.results[0].type, op.location, ir, dialect))
             fed.values.append(value)
             fed.sources.append(where)
         op.erase()
@@ -161,21 +116,62 @@ def feed_inputs_call(module: Any, ir: Any, function: str, callee: str = "inputs"
     values: list[np.ndarray] = []
     for operand in ret.operands:
         owner = operand.owner
-        if not hasattr(owner, "name") or not owner.name.endswith(".constant") or "value" not in owner.attributes:
+        if not hasattr(owner, "name") or not owner.name.endswith(".constant"):
             return Fed()
         try:
-            values.append(value_of(owner.attributes["value"], ir))
+            values.append(constant_value(owner, ir))
         except (ValueError, TypeError):
             return Fed()
     if len(calls) != 1 or not values:
         return Fed()
     call = calls[0].operation
-    arguments = [block.add_argument(result.type, call.location) for result in call.results]
+    arguments = [new_argument(block, result.type, call.location, ir, "stablehlo") for result in call.results]
     for result, argument in zip(call.results, arguments):
         result.replace_all_uses_with(argument)
     call.erase()
     _retype(func, block, ir)
     return Fed(values, [f"result #{i} of @{callee}()" for i in range(len(values))])
+
+
+def feed_constants(module: Any, ir: Any, function: str, constant_op: str, is_check: Any) -> Fed:
+    """A self-checking function's own constants (the StableHLO specification's tests write
+    their inputs inline): each ``constant_op`` of the entry's body that an op other than a
+    check uses becomes a new argument holding its value, so that the op under test runs on
+    values given at run time. ``is_check(op)``: whether a user is a check (whose expected
+    side stays constant). A value that cannot be read stays constant, said in ``kept``."""
+    func = mlirtools.find_function(module, function)
+    block = func.regions[0].blocks[0]
+    fed = Fed()
+    for number, op in enumerate([op for op in block.operations if op.operation.name == constant_op], 1):
+        result = op.results[0]
+        if not str(result.type).startswith("tensor<") or all(is_check(use.owner) for use in result.uses):
+            continue
+        where = f"{constant_op} #{number} (line {mlirtools.location_of(str(op.location))[0]})"
+        try:
+            value = constant_value(op, ir)
+        except (ValueError, TypeError) as error:
+            fed.kept.append(f"{where}: kept as a constant, its value cannot be fed ({error})")
+            continue
+        result.replace_all_uses_with(new_argument(block, result.type, op.location, ir, "stablehlo"))
+        op.operation.erase()
+        fed.values.append(value)
+        fed.sources.append(where)
+    if fed.values:
+        _retype(func, block, ir)
+    return fed
+
+
+def _barred_constant(operand: Any, ir: Any) -> np.ndarray | None:
+    """The value behind a barrier's operand when a constant op defines it (the barrier keeps
+    it from the folder, so it is fed at run time); None otherwise."""
+    owner = operand.owner
+    name = getattr(owner, "name", "")
+    if not (name.endswith(".constant") or name == "tosa.const") or not str(operand.type).startswith("tensor<"):
+        return None
+    try:
+        return constant_value(owner, ir)
+    except (ValueError, TypeError):
+        return None
 
 
 def _in_body(op: Any, func: Any) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from pytest_mlir_snippets.golden.compare import OP_ULP
 from pytest_mlir_snippets.golden.inputs import UnsupportedType
 from pytest_mlir_snippets.mlirtext import ireeops as iree_text
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
@@ -65,6 +66,7 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
         except UnsupportedType as error:
             raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
         func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+        approximated = sorted(mlirtools.ops_by_name(parsed, ir, frozenset(OP_ULP)))  # ULP allowances of the golden
         keep_manual_deallocation(parsed, diags)
         for i, part in enumerate(pipeline):
             if i:
@@ -75,6 +77,8 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
                                 "outputs": [str(s) for s in results]}
         if baked:
             info.update(baked=baked, constants=dict(constants or {}))
+        if approximated:
+            info["ulp_ops"] = approximated
         if checks:
             info["checks"] = checks
         if fed.values:  # constants fed at run time (see worker/lowering/ireeops.py)

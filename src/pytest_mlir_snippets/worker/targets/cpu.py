@@ -17,7 +17,7 @@ from pytest_mlir_snippets.protocol import Golden, Kind, Options
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker import benchstats, native_io
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
-from pytest_mlir_snippets.worker.lowering import jit
+from pytest_mlir_snippets.worker.lowering import dataflow, jit
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.lowering.interpreter import InterpreterUnavailable, interpret
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
@@ -113,6 +113,8 @@ class CpuBackend(Backend):
                 untranslatable = lowering.untranslatable(low.module)
                 if untranslatable:
                     raise SnippetFailure(Kind.COMPILE_ERROR, "translation to LLVM failed", untranslatable)
+            else:  # it will run: whether its results depend on its inputs (execute's ``computed``)
+                low.info["runtime_results"] = dataflow.runtime_results(low.module, function, len(low.signature[1]))
             final = str(low.module) if keep_ir else ""
         return Compiled(final, function, low.signature, engine, low.info)
 

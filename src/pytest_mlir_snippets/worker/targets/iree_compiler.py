@@ -75,6 +75,7 @@ class Output:
     input_type: str
     route: str  # "onnx via torch" (the shorter route) or IREE's own input pipeline
     ir: str = ""  # the VM dialect module, when asked for
+    runtime: bool | None = None  # whether what the entry checks or returns depends on run-time values
 
 
 class Compiler:
@@ -102,9 +103,10 @@ class Compiler:
         return session
 
     def compile(self, text: str, function: str, flags: list[str], target: str, keep_ir: bool = False,
-                shorter_route: bool = True) -> Output:
+                shorter_route: bool = True, analyze: bool = False) -> Output:
         """``text`` compiled with ``flags`` (the target's, then the config's); failures raise.
-        ``shorter_route``: an ONNX snippet tries the torch route first (see the module's doc)."""
+        ``shorter_route``: an ONNX snippet tries the torch route first (see the module's doc).
+        ``analyze``: say whether the results depend on run-time values (``Output.runtime``)."""
         chosen = next((f.split("=", 1)[1] for f in flags if f.startswith("--iree-input-type=")), None)
         kind = chosen or input_type(text)
         routes: list[tuple[str, list[str]]] = [(kind, [])]
@@ -114,19 +116,20 @@ class Compiler:
         for used, before in routes:
             own = () if chosen else (f"--iree-input-type={used}",)
             try:
-                vmfb, signature, ir_text = self._run(text, function, (*flags, *own), before, target, keep_ir)
+                vmfb, signature, ir_text, runtime = self._run(text, function, (*flags, *own), before, target,
+                                                              keep_ir, analyze)
             except SnippetFailure as error:
                 if error.kind is not Kind.COMPILE_ERROR:
                     raise
                 failure = error  # the last route's (IREE's own) diagnostics are the ones kept
                 continue
             route = "onnx via torch-onnx-to-torch and the torch input" if before else f"{used} input"
-            return Output(vmfb, signature, kind, route, ir_text)
+            return Output(vmfb, signature, kind, route, ir_text, runtime)
         assert failure is not None
         raise failure
 
     def _run(self, text: str, function: str, flags: tuple[str, ...], before: list[str], target: str,
-             keep_ir: bool) -> tuple[bytes, tuple[list[TypeSpec], list[TypeSpec]], str]:
+             keep_ir: bool, analyze: bool) -> tuple[bytes, tuple[list[TypeSpec], list[TypeSpec]], str, bool | None]:
         session = self._session(flags)
         with mlirtools.collecting(session.context, target) as parsing, session.context:
             try:  # in Python, with the GIL: a Python handler may take the parser's diagnostics
@@ -150,6 +153,7 @@ class Compiler:
             for pipeline in before:
                 if not invocation.execute_text_pass_pipeline(pipeline):
                     raise diags.failure(Kind.COMPILE_ERROR, f"IREE's {pipeline} failed")
+            runtime = self._analyzed(invocation, diags, function) if analyze else None
             if not invocation.execute():
                 raise diags.failure(Kind.COMPILE_ERROR, "IREE's compiler failed")
             output = self._buffer.open_membuffer()
@@ -165,7 +169,48 @@ class Compiler:
                 ir_text = bytes(printed.map_memory()).decode("utf-8", "replace")
         finally:
             invocation.close()
-        return vmfb, signature, ir_text
+        return vmfb, signature, ir_text, runtime
+
+    def _analyzed(self, invocation: Any, diags: Any, function: str) -> bool | None:
+        """Run IREE's pipeline up to its global optimization (constants folded, nothing yet
+        in buffers), decide on that IR whether the entry's checks or results depend on
+        run-time values (``lowering.dataflow.tensor_runtime``), and set the invocation to go
+        on from there."""
+        from pytest_mlir_snippets.worker.lowering.dataflow import tensor_runtime
+
+        handle = invocation._inv_p
+        _phases()["to"](handle, PHASE)
+        if not invocation.execute():
+            raise diags.failure(Kind.COMPILE_ERROR, "IREE's compiler failed")
+        printed = self._buffer.open_membuffer()
+        invocation.output_ir(printed)
+        text = bytes(printed.map_memory()).decode("utf-8", "replace")
+        try:
+            with invocation.session.context:
+                runtime = tensor_runtime(self._ir.Module.parse(text), function)
+        except Exception:  # no verdict on computing: the compile goes on
+            runtime = None
+        _phases()["from"](handle, PHASE)
+        _phases()["to"](handle, b"end")
+        return runtime
+
+
+PHASE = b"global-optimization"  # where ``Compiler._analyzed`` looks at the program
+_PHASES: dict[str, Any] = {}
+
+
+def _phases() -> dict[str, Any]:
+    """The embedding API's phase setters (``iree/compiler/embedding_api.h``), which the
+    Python wrapper does not expose: ``--compile-to`` / ``--compile-from`` of one invocation."""
+    if not _PHASES:
+        from iree.compiler.api import ctypes_dl
+
+        for key, name in (("to", "ireeCompilerInvocationSetCompileToPhase"),
+                          ("from", "ireeCompilerInvocationSetCompileFromPhase")):
+            setter = getattr(ctypes_dl._dylib, name)
+            setter.argtypes, setter.restype = [ctypes.c_void_p, ctypes.c_char_p], ctypes.c_void_p
+            _PHASES[key] = setter
+    return _PHASES
 
 
 _SEVERITY = {0: "note", 1: "warning", 2: "error", 3: "remark"}  # iree_compiler_diagnostic_severity_t
