@@ -140,6 +140,8 @@ def excluded(tests: dict[str, dict]) -> list[str]:
 def _kind(test: dict) -> str:
     if test["kind"] != "skip":
         return str(test["kind"])
+    if test.get("computed") == "compile-time":
+        return "skip (computed at compile time)"
     return "skip (nothing to compare)" if test.get("golden") == "none" else f"skip ({test['message'][:40]})"
 
 
@@ -151,7 +153,21 @@ def goldens(items: list[dict]) -> list[str]:
     if not found:
         return []
     lines = ["", "| golden of the passing tests | tests |", "|---|---|"]
-    return lines + [f"| {golden} | {count} |" for golden, count in sorted(found.items(), key=lambda kv: -kv[1])]
+    lines += [f"| {golden} | {count} |" for golden, count in sorted(found.items(), key=lambda kv: -kv[1])]
+    return lines + computed(items)
+
+
+def computed(items: list[dict]) -> list[str]:
+    """The execute verdicts that compared something, by whether their results were computed
+    at run time (``computed``; a compile-time result is a skip, not a pass)."""
+    verdicts = [i for i in items if i["stage"] == "execute" and i.get("golden") not in (None, "none")]
+    found = Counter(str(i.get("computed") or "(not said)") for i in verdicts)
+    if not verdicts:
+        return []
+    runtime = found.get("runtime", 0)
+    return ["", f"{runtime} of {len(verdicts)} execute verdicts ({100 * runtime / len(verdicts):.1f}%) were computed "
+            "at run time.", "", "| computed | execute verdicts |", "|---|---|",
+            *(f"| {kind} | {count} |" for kind, count in sorted(found.items(), key=lambda kv: -kv[1]))]
 
 
 def denominator(name: str, tests: dict[str, dict]) -> list[str]:

@@ -64,8 +64,7 @@ def test_wrap_pad_against_the_reference(pytester: pytest.Pytester, run_items) ->
                                                 np.array([3, 2], np.int64), None, np.array([-1], np.int64)],
              {"mode": "wrap"}, opset=21),
     ]
-    # its small integer data is baked in with the pads
-    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases), folded=frozenset({"wrap_negative_axis_int"}))
+    assert_all_pass_on_recorded(run_cases(pytester, run_items, cases))
 
 
 def test_max_unpool_against_the_reference(pytester: pytest.Pytester, run_items) -> None:

@@ -261,10 +261,11 @@ def test_html_has_columns_and_extras(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", ops=GOOD + BAD)
     pytester.runpytest("-p", "no:cacheprovider", "--html=report.html", "--self-contained-html")
     page = (pytester.path / "report.html").read_text()
-    for column in ("Target", "Stage", "Kind"):
+    for column in ("Target", "Stage", "Kind", "Golden", "Computed"):
         assert f'data-column-type=&#34;{column.lower()}&#34;&gt;{column}&lt;/th&gt;' in page or \
             f'data-column-type="{column.lower()}">{column}</th>' in page
     assert "col-kind\\&#34;&gt;compile-error" in page
+    assert "col-computed\\&#34;&gt;runtime" in page
     assert "&#34;name&#34;: &#34;snippet&#34;" in page and "&#34;name&#34;: &#34;diagnostics&#34;" in page
     assert "&#34;name&#34;: &#34;golden metrics&#34;" in page
 

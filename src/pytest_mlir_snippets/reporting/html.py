@@ -1,4 +1,4 @@
-"""pytest-html: target, stage, kind and golden columns; extras with the snippet (or the
+"""pytest-html: target, stage, kind, golden and computed columns; extras with the snippet (or the
 iteration's schedule), the diagnostics, the golden metrics and benchmark figures.
 
 Registered only when pytest-html is active; reads the records on the reports
@@ -17,7 +17,7 @@ import pytest
 
 from pytest_mlir_snippets.model.record import ItemRecord
 
-COLUMNS = ("target", "stage", "kind", "golden")
+COLUMNS = ("target", "stage", "kind", "golden", "computed")
 
 
 def extras_for(source: str, source_name: str, record: ItemRecord) -> list[dict[str, Any]]:
@@ -28,8 +28,9 @@ def extras_for(source: str, source_name: str, record: ItemRecord) -> list[dict[s
     if record.diagnostics:
         found.append(extras.text("\n".join(record.diagnostics), name="diagnostics"))
     if record.metrics:
-        found.append(extras.json({**record.metrics, "golden": str(record.golden or ""), "reference": record.reference},
-                                 name="golden metrics"))
+        found.append(extras.json({**record.metrics, "golden": str(record.golden or ""), "reference": record.reference,
+                                  "computed": str(record.computed or ""),
+                                  "tolerance": record.info.get("tolerance", {})}, name="golden metrics"))
     if record.benchmark:
         found.append(extras.json(record.benchmark, name="benchmark"))
     return found

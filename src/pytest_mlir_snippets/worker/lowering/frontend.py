@@ -102,7 +102,9 @@ def legalize(module_text: str, kind: str, target: str, function: str,
     what was baked in: a torch function that does not lower as written (axes,
     shapes or pads given as inputs) is lowered again with ``constants``, the
     recorded values of its small integer inputs, as literals; the inputs stay
-    in the signature, unused. Last, StableHLO's checks captured as results (``checks``).
+    in the signature, unused; an input of rank 2 or more (data, not axes) is left out of
+    that when the function lowers without it. Last, StableHLO's checks captured as results
+    (``checks``).
     A StableHLO function's constant inputs (``util.unfoldable_constant``, ``@inputs()``)
     become arguments, their values added to ``fed``; when the lowering fails with them
     fed, that failure is the verdict (a pass with them constant would test the folder).
@@ -137,9 +139,19 @@ def legalize(module_text: str, kind: str, target: str, function: str,
     if not baked:
         raise as_written
     try:
-        text, signature, checks = _first_that_lowers(specialized, kind, target, function, pipelines)
+        lowered = _first_that_lowers(specialized, kind, target, function, pipelines)
     except SnippetFailure:
         raise as_written from None  # the snippet's own failure says more than the retry's
+    # a baked input of rank 2 or more is data rather than axes or a shape: fed after all where it lowers without it
+    for index in sorted(i for i, v in constants.items() if v.ndim > 1):
+        fewer = {i: v for i, v in constants.items() if i != index}
+        try:
+            fewer_text, fewer_baked = _bake_inputs(module_text, function, fewer)
+            lowered = _first_that_lowers(fewer_text, kind, target, function, pipelines)
+        except SnippetFailure:  # needed constant after all
+            continue
+        constants, baked = fewer, fewer_baked
+    text, signature, checks = lowered
     return text, signature, baked, checks
 
 

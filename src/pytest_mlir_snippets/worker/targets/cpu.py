@@ -92,16 +92,17 @@ class CpuBackend(Backend):
         from pytest_mlir_snippets.worker.optrun.iteration import INTERPRETER, full_pipeline, iteration_source
 
         compiled = self._compile(iteration_source(model, schedule), function, [INTERPRETER, full_pipeline(pipeline)],
-                                 False)
+                                 False, analyze=False)
         compiled.info["source"] = model
         return compiled
 
     def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True,
                  constants: Mapping[int, np.ndarray] | None = None, opt_level: int = 3,
-                 translate: bool = True) -> Compiled:
+                 translate: bool = True, analyze: bool = True) -> Compiled:
         """``translate``: to LLVM IR in an ExecutionEngine, else (nothing will run it) only
         checked translatable: an engine costs about half a compile-only function's time,
-        most of it the machine code its destruction generates."""
+        most of it the machine code its destruction generates. ``analyze``: say which
+        results depend on run-time values (a snippet's, not a reference's)."""
         with lowering.lowered(module, function, pipeline, self.name, constants) as low:
             engine = None
             try:  # translation to LLVM IR; machine code is generated at the first call (link)
@@ -113,7 +114,7 @@ class CpuBackend(Backend):
                 untranslatable = lowering.untranslatable(low.module)
                 if untranslatable:
                     raise SnippetFailure(Kind.COMPILE_ERROR, "translation to LLVM failed", untranslatable)
-            else:  # it will run: whether its results depend on its inputs (execute's ``computed``)
+            elif analyze:  # it will run: whether its results depend on its inputs (execute's ``computed``)
                 low.info["runtime_results"] = dataflow.runtime_results(low.module, function, len(low.signature[1]))
             final = str(low.module) if keep_ir else ""
         return Compiled(final, function, low.signature, engine, low.info)
@@ -228,7 +229,7 @@ class CpuBackend(Backend):
             try:
                 pipeline = default_pipeline(plain=True, own_deallocation=frees_own_buffers(source))
                 self._reference[key] = self._compile(source, compiled.function, pipeline,
-                                                     False, compiled.info.get("constants"), opt_level=0)
+                                                     False, compiled.info.get("constants"), opt_level=0, analyze=False)
             except SnippetFailure as failure:
                 raise SnippetFailure(Kind.EXECUTE_ERROR, "the reference (plain lowering) does not compile: "
                                      + failure.message, failure.diagnostics) from None

@@ -21,6 +21,7 @@ import io
 import re
 import shlex
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -202,7 +203,7 @@ class IreeBackend(Backend):
     def reference_for(self, module: str, function: str, options: Options, inputs: list[np.ndarray]) -> Reference:
         """This target's outputs for a cpu worker's differential check (the device opened
         at the first one)."""
-        compiled = self.compile(module, function, options)
+        compiled = self.compile(module, function, replace(options, skip_exec=True))  # no ``computed`` to decide
         if self._runtime is None or self._runtime.device is None:
             self.open_device(options.device_id)
         return Reference(self.run(compiled, inputs, options), f"{self.name} target (IREE {_iree_version()})",
