@@ -15,7 +15,6 @@ from pytest_mlir_snippets.items import ireecmake
 from pytest_mlir_snippets.mlirtext import ireeops
 
 DATA = Path(__file__).resolve().parent / "data" / "iree_e2e"
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 try:
     from test_iree import needs_iree
@@ -136,9 +135,9 @@ def test_iree_cpu_runs_checks_through_a_python_check_module(pytester: pytest.Pyt
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (CORPUS / "stablehlo-testdata").is_dir(), reason="the shared corpus is not here")
-def test_openxla_testdata_inputs_are_fed_and_a_changed_expectation_fails(pytester: pytest.Pytester) -> None:
-    source = (CORPUS / "stablehlo-testdata" / "abs_float16_20_20.mlir").read_text()
+def test_openxla_testdata_inputs_are_fed_and_a_changed_expectation_fails(pytester: pytest.Pytester,
+                                                                          corpus: Path) -> None:
+    source = (corpus / "stablehlo-testdata" / "abs_float16_20_20.mlir").read_text()
     (pytester.path / "good.mlir").write_text(source)
     head, _, tail = source.partition("func.func private @expected()")
     at = tail.index('"0x') + 3  # the expected value's first f16, raw hex: made 2.0 (0x4000), else 3.0

@@ -5,6 +5,7 @@ the plugin's own lowering never a golden. Each case is sabotage: the wrong thing
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from typing import Any
 
@@ -17,6 +18,7 @@ from pytest_mlir_snippets.protocol import Golden, Kind, Options
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.judge import judge_outputs
 
+HAS_IREE = all(importlib.util.find_spec(m) is not None for m in ("iree.compiler", "iree.runtime"))
 SCALE = """
 func.func @scale(%a: tensor<64xf32>) -> tensor<64xf32> {
   %0 = arith.addf %a, %a : tensor<64xf32>
@@ -217,3 +219,23 @@ def test_iree_thresholds_are_the_recorded_tests_own_rule(tmp_path: Any) -> None:
     rule = iree_thresholds(flags)
     assert isinstance(rule, Tolerance) and rule.resolve(np.dtype(np.float32), np.ones(4)) == (0.5, 0.0)
     assert rule.resolve(np.dtype(np.float16), np.ones(4)) == (1e-3, 0.0) and "iree-run-module" in rule.source
+
+
+SOFTMAX = """
+func.func @softmax(%a: tensor<2x16xf32>) -> tensor<2x16xf32> {
+  %e = tensor.empty() : tensor<2x16xf32>
+  %0 = linalg.softmax dimension(1) ins(%a : tensor<2x16xf32>) outs(%e : tensor<2x16xf32>) -> tensor<2x16xf32>
+  return %0 : tensor<2x16xf32>
+}
+"""
+
+
+@pytest.mark.skipif(not HAS_IREE, reason="the [iree] extra is not installed")
+def test_a_reference_that_fails_is_no_independent_golden_on_iree(pytester: pytest.Pytester) -> None:
+    """IREE compiles and runs it; the cpu target's plain lowering (its reference) cannot."""
+    pytester.makefile(".mlir", ops=SOFTMAX)
+    record = _records(pytester, "--mlir-target=iree-cpu")["softmax[execute]"]
+    assert (record["kind"], record["golden"], record["outcome"]) == ("skip", "none", "skipped"), record["message"]
+    assert record["message"].startswith("no independent golden: the reference (cpu target) failed")
+    required = _records(pytester, "--mlir-target=iree-cpu", "--mlir-require-golden")["softmax[execute]"]
+    assert required["kind"] == "no-golden" and "the reference (cpu target) failed" in required["message"]

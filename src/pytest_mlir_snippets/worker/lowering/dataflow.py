@@ -87,20 +87,19 @@ def runtime_results(module: Any, function: str, count: int) -> list[bool] | None
         else:
             state.data.add(argument)
     ops = [op.operation for block in entry.regions[0].blocks for op in block.operations]
+    returned = [(ret.operands[0], _parts(ret.operands[0], count) if count > 1 else {0: [ret.operands[0]]})
+                for ret in ops if ret.name == "llvm.return" and len(ret.operands)]
     state.changed = True
     while state.changed:
         state.changed = False
         for op in ops:
             _visit(op, state)
-    returned = [op for op in ops if op.name == "llvm.return"]
-    depends = [False] * count
-    for ret in returned:
-        if not len(ret.operands):
-            continue
-        value = ret.operands[0]
-        parts = _parts(value, count) if count > 1 else {0: [value]}
-        for index, values in parts.items():
-            depends[index] = depends[index] or any(_tainted(v, state) for v in values)
+        depends = [False] * count
+        for _, parts in returned:
+            for index, values in parts.items():
+                depends[index] = depends[index] or any(_tainted(v, state) for v in values)
+        if all(depends):  # taint only grows: nothing more to learn
+            break
     return depends
 
 

@@ -8,7 +8,6 @@ TOSA, linalg, tensor, arith and math need nothing here.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -21,6 +20,7 @@ from pytest_mlir_snippets.protocol import Diagnostic, Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import ireeops, mlirtools, onnx, shlo, torch_rewrites
+from pytest_mlir_snippets.worker.lowering.bake import bake_inputs
 from pytest_mlir_snippets.worker.lowering.shlo import refine
 
 # StableHLO: first to plain StableHLO (callees inlined, without the inliner's canonicalization,
@@ -133,7 +133,7 @@ def legalize(module_text: str, kind: str, target: str, function: str,
             raise
         as_written = failure
     try:
-        specialized, baked = _bake_inputs(module_text, function, constants)
+        specialized, baked = bake_inputs(module_text, function, constants, _torch_mlir_context(), _torch_mlir["ir"])
     except Exception:
         raise as_written from None
     if not baked:
@@ -146,7 +146,8 @@ def legalize(module_text: str, kind: str, target: str, function: str,
     for index in sorted(i for i, v in constants.items() if v.ndim > 1):
         fewer = {i: v for i, v in constants.items() if i != index}
         try:
-            fewer_text, fewer_baked = _bake_inputs(module_text, function, fewer)
+            fewer_text, fewer_baked = bake_inputs(module_text, function, fewer, _torch_mlir_context(),
+                                                  _torch_mlir["ir"])
             lowered = _first_that_lowers(fewer_text, kind, target, function, pipelines)
         except SnippetFailure:  # needed constant after all
             continue
@@ -179,37 +180,6 @@ def _first_that_lowers(module_text: str, kind: str, target: str, function: str, 
             if attempt == len(pipelines) or failure.kind is not Kind.COMPILE_ERROR:
                 raise
     raise AssertionError("unreachable")
-
-
-_VTENSOR = re.compile(r"^!torch\.vtensor<\[([\d,]*)\],((?:s|u)?i\d+)>$")
-
-
-def _bake_inputs(module_text: str, function: str, constants: Mapping[int, np.ndarray]) -> tuple[str, str]:
-    """The module with each statically shaped integer argument in ``constants``
-    replaced by a ``torch.vtensor.literal`` of its value, and a line saying which."""
-    ctx = _torch_mlir_context()
-    tir = _torch_mlir["ir"]
-    baked = []
-    with ctx, tir.Location.unknown():
-        module = tir.Module.parse(module_text)
-        block = mlirtools.find_function(module, function).regions[0].blocks[0]
-        for index, value in sorted(constants.items()):
-            if index >= len(block.arguments):
-                continue
-            arg = block.arguments[index]
-            m = _VTENSOR.match(str(arg.type))
-            shape = tuple(int(d) for d in m.group(1).split(",") if d) if m else None
-            if m is None or shape != value.shape:
-                continue
-            element = m.group(2)
-            data = json.dumps(value.astype(bool if element == "i1" else np.int64).tolist())
-            dims = "".join(f"{d}x" for d in shape)
-            attr = tir.Attribute.parse(f"dense<{data}> : tensor<{dims}{element}>")
-            with tir.InsertionPoint.at_block_begin(block):
-                literal = tir.Operation.create("torch.vtensor.literal", results=[arg.type], attributes={"value": attr})
-            arg.replace_all_uses_with(literal.results[0])
-            baked.append(f"input #{index} = {data}")
-        return mlirtools.spell_out_booleans(module.operation.get_asm(enable_debug_info=True)), "; ".join(baked)
 
 
 def _legalize_with(module_text: str, kind: str, target: str, function: str, pipeline: str,
