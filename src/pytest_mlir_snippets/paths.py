@@ -57,7 +57,7 @@ def write_atomic(path: Path, text: str) -> None:
     else:
         raise FileExistsError(f"no free temporary name beside {path}")
     try:
-        with os.fdopen(fd, "w") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except BaseException:

@@ -31,6 +31,7 @@ from pytest_mlir_snippets.model.layout import (
     declared_target,
     is_iteration,
     iterations,
+    matmul_like,
     missing_files,
 )
 from pytest_mlir_snippets.model.record import ItemRecord
@@ -165,25 +166,28 @@ class IterationItem(MlirItem):
         config = {"target": self.target, "status": response.kind.value,
                   "host_ops": response.info.get("host_ops", []), "kernels": response.info.get("kernels", [])}
         if ptx:
-            config["ptx"] = {name: name in ptx for name in MMA} | {"matmul_like": _matmul_like(self.path)}
+            config["ptx"] = {name: name in ptx for name in MMA} | {"matmul_like": matmul_like(self.path)}
             response.info["mma"] = ", ".join(n for n in MMA if n in ptx) or "none"
         write_atomic(self.folder / f"config{suffix}.json", json.dumps(config, indent=1) + "\n")
         self._end(response)
 
     def _host_ops(self) -> None:
-        found = self._prior_compile().info.get("host_ops", [])
+        prior = self._prior_compile()
+        found = prior.info.get("host_ops", [])
         where = "; ".join(f"{op['op']} at {_at(self.path, op.get('line'), op.get('column'))}" for op in found)
         self._end(Response(Kind.COMPILE_ERROR, f"host_ops: {len(found)} loop(s) or copies left in host code "
-                              f"(outside gpu.module and kernels): {where}") if found else Response(Kind.PASS))
+                           f"(outside gpu.module and kernels): {where}", info=_digest(prior)) if found
+                  else Response(Kind.PASS, info=_digest(prior)))
 
     def _launch(self) -> None:
-        kernels = self._prior_compile().info.get("kernels", [])
+        prior = self._prior_compile()
+        kernels = prior.info.get("kernels", [])
         bad = [k for k in kernels if _product(k["block"]) == 1 and _product(k["grid"]) >= LARGE_GRID]
         problems = ["no gpu.launch or gpu.launch_func: nothing runs on the GPU"] if not kernels else [
             f"{k['kernel']} launches {_product(k['grid'])} blocks of 1 thread (grid {k['grid']}, block {k['block']})"
             for k in bad]
-        self._end(Response(Kind.COMPILE_ERROR, "launch: " + "; ".join(problems)) if problems
-                     else Response(Kind.PASS))
+        self._end(Response(Kind.COMPILE_ERROR, "launch: " + "; ".join(problems), info=_digest(prior)) if problems
+                  else Response(Kind.PASS, info=_digest(prior)))
 
     def _golden(self, request: Request) -> Request:
         if not request.function:
@@ -219,14 +223,14 @@ class IterationItem(MlirItem):
         self._end(response)
 
     def _pytorch_compile(self) -> None:
-        self._end(self._call(self._pytorch_request("pytorch-compile")))
+        self._pytorch_stage("pytorch-compile")
 
     def _pytorch(self) -> None:
-        self._end(self._call(self._pytorch_request("pytorch-benchmark")))
+        self._pytorch_stage("pytorch-benchmark")
 
-    def _pytorch_request(self, op: str) -> Request:
-        manager = run_state(self.config).device_manager(self.target)
-        return Request(op, "", "", manager.options(), attachments={"reference": str(self.folder / REFERENCE)})
+    def _pytorch_stage(self, op: str) -> None:
+        options = run_state(self.config).device_manager(self.target).options()
+        self._end(self._call(Request(op, "", "", options, attachments={"reference": str(self.folder / REFERENCE)})))
 
     # ------------------------------------------------------------------ records
     def source_text(self) -> tuple[str, str]:
@@ -247,8 +251,9 @@ class IterationItem(MlirItem):
         if self.stage in ("benchmark", "pytorch") and response.ok:
             record.benchmark, record.metrics = record.metrics, {}
         record.reference = str(response.info.get("reference", ""))
+        record.compiled_digest = str(response.info.get("compiled_digest", ""))
         record.info.update({k: response.info[k] for k in ("mma", "digest", "reference_ms", "measured", "compile_error",
-                                                           "host_ops", "kernels", "torch_compile")
+                                                           "host_ops", "kernels", "torch_compile", "compiles")
                             if k in response.info})
 
     def _located(self, d: Diagnostic, indent: str = "") -> list[str]:
@@ -282,13 +287,12 @@ def _at(path: Path, line: int | None, column: int | None) -> str:
     return f"{path}:{line}:{column}" if line else str(path)
 
 
+def _digest(compiled: Response) -> dict[str, Any]:  # which compile a stage that reads it read
+    return {k: compiled.info[k] for k in ("compiled_digest", "compiles") if k in compiled.info}
+
+
 def _product(sizes: list[int | None]) -> int:
     total = 1
     for size in sizes:
         total *= size or 1
     return total
-
-
-def _matmul_like(model: Path) -> bool:
-    text = model.read_text(errors="replace")
-    return any(name in text for name in ("linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "linalg.conv"))

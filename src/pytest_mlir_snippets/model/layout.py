@@ -50,3 +50,9 @@ def declared_target(run: Path) -> str:
 
 def missing_files(folder: Path) -> list[str]:
     return [name for name in WRITTEN_BY_THE_ENGINEER if not (folder / name).is_file()]
+
+
+def matmul_like(model: Path) -> bool:
+    """Whether a run's model is a matmul or convolution (its PTX may then use MMA)."""
+    text = model.read_text(errors="replace")
+    return any(name in text for name in ("linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "linalg.conv"))

@@ -23,11 +23,12 @@ from pytest_mlir_snippets.protocol import ENVIRONMENT, GOLDEN, Kind, Request, Re
 from pytest_mlir_snippets.worker import native_io
 from pytest_mlir_snippets.worker.given import given
 from pytest_mlir_snippets.worker.lowering.shlo.refine import dynamic_dim
-from pytest_mlir_snippets.worker.optrun.iteration import compile_iteration
 from pytest_mlir_snippets.worker.optrun.schedule import check_schedule
 from pytest_mlir_snippets.worker.targets import Backend, Compiled, SnippetFailure, load_backend
 
 CACHE_SIZE = 64
+# what every response about an iteration carries of its compile (Backend.compile_iteration)
+ITERATION_KEYS = ("compiled_digest", "compiles")
 
 
 class Worker:
@@ -36,6 +37,7 @@ class Worker:
         self._backend: Backend | None = None
         self._missing: str | None = None  # why the backend cannot work here (its missing())
         self._compiled: OrderedDict[tuple[Any, ...], Compiled | SnippetFailure] = OrderedDict()
+        self.iteration_compiles = 0  # optimization-run iterations compiled by this worker
 
     @property
     def backend(self) -> Backend:
@@ -85,9 +87,9 @@ class Worker:
             return Response(Kind.PASS, info={"values": ref.outputs, "reference": ref.name, GOLDEN: ref.golden.value})
         if op == "schedule":
             return check_schedule(request.module)
-        if op == "iteration":
-            attached = request.attachments
-            return compile_iteration(request.module, attached["schedule"], attached["pipeline"], self.target)
+        if op == "iteration":  # its [compile]; [host_ops], [launch] read the response, the runs the same compile
+            compiled = self._compile_iteration(request)
+            return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir)
         if op in ("pytorch-compile", "pytorch-benchmark"):
             from pytest_mlir_snippets.worker.optrun import pytorch_ref
 
@@ -98,8 +100,11 @@ class Worker:
             if op == "iteration-benchmark":
                 with self._reset_after_failure():
                     metrics = self.backend.benchmark(iteration, request.options, request.golden)
-                return Response(Kind.PASS, metrics=metrics)
-            return self._execute(iteration, request)
+                return Response(Kind.PASS, metrics=metrics, info={k: iteration.info[k] for k in ITERATION_KEYS
+                                                                  if k in iteration.info})
+            response = self._execute(iteration, request)  # what the compile's own responses said, less
+            response.info = {k: v for k, v in response.info.items() if k not in ("ptx", "host_ops", "kernels")}
+            return response
         compiled = self._compile(replace(request, golden=None) if op == "run" else request)
         if op == "compile":
             return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir or None)
@@ -133,14 +138,20 @@ class Worker:
             raise
 
     def _compile_iteration(self, request: Request) -> Compiled:
-        """An optimization-run iteration, compiled once per worker for correctness and benchmark."""
+        """An optimization-run iteration, compiled once per worker: its [compile] makes it,
+        [correctness] and [benchmark] run that same compile (``compiles``: how many this
+        worker made, on every response that uses one)."""
         attached = request.attachments
         key = ("iteration", request.module, attached["schedule"], attached["pipeline"], request.function)
-        compile_with = getattr(self.backend, "compile_iteration", None)
-        if compile_with is None:
-            raise SnippetFailure(Kind.UNSUPPORTED, f"optimization runs are not run on target {self.target} yet")
-        return self._cached(key, lambda: compile_with(request.module, attached["schedule"], attached["pipeline"],
-                                                      request.function))
+
+        def compile_() -> Compiled:
+            self.iteration_compiles += 1
+            compiled = self.backend.compile_iteration(request.module, attached["schedule"], attached["pipeline"],
+                                                      request.function)
+            compiled.info["compiles"] = self.iteration_compiles
+            return compiled
+
+        return self._cached(key, compile_)
 
     def _compile(self, request: Request) -> Compiled:
         opts = request.options

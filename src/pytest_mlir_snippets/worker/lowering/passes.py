@@ -33,10 +33,10 @@ class Lowered:
 @contextmanager
 def lowered(module: str, function: str, pipeline: list[str], target: str,
             constants: Mapping[int, np.ndarray] | None = None,
-            between: Callable[[Any], None] | None = None) -> Iterator[Lowered]:
+            between: Callable[[Any], None] | None = None, stages: list[str] | None = None) -> Iterator[Lowered]:
     """``module`` lowered by ``pipeline`` (parts run in order, ``between`` between
     them: ``prepare_for_llvm`` by default), inside its context; failures raise
-    SnippetFailure."""
+    SnippetFailure, naming the part's stage (``stages``, else "lowering")."""
     from mlir import ir, passmanager
 
     kind = frontend.front_end(module)
@@ -72,7 +72,8 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
             if i:
                 (between or prepare_for_llvm)(parsed)
             # a PassManager per run: reusing one across modules crashed an ONNX test (test_mvn_expanded_ver18)
-            mlirtools.run_passes(parsed, part, passmanager.PassManager.parse, diags, "lowering")
+            mlirtools.run_passes(parsed, part, passmanager.PassManager.parse, diags,
+                                 stages[i] if stages else "lowering")
         info: dict[str, Any] = {"source": module, "front_end": kind or "upstream", "inputs": [str(s) for s in args],
                                 "outputs": [str(s) for s in results]}
         if baked:

@@ -1,11 +1,14 @@
 """Compile one iteration of an optimization run: the payload (``model_linalg.mlir``),
-its Transform schedule applied by the transform interpreter, then its pass pipeline."""
+its Transform schedule applied by the transform interpreter, then its pass pipeline one
+top-level step at a time, through the target's own compile (``lowering.lowered``): one
+compile whose result every stage of the iteration reads (``Steps``)."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
-from pytest_mlir_snippets.protocol import Kind, Response
+from pytest_mlir_snippets.protocol import Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import mlirtools
 
@@ -67,37 +70,56 @@ def pipeline_steps(text: str) -> list[str]:
     return [f"builtin.module({step})" for step in steps]
 
 
-def compile_iteration(model: str, schedule: str, pipeline: str, target: str) -> Response:
-    """Schedule, then ``pass_pipeline.txt`` one top-level step at a time, so that loops
-    left in host code are seen before the host is lowered (they vanish into branches
-    then), and so are the kernels' launch shapes."""
-    from mlir import ir, passmanager
+class Steps:
+    """What an iteration's compile does between its steps (``lowering.lowered``'s
+    ``between``): after the transform interpreter, the schedule dropped and the rewrites
+    every compile of the target gets (``prepare_for_llvm``); after every step, loops left
+    in host code (before the host is lowered they are loops; after, branches) and the
+    kernels' launch shapes, as found."""
 
-    with ir.Context() as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
-        try:
-            payload = splice(ir, model, schedule)
-        except Exception as error:
-            failure = diags.failure(Kind.COMPILE_ERROR, "the model or the schedule does not parse", error)
-            return Response(failure.kind, failure.message, failure.diagnostics)
-        seen: dict[tuple[Any, ...], dict[str, Any]] = {}
-        kernels: list[dict[str, Any]] = []
-        try:
-            steps = pipeline_steps(pipeline)
-            for number, step in enumerate([INTERPRETER, *steps]):
-                stage = "the transform schedule" if number == 0 else "pass_pipeline.txt"
-                mlirtools.run_passes(payload, step, passmanager.PassManager.parse, diags, stage)
-                if number == 0:
-                    mlirtools.drop_schedule(payload, ir)
-                for found in host_ops(payload, ir):
-                    seen.setdefault((found["op"], found["line"], found["column"]), found)
-                kernels = launches(payload, ir) or kernels
-        except SnippetFailure as failure:
-            return Response(failure.kind, failure.message, failure.diagnostics)
-        info: dict[str, Any] = {"host_ops": list(seen.values()), "kernels": kernels}
-        ptx = gpu_assembly(payload, ir)
+    def __init__(self) -> None:
+        self.count = 0
+        self.seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.kernels: list[dict[str, Any]] = []
+
+    def __call__(self, module: Any) -> None:
+        if self.count == 0:
+            from pytest_mlir_snippets.worker.lowering.passes import prepare_for_llvm
+
+            prepare_for_llvm(module)
+        self.count += 1
+        self.observe(module)
+
+    def observe(self, module: Any) -> None:
+        from mlir import ir
+
+        for found in host_ops(module, ir):
+            self.seen.setdefault((found["op"], found["line"], found["column"]), found)
+        self.kernels = launches(module, ir) or self.kernels
+
+    def finish(self, module: Any) -> dict[str, Any]:
+        """After the last step: what the iteration's stages read, and the final IR (the
+        text of ``vN/gpu.mlir``) with its sha256 (``compiled_digest``)."""
+        from mlir import ir
+
+        if self.count == 0:  # an empty pass_pipeline.txt: no step after the schedule
+            self(module)
+        else:
+            self.observe(module)
+        text = str(module)
+        info: dict[str, Any] = {"host_ops": list(self.seen.values()), "kernels": self.kernels, "gpu_mlir": text,
+                                "compiled_digest": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+        ptx = gpu_assembly(module, ir)
         if ptx:
             info["ptx"] = ptx
-        return Response(Kind.PASS, ir=str(payload), info=info)
+        return info
+
+
+def steps_of(pipeline: str) -> tuple[list[str], list[str]]:
+    """An iteration's compile as ``lowering.lowered`` takes it: the transform interpreter,
+    then each top-level step of ``pass_pipeline.txt``; and each part's stage, for messages."""
+    steps = pipeline_steps(pipeline)
+    return [INTERPRETER, *steps], ["the transform schedule", *["pass_pipeline.txt"] * len(steps)]
 
 
 def _constant(value: Any) -> int | None:

@@ -49,6 +49,14 @@ class Backend(abc.ABC):
         raise SnippetFailure(Kind.UNSUPPORTED, f"target {self.name} does not run given inputs (mlir_device.run) "
                              "yet: its backend has no run()")
 
+    def compile_iteration(self, model: str, schedule: str, pipeline: str, function: str) -> Compiled:
+        """An optimization-run iteration (``model_linalg.mlir``, its ``transform.mlir``
+        and ``pass_pipeline.txt``) compiled once, ready to run: everything its stages
+        read is in the result (``Compiled.ir``, the text of ``vN/gpu.mlir``; ``info``:
+        host ops, kernels, PTX, ``compiled_digest``), so that what is checked is what is
+        run and timed (``worker/optrun/iteration.py``)."""
+        raise SnippetFailure(Kind.UNSUPPORTED, f"optimization runs are not run on target {self.name} yet")
+
     def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
         """Time ``compiled`` (``benchstats.measure``); return its statistics."""
         raise SnippetFailure(Kind.UNSUPPORTED, f"benchmarks are not run on target {self.name}")

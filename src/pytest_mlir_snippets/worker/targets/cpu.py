@@ -17,7 +17,7 @@ from pytest_mlir_snippets.protocol import Golden, Kind, Options
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker import benchstats, native_io
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
-from pytest_mlir_snippets.worker.lowering import dataflow, jit
+from pytest_mlir_snippets.worker.lowering import dataflow, jit, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.lowering.interpreter import InterpreterUnavailable, interpret
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
@@ -88,29 +88,37 @@ class CpuBackend(Backend):
 
     def compile_iteration(self, model: str, schedule: str, pipeline: str, function: str) -> Compiled:
         """An optimization-run iteration, ready to run: schedule, then ``pass_pipeline.txt``
-        (which must reach the LLVM dialect); its reference is the model itself."""
-        from pytest_mlir_snippets.worker.optrun.iteration import INTERPRETER, full_pipeline, iteration_source
+        (which must reach the LLVM dialect), one step at a time (``optrun.iteration.Steps``);
+        its reference is the model itself."""
+        from pytest_mlir_snippets.worker.optrun.iteration import Steps, iteration_source, steps_of
 
-        compiled = self._compile(iteration_source(model, schedule), function, [INTERPRETER, full_pipeline(pipeline)],
-                                 False, analyze=False)
+        parts, stages = steps_of(pipeline)
+        steps = Steps()
+        compiled = self._compile(iteration_source(model, schedule), function, parts, False, translate=False,
+                                 analyze=False, steps=(steps, stages))
+        compiled.ir = compiled.info.pop("gpu_mlir")
         compiled.info["source"] = model
         return compiled
 
     def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True,
                  constants: Mapping[int, np.ndarray] | None = None, opt_level: int = 3,
-                 translate: bool = True, analyze: bool = True) -> Compiled:
+                 translate: bool = True, analyze: bool = True, steps: tuple[Any, list[str]] | None = None) -> Compiled:
         """``translate``: to LLVM IR in an ExecutionEngine, else (nothing will run it) only
         checked translatable: an engine costs about half a compile-only function's time,
         most of it the machine code its destruction generates. ``analyze``: say which
-        results depend on run-time values (a snippet's, not a reference's)."""
-        with lowering.lowered(module, function, pipeline, self.name, constants) as low:
+        results depend on run-time values (a snippet's, not a reference's). ``steps``: an
+        iteration's (``optrun.iteration.Steps``, the parts' stages), between the parts."""
+        between, stages = steps if steps else (None, None)
+        with lowering.lowered(module, function, pipeline, self.name, constants, between, stages) as low:
+            if steps:
+                low.info.update(steps[0].finish(low.module))
             engine = None
             try:  # translation to LLVM IR; machine code is generated at the first call (link)
                 if translate:
                     engine = self.engine_type(low.module, opt_level=opt_level, shared_libs=runner_libraries())
             except Exception as error:
                 raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error) from None
-            if not translate:
+            if not translate and not steps:
                 untranslatable = lowering.untranslatable(low.module)
                 if untranslatable:
                     raise SnippetFailure(Kind.COMPILE_ERROR, "translation to LLVM failed", untranslatable)
@@ -119,17 +127,31 @@ class CpuBackend(Backend):
             final = str(low.module) if keep_ir else ""
         return Compiled(final, function, low.signature, engine, low.info)
 
-    @staticmethod
-    def link(compiled: Compiled) -> None:
+    def link(self, compiled: Compiled) -> None:
         """Generate machine code and resolve symbols (the JIT does it lazily): a function
-        that needs a missing external symbol fails here, as a compile-error."""
+        that needs a missing external symbol fails here, as a compile-error. An
+        iteration's compile is translated to LLVM IR here, at its first run: its
+        [compile] stands for the pipeline, which a schedule under work may not yet take
+        to the LLVM dialect."""
         if compiled.info.get("linked"):
             return
+        if compiled.handle is None:
+            compiled.handle = self._engine(compiled.ir)
         if not compiled.handle.raw_lookup("_mlir_ciface_" + compiled.function):
             hint = "" if runner_libraries() else f"; {INSTALL_HINT}"
             raise SnippetFailure(Kind.COMPILE_ERROR, f"@{compiled.function} does not link: an external symbol it "
                                  f"needs is missing (see the JIT session error below){hint}")
         compiled.info["linked"] = True
+
+    def _engine(self, text: str) -> Any:
+        """An ExecutionEngine for compiled IR in the LLVM dialect, given as text."""
+        from mlir import ir
+
+        with ir.Context() as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, self.name) as diags:
+            try:
+                return self.engine_type(ir.Module.parse(text), opt_level=3, shared_libs=runner_libraries())
+            except Exception as error:
+                raise diags.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error) from None
 
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,

@@ -115,23 +115,20 @@ class CudaBackend(Backend):
 
     def compile_iteration(self, model: str, schedule: str, pipeline: str, function: str) -> Compiled:
         """An optimization-run iteration: schedule, then ``pass_pipeline.txt`` (to the
-        LLVM dialect and a ``gpu.binary``), the host code JIT-compiled where a device
-        is; its reference is the model itself. Constants stay where the pipeline put
-        them (kernels reading host globals need a driver with HMM)."""
-        from pytest_mlir_snippets.worker.optrun.iteration import (
-            INTERPRETER,
-            full_pipeline,
-            gpu_assembly,
-            iteration_source,
-        )
+        LLVM dialect and a ``gpu.binary``) one step at a time (``optrun.iteration.Steps``),
+        the host code JIT-compiled where a device is; its reference is the model itself.
+        Constants stay where the pipeline put them (kernels reading host globals need a
+        driver with HMM)."""
+        from pytest_mlir_snippets.worker.optrun.iteration import Steps, iteration_source, steps_of
 
-        text = iteration_source(model, schedule)
-        with lowering.lowered(text, function, [INTERPRETER, full_pipeline(pipeline)], self.name) as low:
-            from mlir import ir
-
-            ptx = gpu_assembly(low.module, ir)
-            program = self._program(low, ptx, 3)
-        return Compiled("", function, low.signature, program, dict(low.info, source=model))
+        parts, stages = steps_of(pipeline)
+        steps = Steps()
+        with lowering.lowered(iteration_source(model, schedule), function, parts, self.name, between=steps,
+                              stages=stages) as low:
+            info = steps.finish(low.module)
+            program = self._program(low, info.get("ptx", ""), 3)
+        text = info.pop("gpu_mlir")
+        return Compiled(text, function, low.signature, program, dict(low.info, source=model, **info))
 
     def _program(self, low: Any, ptx: str, opt_level: int) -> Program:
         """The PTX, and where a device is, the host code JIT-compiled over upstream's runtime."""
