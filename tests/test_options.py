@@ -24,6 +24,12 @@ ADD = """func.func @add_0(%a: tensor<4xf32>) -> tensor<4xf32> {
     (["-o", "mlir_timeout=soon"], "mlir_timeout (ini): 'soon' is not a number"),
     (["-o", "mlir_target=gpu"], "mlir_target (ini): 'gpu' is not one of cpu, cuda"),
     (["-o", "mlir_opt_level=7"], "mlir_opt_level (ini): '7' is not one of 0, 1, 2, 3"),
+    # a pipeline MLIR cannot parse: checked once in a sandbox worker, before any item runs
+    (["--mlir-pipeline", "builtin.module(canonicalise, cse)"],
+     "'canonicalise' is not a registered pass (nearest: canonicalize"),
+    (["-o", "mlir_pipeline=builtin.module(func.func(convert-linalg-to-loop))"],
+     "'convert-linalg-to-loop' is not a registered pass (nearest: convert-linalg-to-loops"),
+    (["--mlir-target", "cuda", "--mlir-pipeline", "builtin.module(not-a-pass)"], "'not-a-pass' is not a registered"),
 ])
 def test_bad_values_are_one_line_usage_errors(pytester: pytest.Pytester, args: list[str], words: str) -> None:
     pytester.makefile(".mlir", ops=ADD)

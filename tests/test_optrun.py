@@ -90,7 +90,8 @@ def test_compile_applies_the_schedule_and_the_pipeline(pytester: pytest.Pytester
     (run / "v1" / "pass_pipeline.txt").write_text("builtin.module(no-such-pass)\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "-k", "compile")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*invalid pass_pipeline.txt pipeline*", "*'no-such-pass' does not refer to*"])
+    result.stdout.fnmatch_lines(["*invalid pass_pipeline.txt pipeline*'no-such-pass' is not a registered pass*",
+                                 "*'no-such-pass' does not refer to*"])
     lowered = (run / "v0" / "gpu.mlir").read_text()
     assert "scf.for" in lowered and "memref<16x16xf32>" in lowered and "transform." not in lowered
     config = json.loads((run / "v0" / "config.json").read_text())

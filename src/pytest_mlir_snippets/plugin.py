@@ -22,7 +22,7 @@ from pytest_mlir_snippets.items.snippetfile import SnippetFile, is_snippet_file
 from pytest_mlir_snippets.model.layout import is_run_model
 from pytest_mlir_snippets.model.record import wire_text
 from pytest_mlir_snippets.reporting.recorder import Recorder
-from pytest_mlir_snippets.session import DEADLINE, DEVICE, STATE, RunState, run_state
+from pytest_mlir_snippets.session import DEADLINE, DEVICE, STATE, RunState, check_pipeline, run_state
 
 if TYPE_CHECKING:
     from pytest_mlir_snippets.api.device import MlirDevice
@@ -81,6 +81,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             run_state(config).close()
     finally:
         termination.restore(config)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):  # the controller checks, once (xdist's workers were told)
+        check_pipeline(run_state(session.config).settings)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:

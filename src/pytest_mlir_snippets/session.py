@@ -83,5 +83,27 @@ class RunState:
 STATE = pytest.StashKey[RunState]()
 
 
+# targets whose compile --mlir-pipeline replaces (the IREE targets take IREE's flags instead)
+PIPELINE_TARGETS = ("cpu", "cuda")
+
+
+def check_pipeline(settings: Settings) -> None:
+    """``--mlir-pipeline`` (or ini ``mlir_pipeline``) parsed once, before the run, in a
+    sandbox worker (the pytest process loads no MLIR): a pipeline MLIR cannot parse is a
+    usage error naming the unknown passes and the registered ones nearest to them, not a
+    compile-error of every item."""
+    if not settings.pipeline or settings.target not in PIPELINE_TARGETS:
+        return
+    from pytest_mlir_snippets.sandbox.process import Sandbox
+
+    sandbox = Sandbox(settings.target, settings.memory_limit)
+    try:
+        answer = sandbox.call(Request("check-pipeline", settings.pipeline), timeout=max(60.0, settings.timeout))
+    finally:
+        sandbox.close()
+    if answer.kind.value == "compile-error":
+        raise pytest.UsageError(f"--mlir-pipeline {settings.pipeline!r}: {answer.message}")
+
+
 def run_state(config: pytest.Config) -> RunState:
     return config.stash[STATE]

@@ -87,6 +87,11 @@ class Worker:
             return Response(Kind.PASS, info={"values": ref.outputs, "reference": ref.name, GOLDEN: ref.golden.value})
         if op == "schedule":
             return check_schedule(request.module)
+        if op == "check-pipeline":  # --mlir-pipeline, once before the run
+            from pytest_mlir_snippets.worker.lowering.passnames import check_pipeline
+
+            why = check_pipeline(request.module)
+            return Response(Kind.COMPILE_ERROR, why) if why else Response(Kind.PASS)
         if op == "iteration":  # its [compile]; [host_ops], [launch] read the response, the runs the same compile
             compiled = self._compile_iteration(request)
             return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir)

@@ -151,7 +151,11 @@ def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], c
     try:
         pm = pass_manager(pipeline)
     except Exception as error:  # a bad pipeline string
-        raise collector.failure(Kind.COMPILE_ERROR, f"invalid {stage} pipeline: {pipeline}", error) from None
+        from pytest_mlir_snippets.worker.lowering.passnames import unknown_passes
+
+        hint = unknown_passes(str(error))
+        raise collector.failure(Kind.COMPILE_ERROR, f"invalid {stage} pipeline: {pipeline}"
+                                + (f": {hint}" if hint else ""), error) from None
     try:
         pm.run(module.operation)
     except Exception as error:
