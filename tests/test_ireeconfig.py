@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mlir_snippets.items.expectations import ExpectationsError, load_expectations
+from pytest_mlir_snippets.items.expectfile import ExpectationsError, load_expectations
 from pytest_mlir_snippets.items.ireeconfig import IreeConfig
 from pytest_mlir_snippets.model.record import ItemRecord
 
@@ -118,3 +118,32 @@ def test_json5_comments_and_trailing_commas_are_read(tmp_path: Path) -> None:
     path.write_text('{\n  // IREE reads its configs with pyjson5\n  "config_name": "x", "iree_compile_flags": [],\n'
                     '  "iree_run_module_flags": ["--device=local-task",], /* trailing */\n}\n')
     assert IreeConfig.load(path).run_flags == ["--device=local-task"]
+
+
+MIXED_GOOD = """func.func @add_0(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+MIXED_BAD = """func.func @broken_0(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %a, %a : tensor<4xi32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+def test_an_update_of_a_json_config_makes_the_rerun_green_whatever_the_items(pytester: pytest.Pytester) -> None:
+    """Snippet items have no place in IREE's lists: they go under the plugin's own key."""
+    pytester.makefile(".mlir", good=MIXED_GOOD, bad=MIXED_BAD)
+    first = pytester.runpytest("-p", "no:cacheprovider", "--mlir-expectations", "exp.json",
+                               "--mlir-update-expectations")
+    first.assert_outcomes(passed=2, failed=1, skipped=1)
+    data = json.loads((pytester.path / "exp.json").read_text())
+    assert data["expected_compile_failures"] == data["expected_run_failures"] == []
+    assert data["pytest_mlir_snippets"] == {"bad.mlir::broken_0[compile]": "compile-error",
+                                            "bad.mlir::broken_0[execute]": "skip"}
+    again = pytester.runpytest("-p", "no:cacheprovider", "--mlir-expectations", "exp.json")
+    assert again.ret == 0
+    again.assert_outcomes(passed=2, xfailed=1, skipped=1)
+    (pytester.path / "bad.mlir").write_text(MIXED_GOOD.replace("add_0", "broken_0"))  # fixed: strict XPASS fails
+    assert pytester.runpytest("-p", "no:cacheprovider", "--mlir-expectations", "exp.json").ret == 1

@@ -16,7 +16,7 @@ import pytest
 
 from pytest_mlir_snippets import settings, termination
 from pytest_mlir_snippets.items.base import MlirItem
-from pytest_mlir_snippets.items.expectations import ExpectationsError, load_expectations
+from pytest_mlir_snippets.items.expectfile import ExpectationsError, load_expectations
 from pytest_mlir_snippets.items.snippet import SnippetItem
 from pytest_mlir_snippets.items.snippetfile import SnippetFile, is_snippet_file
 from pytest_mlir_snippets.model.layout import is_run_model

@@ -56,27 +56,6 @@ class ExpectationSource(Protocol):
     def update(self, records: list[ItemRecord], rootpath: Path) -> None: ...
 
 
-def load_expectations(path: Path, create: bool = False) -> ExpectationSource:
-    """``path`` as expectations: an IREE config for ``.json``, else lines (``Expectations``).
-    A missing file is an error, unless ``create`` (an update): then it starts empty, in
-    the form its name implies, and the update writes it."""
-    if not path.exists() and not create:
-        raise ExpectationsError(f"--mlir-expectations: {path} does not exist "
-                                "(--mlir-update-expectations creates it from a run)")
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix == ".json":
-        from pytest_mlir_snippets.items.ireeconfig import ConfigError, IreeConfig
-
-        if not path.exists():
-            return IreeConfig.empty(path)
-        try:
-            return IreeConfig.load(path)
-        except ConfigError as error:
-            raise ExpectationsError(str(error)) from None
-    return Expectations.load(path)
-
-
 @dataclass
 class Expectations:
     path: Path
@@ -120,6 +99,13 @@ class Expectations:
 
     def update(self, records: list[ItemRecord], rootpath: Path) -> None:
         """Adopt this run's outcomes; items it did not run keep their entries."""
+        self.adopt(records, rootpath)
+        lines = [f"{key} {status}" for key, status in sorted(self.entries.items())]
+        text = HEADER.format(statuses=", ".join(STATUSES), name=self.path.name) + "\n".join(lines) + "\n"
+        write_atomic(self.path, text)
+
+    def adopt(self, records: list[ItemRecord], rootpath: Path) -> None:
+        """``entries`` from this run's outcomes (a pass is no entry, unless it overrides a lit line)."""
         for record in records:
             if record.kind == "not-run":
                 continue  # expected to crash and not run: its line stays
@@ -132,9 +118,6 @@ class Expectations:
                 self.entries[key] = "pass"
             else:
                 self.entries.pop(key, None)
-        lines = [f"{key} {status}" for key, status in sorted(self.entries.items())]
-        text = HEADER.format(statuses=", ".join(STATUSES), name=self.path.name) + "\n".join(lines) + "\n"
-        write_atomic(self.path, text)
 
 
 def baseline_status(kind: str) -> str:

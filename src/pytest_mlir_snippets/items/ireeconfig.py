@@ -16,6 +16,11 @@ stands for the test folder whose path ends with it, else for a folder of its las
 part's name, so a flat copy of the tests (``copy/test_acos``) still matches
 ``onnx/node/generated/test_acos``; new names are written relative to the root.
 
+Items that are not IREE tests (snippet files, optimization runs) have no place in IREE's
+lists: their expected outcomes go under one key of the plugin's own, which IREE's runner
+(reading its keys with ``.get``) ignores: ``"pytest_mlir_snippets": {"<file>::<uid>[<stage>]":
+"<kind>"}``, the file relative to the config's folder, as an expectations file's lines.
+
 IREE's runner has one item per test; here a test's function has ``[compile]`` and
 ``[execute]``. An expected compile failure is "any failure" of ``[compile]`` (its
 ``[execute]`` then skips, "compile failed"); an expected run failure is "any
@@ -34,10 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from pytest_mlir_snippets.items.expectations import STATUSES, Expectations
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import write_atomic
 
 REQUIRED = ("config_name", "iree_compile_flags", "iree_run_module_flags")  # as IREE's runner checks them
+OWN = "pytest_mlir_snippets"  # the plugin's key: expected outcomes of items that are not IREE tests
 LISTS = ("skip_compile_tests", "skip_run_tests", "expected_compile_failures", "expected_run_failures")
 FAILURE_KINDS = frozenset({"compile-error", "execute-error", "golden-mismatch", "crash", "timeout"})
 IREE_FLAGS = "run_module_io_flags.txt"
@@ -62,6 +69,7 @@ class IreeConfig:
     path: Path
     data: dict[str, Any]
     lists: dict[str, list[str]] = field(default_factory=dict)
+    others: Expectations | None = None  # the items that are not IREE tests (``OWN``)
 
     @classmethod
     def load(cls, path: Path) -> IreeConfig:
@@ -78,7 +86,10 @@ class IreeConfig:
             value = data.get(key, [])
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{path}: '{key}' must be a list of strings")
-        return cls(path, data, {key: list(data.get(key, [])) for key in LISTS})
+        own = data.get(OWN, {})
+        if not isinstance(own, dict) or not all(isinstance(v, str) and v in STATUSES for v in own.values()):
+            raise ConfigError(f"{path}: '{OWN}' must map items to statuses among {', '.join(STATUSES)}")
+        return cls(path, data, {key: list(data.get(key, [])) for key in LISTS}, Expectations(path, dict(own)))
 
     @classmethod
     def empty(cls, path: Path) -> IreeConfig:
@@ -86,7 +97,7 @@ class IreeConfig:
         after the file, no flags, empty lists."""
         data: dict[str, Any] = {"config_name": path.stem, "iree_compile_flags": [], "iree_run_module_flags": [],
                                 **{key: [] for key in LISTS}}
-        return cls(path, data, {key: [] for key in LISTS})
+        return cls(path, data, {key: [] for key in LISTS}, Expectations(path, {}))
 
     # ---------------------------------------------------------------- flags
     @property
@@ -131,8 +142,10 @@ class IreeConfig:
     # -------------------------------------------------------- expectations
     def status_of(self, file: Path, name: str) -> str | None:
         """"fail" (any failure) for the stage the config expects to fail, else None."""
+        if not self.is_test_file(file):
+            return self.others.status_of(file, name) if self.others else None
         m = _STAGE.search(name)
-        if m is None or not self.is_test_file(file):
+        if m is None:
             return None
         key = {"compile": "expected_compile_failures", "execute": "expected_run_failures"}.get(m.group(1))
         return "fail" if key and self._listed(key, file.parent) else None
@@ -148,11 +161,17 @@ class IreeConfig:
         return None
 
     def reason(self, stage: str) -> str:
+        if stage not in ("compile", "execute"):
+            return f"expected to fail ({OWN} in {self.path.name})"
         key = "expected_compile_failures" if stage == "compile" else "expected_run_failures"
         return f"expected to fail at {stage} ({key} in {self.path.name})"
 
     def update(self, records: list[ItemRecord], rootpath: Path) -> None:
-        """Both failure lists from this run; tests it did not decide keep their entries."""
+        """Both failure lists from this run, and the plugin's key for the other items; what it
+        did not decide keeps its entries."""
+        others = [r for r in records if not self.is_test_file(rootpath / r.file)]
+        if self.others is not None:
+            self.others.adopt(others, rootpath)
         for record in records:
             key = {"compile": "expected_compile_failures", "execute": "expected_run_failures"}.get(record.stage)
             file = rootpath / record.file
@@ -169,4 +188,7 @@ class IreeConfig:
         data = dict(self.data)
         for key in ("expected_compile_failures", "expected_run_failures"):
             data[key] = sorted(set(self.lists[key]))
+        data.pop(OWN, None)
+        if self.others is not None and self.others.entries:
+            data[OWN] = dict(sorted(self.others.entries.items()))
         write_atomic(self.path, json.dumps(data, indent=2) + "\n")

@@ -21,7 +21,7 @@ import json
 import sys
 from pathlib import Path
 
-from pytest_mlir_snippets.items.expectations import ExpectationsError, load_expectations
+from pytest_mlir_snippets.items.expectfile import ExpectationsError, load_expectations
 from pytest_mlir_snippets.reporting.publish import RecordsError, publish, read_records, summary_lines
 
 
