@@ -164,7 +164,8 @@ def pytest_runtest_call(item):
 
 def test_a_partial_run_says_what_it_left_out_and_never_keeps_a_fixed_failure(pytester: pytest.Pytester) -> None:
     """--lf after a fix rewrites the combined report (one file run, the other left out
-    by --lf): the fixed failure is gone, and the report says what this run did not run."""
+    by --lf): the fixed failure is gone, and the report says what this run did not run;
+    the file's own report is its last full run with this run's items updated."""
     (pytester.path / "ops").mkdir()
     (pytester.path / "more").mkdir()
     (pytester.path / "ops" / "ops.mlir").write_text(GOOD + BAD)
@@ -178,9 +179,10 @@ def test_a_partial_run_says_what_it_left_out_and_never_keeps_a_fixed_failure(pyt
     assert "failures: 0" in text and "broken_0" not in text, text
     assert "run:      partial: 2 of the inputs' items or files not run in this run" in text
     assert "not run:  ops/ops.mlir::add_0[compile]\nnot run:  more/other.mlir (the whole file)\n" in text
-    own = (pytester.path / "ops" / "ops-run-report.txt").read_text()
-    assert "run:      partial: 1 " in own and "not run:  ops/ops.mlir::add_0[compile]" in own
-    assert re.search(r"add_0 +1  - ", own)  # not this run's: no earlier result shown as one
+    own = (pytester.path / "ops" / "ops-run-report.txt").read_text()  # the full run's, updated by this one
+    assert "run:      the full run of " in own and "1 not run this time" in own and "failures: 0" in own
+    assert re.search(r"add_0 +1  pass[ -]*\n", own)  # the full run's, not marked
+    assert re.search(r"broken_0 +5  pass .* \d\d:\d\d:\d\d\n", own)  # this run's, marked with its start
 
 
 def test_report_dir_takes_the_reports_away_from_the_inputs(pytester: pytest.Pytester) -> None:
@@ -326,3 +328,25 @@ def test_lit_xfail_and_unsupported_lines(pytester: pytest.Pytester) -> None:
     out = result.stdout.str()
     assert "FAILED ops.mlir::add_2[compile]" not in out and "FAILED ops.mlir::add_2[execute]" in out
     assert "[XPASS(strict)] expected any failure" in out
+
+
+def test_a_partial_run_updates_the_last_full_report_instead_of_replacing_it(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".mlir", ops=GOOD + BAD)
+    report = pytester.path / "ops-run-report.txt"
+    pytester.runpytest().assert_outcomes(passed=2, failed=1, skipped=1)
+    assert "updated" not in report.read_text()
+    pytester.runpytest("-k", "add_0").assert_outcomes(passed=2)
+    text = report.read_text()
+    assert "run:      the full run of " in text and "2 not run this time" in text
+    rows = {line.split()[0]: line for line in text.splitlines() if line.startswith(("add_0", "broken_0"))}
+    assert rows["add_0"].rstrip().endswith(tuple("0123456789")) and "compile-error" in rows["broken_0"]
+    assert "failures: 1" in text  # the full run's failure is still there, not this run's
+    pytester.makefile(".mlir", ops=GOOD + GOOD.replace("add_0", "broken_0"))  # fixed
+    pytester.runpytest("--lf").assert_outcomes(passed=2)
+    text = report.read_text()
+    assert "failures: 0" in text and "from the partial run of" not in text
+    assert all("pass" in line for line in text.splitlines() if line.startswith(("add_0", "broken_0")))
+    pytester.runpytest("-p", "no:cacheprovider", "-k", "add_0")  # no cache: this run's own, said partial
+    assert "run:      partial" in report.read_text()
+    pytester.runpytest()
+    assert "updated" not in report.read_text()  # a full run starts afresh

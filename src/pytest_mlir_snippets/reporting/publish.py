@@ -25,14 +25,16 @@ class RecordsError(ValueError):
 
 
 def publish(records: list[ItemRecord], functions: Functions, root: Path, run: RunInfo,
-            json_path: Path | None = None, rootdir: Path | None = None, **shard: Any) -> list[str]:
+            json_path: Path | None = None, rootdir: Path | None = None, shown: list[ItemRecord] | None = None,
+            **shard: Any) -> list[str]:
     """Run reports and optimization runs' tables under ``root`` (the inputs being under
     ``rootdir``: the same folder, except for ``mlir-snippets report --out``), the
     combined report and the JSON records; returns the problems (a folder that cannot
     be written to). ``shard``: which CI shard this run is and the plan of all shards,
-    for its JSON (see ``shards.py``)."""
+    for its JSON (see ``shards.py``). ``shown``: what the run reports show where it is not
+    ``records`` (a partial run's updates of the last full run, ``baseline.py``)."""
     rootdir = rootdir or root
-    problems = write_reports(records, functions, root, run, rootdir)
+    problems = write_reports(records if shown is None else shown, functions, root, run, rootdir)
     if any(record.run for record in records):  # optimization runs' tables (their module, only then)
         from pytest_mlir_snippets.reporting import benchmark
 

@@ -11,6 +11,7 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -68,6 +69,7 @@ class Recorder:
         self.is_worker = hasattr(config, "workerinput")
         self.problems: list[str] = []
         self.interrupted = ""
+        self.start_time = time.strftime("%Y-%m-%d %H:%M:%S")  # a partial run's updates are marked with it
         splits, group = getattr(config.option, "splits", None), getattr(config.option, "group", None)
         self.shard = {"group": int(group), "splits": int(splits)} if splits and group else None  # pytest-split
         self.plan: Plan = []  # every item of every shard (see shards.py)
@@ -208,8 +210,13 @@ class Recorder:
                 self.functions[file] = self.collected.get(file) or functions_of(root / file)
         json_path = self.config.getoption("mlir_json")
         shard: dict[str, Any] = {"shard": self.shard, "planned": self.plan} if self.shard is not None else {}
-        self.problems += publish(records, self.functions, self._report_root(), self.run_info,
-                                 Path(json_path) if json_path else None, root, **shard)
+        from pytest_mlir_snippets.reporting.baseline import merged
+
+        run = self.run_info
+        shown, run.updated_from = merged(getattr(self.config, "cache", None), records, self.functions, run,
+                                         self.start_time)
+        self.problems += publish(records, self.functions, self._report_root(), run,
+                                 Path(json_path) if json_path else None, root, shown, **shard)
         expectations = self.state.expectations
         if expectations is not None and self.state.settings.update_expectations:
             expectations.update(records, root)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_mlir_snippets.model.record import ItemRecord, counts, golden_counts, tally
@@ -27,6 +27,8 @@ class RunInfo:
     # deselected (-k, -m, a CI shard), left out by --lf, or not reached (-x, an interruption)
     not_run: tuple[str, ...] = ()
     interrupted: str = ""  # why the run stopped early (KeyboardInterrupt), if it did
+    # input files whose report is their last full run updated by partial runs: when that run started
+    updated_from: dict[str, str] = field(default_factory=dict)
 
     def not_run_in(self, file: str | None) -> list[str]:
         """What this run did not run, of one input file (None: of all of them)."""
@@ -64,7 +66,10 @@ def _status_lines(run: RunInfo, file: str | None) -> list[str]:
     if run.interrupted:
         lines.append(f"status:   interrupted ({run.interrupted}): the items it did not reach are missing here")
     not_run = run.not_run_in(file)
-    if not_run:
+    if file is not None and file in run.updated_from:
+        lines.append(f"run:      the full run of {run.updated_from[file]}, with what partial runs since ran "
+                     f"updated (each such item marked with its run's start; {len(not_run)} not run this time)")
+    elif not_run:
         lines.append(f"run:      partial: {len(not_run)} of the inputs' items or files not run in this run "
                      "(-k, -m, --lf, -x, a CI shard); earlier results of them are not this run's")
         lines += [f"not run:  {n}" + ("" if "::" in n else " (the whole file)") for n in not_run[:MAX_LISTED]]
@@ -107,6 +112,8 @@ def _failure_lines(number: int, record: ItemRecord) -> list[str]:
         lines.append("   metrics: " + ", ".join(f"{k}={v:.6g}" for k, v in sorted(record.metrics.items())))
     if record.worker:
         lines.append(f"   lost with xdist worker {record.worker}")
+    if record.info.get("updated"):
+        lines.append(f"   from the partial run of {record.info['updated']}")
     if record.signature:
         lines.append(f"   signature: {record.signature}")
     if record.details and not record.message:
@@ -165,15 +172,21 @@ def _table(records: list[ItemRecord], rows: list[tuple[str, int]], snippets: boo
         stages = ["compile", "execute"] * any(r.stage != "call" for r in records) + ["call"] * calls
     checked = "execute" if snippets else "correctness"
     width = max([len("function"), *(len(uid) for uid, _ in rows)])
+    updated: dict[str, str] = {}
+    for r in records:
+        if r.info.get("updated"):
+            updated[r.function] = max(updated.get(r.function, ""), str(r.info["updated"]))
     wide = 26 if snippets else max(12, *(len(r.label) for r in records))
     lines = [f"{'function' if snippets else 'iteration':{width}}  {'line':>5}  "
-             + "  ".join(f"{stage:{wide}}" for stage in stages) + f"  {'golden':21}  {'max_abs_err':>11}  {'pcc':>8}"]
+             + "  ".join(f"{stage:{wide}}" for stage in stages) + f"  {'golden':21}  {'max_abs_err':>11}  {'pcc':>8}"
+             + ("  updated" if updated else "")]
     for uid, line in rows:
         cells = [(by_key[(uid, stage)].label if (uid, stage) in by_key else NOT_RUN) for stage in stages]
         result = by_key.get((uid, checked)) or by_key.get((uid, "call"))
         golden = str(result.golden) if result is not None and result.golden is not None else NOT_RUN
         lines.append(f"{uid:{width}}  {line or '':>5}  " + "  ".join(f"{cell:{wide}}" for cell in cells)
-                     + f"  {golden:21}  {_metric(result, 'max_abs_err'):>11}  {_metric(result, 'pcc'):>8}")
+                     + f"  {golden:21}  {_metric(result, 'max_abs_err'):>11}  {_metric(result, 'pcc'):>8}"
+                     + (f"  {updated.get(uid, '')}" if updated else ""))
     return lines
 
 

@@ -1,0 +1,69 @@
+"""Partial runs update the last full run's report instead of replacing it.
+
+A run that leaves some of a snippet file's items out (``-k``, ``--lf``, a CI shard, ``-x``)
+used to write that file's ``<stem>-run-report.txt`` from its own items alone: labelled
+partial, but the full picture gone. Now the last full run of each file is kept (its
+records, in pytest's cache, per target and mode), a partial run's records replace
+theirs there, each marked with the start time of the run that made it
+(``info["updated"]``), and the report shows the whole file. A full run starts afresh.
+Without pytest's cache (``-p no:cacheprovider``) a partial run's report is its own, as
+before. ``--mlir-json`` always holds this run's records only.
+
+PYTEST_DONT_REWRITE"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from pytest_mlir_snippets.model.record import ItemRecord
+from pytest_mlir_snippets.reporting.runreport import RunInfo
+
+CACHE_KEY = "mlir-snippets/last-full-run"
+UPDATED = "updated"  # ItemRecord.info key: when the partial run that made this record started
+
+
+def merged(cache: Any, records: list[ItemRecord], functions: dict[str, list[tuple[str, int]]], run: RunInfo,
+           started: str) -> tuple[list[ItemRecord], dict[str, str]]:
+    """The records the reports show, and for each input file shown as its last full run
+    updated, when that full run started."""
+    if cache is None:
+        return records, {}
+    stored = cache.get(CACHE_KEY, {})
+    stored = stored if isinstance(stored, dict) else {}
+    by_file: dict[str, list[ItemRecord]] = {}
+    for record in records:
+        by_file.setdefault(record.file, []).append(record)
+    shown = [r for r in records if not r.is_snippet]  # optimization runs keep their own history
+    full_of: dict[str, str] = {}
+    for file, found in by_file.items():
+        found = [r for r in found if r.is_snippet]
+        key = f"{run.target} | {run.mode} | {file}"
+        if not run.not_run_in(file) and not run.interrupted:  # a full run of the file: the new baseline
+            stored[key] = {"started": started, "records": [r.to_json() for r in found]}
+            shown += found
+            continue
+        base = _records(stored.get(key), {uid for uid, _ in functions.get(file, [])})
+        if base is None:
+            shown += found
+            continue
+        base.update({r.nodeid: replace(r, info={**r.info, UPDATED: started}) for r in found})
+        stored[key] = {"started": stored[key]["started"], "records": [r.to_json() for r in base.values()]}
+        shown += base.values()
+        full_of[file] = str(stored[key]["started"])
+    cache.set(CACHE_KEY, stored)
+    return shown, full_of
+
+
+def _records(entry: Any, uids: set[str]) -> dict[str, ItemRecord] | None:
+    """A stored full run's records of functions the file still has; None when there is none
+    (or it is not what this module wrote)."""
+    try:
+        found = [ItemRecord.from_json(data) for data in entry["records"]]
+        str(entry["started"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return {r.nodeid: r for r in found if r.function in uids or r.stage == "file"}
+
+
+__all__ = ["CACHE_KEY", "UPDATED", "merged"]
