@@ -103,9 +103,23 @@ def test_nan_positions_and_shapes() -> None:
 def test_pcc_and_the_worst_of_several_results() -> None:
     x = np.arange(8.0)
     assert pcc(x, 2 * x + 1) == pytest.approx(1.0)
-    assert pcc(np.ones(4), np.ones(4)) == 1.0 and pcc(np.ones(4), np.zeros(4)) == 0.0
+    assert pcc(np.ones(4), np.ones(4)) == 1.0 and np.isnan(pcc(np.ones(4), np.zeros(4)))  # undefined
     worst, failures = compare_all([x, x + 1], [x, x], None, None, 0.99)
     assert not worst.passed and worst.max_abs_err == 1.0 and failures == [
         "result #1: max abs error 1, max rel error inf, PCC 1.000000; 8 element(s) outside atol 1e-07 + rtol 1e-07 x "
         "|expected| (first at index [0]: actual 1.0, expected 0.0)"]
     assert compare_all([x], [x, x], None, None, 0.99)[1] == ["1 result(s), the reference has 2"]
+
+
+def test_constant_arrays_are_judged_element_by_element_and_say_their_tolerance() -> None:
+    """PCC is undefined for a constant array: it neither fails a close result nor reads 0."""
+    from pytest_mlir_snippets.api.assertion import assert_close
+    from pytest_mlir_snippets.items.failures import GoldenMismatch
+
+    close = np.full(8, 1.0 + 2**-23, np.float32)
+    assert "pcc" not in assert_close(close, np.ones(8, np.float32))
+    with pytest.raises(GoldenMismatch) as failure:
+        assert_close(np.full(8, 2.0, np.float32), np.ones(8, np.float32))
+    text = str(failure.value)
+    assert "PCC n/a (a constant array)" in text and "PCC 0.000000" not in text
+    assert "tolerance: atol 1e-05, rtol 1.3e-06, torch.testing.assert_close's defaults" in text

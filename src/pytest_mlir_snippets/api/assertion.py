@@ -14,9 +14,10 @@ def assert_close(actual: Any, expected: Any, *, atol: float | None = None, rtol:
                  pcc: float = 0.99) -> dict[str, float]:
     """Compare ``actual`` with ``expected`` (an array, or lists of arrays) as execute items
     do: floats within ``atol``/``rtol`` (default by element type) and a PCC of at least
-    ``pcc``; integers and booleans exactly; NaN and infinity positions alike. Returns the
-    metrics (max_abs_err, max_rel_err, pcc); raises ``GoldenMismatch`` (an
-    ``AssertionError``) naming the results that differ, with the metrics."""
+    ``pcc`` (where defined: not for constant arrays); integers and booleans exactly; NaN
+    and infinity positions alike. Returns the metrics (max_abs_err, max_rel_err, pcc);
+    raises ``GoldenMismatch`` (an ``AssertionError``) naming the results that differ and
+    the tolerance used, with the metrics."""
     __tracebackhide__ = True
     import numpy as np
 
@@ -30,7 +31,9 @@ def assert_close(actual: Any, expected: Any, *, atol: float | None = None, rtol:
     comparison, failures = compare_all(results(actual), results(expected), atol, rtol, pcc)
     metrics = comparison.metrics()
     if not comparison.passed:
-        message = "results differ: " + "; ".join(failures)
+        rule = comparison.tolerance
+        used = f" (tolerance: atol {rule['atol']:.3g}, rtol {rule['rtol']:.3g}, {rule['source']})" if rule else ""
+        message = "results differ" + used + ": " + "; ".join(failures)
         text = message + "\nmetrics: " + ", ".join(f"{k}={v:.6g}" for k, v in metrics.items())
         raise GoldenMismatch(Response(Kind.GOLDEN_MISMATCH, message, metrics=metrics), text)
     return metrics

@@ -107,11 +107,14 @@ class Comparison:
     tolerance: dict[str, Any] | None = None  # the rule used (``Tolerance.described``), for floats
 
     def metrics(self) -> dict[str, float]:
-        return {"max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err, "pcc": self.pcc}
+        """The errors, and PCC where it is defined (not for constant arrays)."""
+        found = {"max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err}
+        return found if np.isnan(self.pcc) else {**found, "pcc": self.pcc}
 
 
 def pcc(actual: np.ndarray, expected: np.ndarray) -> float:
-    """Pearson correlation; 1.0 for equal constant arrays, 0.0 for unequal ones."""
+    """Pearson correlation; 1.0 for equal arrays, NaN (undefined) where either is constant
+    and they differ: the element-wise comparison judges those alone."""
     a = actual.astype(np.float64).ravel()
     e = expected.astype(np.float64).ravel()
     finite = np.isfinite(a) & np.isfinite(e)
@@ -121,7 +124,7 @@ def pcc(actual: np.ndarray, expected: np.ndarray) -> float:
     da, de = a - a.mean(), e - e.mean()
     denom = float(np.sqrt((da * da).sum() * (de * de).sum()))
     if denom == 0.0:
-        return 1.0 if np.array_equal(a, e) else 0.0
+        return 1.0 if np.array_equal(a, e) else float("nan")
     return float((da * de).sum() / denom)
 
 
@@ -190,7 +193,7 @@ def compare(actual: np.ndarray, expected: np.ndarray, atol: float | None = None,
         if rule.ulp and outside.any() and coarse.kind == "f":
             near = ulp_difference(np.asarray(actual, coarse), np.asarray(expected, coarse)) <= rule.ulp
             outside &= ~near
-        ok = same_nan and same_inf and not outside.any() and (corr >= min_pcc or a.size <= 1)
+        ok = same_nan and same_inf and not outside.any() and (corr >= min_pcc or a.size <= 1 or np.isnan(corr))
     reason = ""
     if not ok:
         if not same_nan:
@@ -204,8 +207,9 @@ def compare(actual: np.ndarray, expected: np.ndarray, atol: float | None = None,
             count = int(np.count_nonzero(outside))
             within = f"; {count} element(s) outside atol {atol:.3g} + rtol {rtol:.3g} x |expected|" + (
                 f" (or {rule.ulp} ULP)" if rule.ulp else "") if count else f"; PCC below {min_pcc}"
-            reason = (f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g}, PCC {corr:.6f}{within}"
-                      + _first(a, e, outside))
+            shown = "n/a (a constant array)" if np.isnan(corr) else f"{corr:.6f}"
+            reason = f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g}, PCC {shown}{within}" + _first(
+                a, e, outside)
     described = None if exact else rule.described(atol, rtol)
     return Comparison(max_abs, max_rel, corr, ok, reason, described)
 
@@ -230,12 +234,13 @@ def compare_all(actual: list[np.ndarray], expected: list[np.ndarray], atol: floa
     if len(actual) != len(expected):
         return Comparison(float("inf"), float("inf"), 0.0, False), [
             f"{len(actual)} result(s), the reference has {len(expected)}"]
-    worst = Comparison(0.0, 0.0, 1.0, True)
+    worst = Comparison(0.0, 0.0, float("nan"), True)  # PCC: the lowest defined one
     failures = []
     for i, (a, e) in enumerate(zip(actual, expected)):
         c = compare(np.asarray(a), np.asarray(e), atol, rtol, min_pcc, rule)
         worst = Comparison(max(worst.max_abs_err, c.max_abs_err), max(worst.max_rel_err, c.max_rel_err),
-                           min(worst.pcc, c.pcc), worst.passed and c.passed, tolerance=worst.tolerance or c.tolerance)
+                           float(np.fmin(worst.pcc, c.pcc)), worst.passed and c.passed,
+                           tolerance=worst.tolerance or c.tolerance)
         if not c.passed:
             failures.append(f"result #{i}: {c.reason}")
     return worst, failures

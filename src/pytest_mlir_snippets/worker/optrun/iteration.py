@@ -9,7 +9,6 @@ import hashlib
 from typing import Any
 
 from pytest_mlir_snippets.protocol import Kind
-from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import mlirtools
 
 INTERPRETER = "builtin.module(transform-interpreter)"
@@ -36,20 +35,17 @@ def splice(ir: Any, model: str, schedule: str) -> Any:
     return payload
 
 
-def iteration_source(model: str, schedule: str) -> str:
-    """The model with the schedule spliced in, for a backend to compile; or a compile-error."""
-    try:
-        return spliced(model, schedule)
-    except Exception as error:
-        raise SnippetFailure(Kind.COMPILE_ERROR, f"the model or the schedule does not parse: {error}") from None
-
-
-def spliced(model: str, schedule: str) -> str:
-    """``splice`` as text, for a backend that parses it itself."""
+def iteration_source(model: str, schedule: str, target: str = "cpu") -> str:
+    """The model with the schedule spliced in, as text for a backend to compile (each
+    op keeps its file's location); a compile-error with MLIR's diagnostics, located in
+    ``model_linalg.mlir`` or ``transform.mlir``, when one of them does not parse."""
     from mlir import ir
 
-    with ir.Context(), ir.Location.unknown():
-        text: str = splice(ir, model, schedule).operation.get_asm(enable_debug_info=True)
+    with ir.Context() as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
+        try:
+            text: str = splice(ir, model, schedule).operation.get_asm(enable_debug_info=True)
+        except Exception as error:
+            raise diags.failure(Kind.COMPILE_ERROR, "the model or the schedule does not parse", error) from None
         return text
 
 

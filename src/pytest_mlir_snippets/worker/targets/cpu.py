@@ -94,7 +94,7 @@ class CpuBackend(Backend):
 
         parts, stages = steps_of(pipeline)
         steps = Steps()
-        compiled = self._compile(iteration_source(model, schedule), function, parts, False, translate=False,
+        compiled = self._compile(iteration_source(model, schedule, self.name), function, parts, False, translate=False,
                                  analyze=False, steps=(steps, stages))
         compiled.ir = compiled.info.pop("gpu_mlir")
         compiled.info["source"] = model

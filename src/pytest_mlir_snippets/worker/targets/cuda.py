@@ -123,7 +123,7 @@ class CudaBackend(Backend):
 
         parts, stages = steps_of(pipeline)
         steps = Steps()
-        with lowering.lowered(iteration_source(model, schedule), function, parts, self.name, between=steps,
+        with lowering.lowered(iteration_source(model, schedule, self.name), function, parts, self.name, between=steps,
                               stages=stages) as low:
             info = steps.finish(low.module)
             program = self._program(low, info.get("ptx", ""), 3)
