@@ -67,3 +67,14 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
                            str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_python_api_example_runs_as_written(pytester: pytest.Pytester) -> None:
+    """The first Python block of docs/python-api.md, copied into a test file, is a passing test
+    module (its strings defined, its xfail a crash)."""
+    text = (ROOT / "docs" / "python-api.md").read_text()
+    block = re.search(r"```python\n(.*?)```", text, re.S)
+    assert block is not None
+    pytester.makepyfile(test_example=block.group(1))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, xfailed=1)

@@ -33,6 +33,7 @@ def test_import_torch_then_check_the_lowering_against_pytorch(pytester: pytest.P
     pytester.makepyfile(mlp=MODEL)
     result = pytester.run(CLI, "import-torch", "mlp.py:make", "run")
     assert result.ret == 0, result.stderr.str()
+    assert "Warning" not in result.stderr.str()  # torch.export's deprecations are not the user's
     run = pytester.path / "run"
     assert sorted(p.name for p in run.iterdir()) == ["model_linalg.forward.npz", "model_linalg.mlir", "reference.py",
                                                       "reference_model.py", "reference_state.pt"]

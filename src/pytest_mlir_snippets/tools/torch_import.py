@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import shutil
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +78,9 @@ def export(factory: Any, func_name: str = "forward") -> tuple[Any, Any, tuple[An
     model, inputs = factory()
     model = model.eval()
     inputs = tuple(inputs)
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings():
+        # torch.export's own deprecations (FutureWarning: LeafSpec) say nothing about the user's model
+        warnings.simplefilter("ignore", FutureWarning)
         outputs = model(*inputs)
         exported = fx.export_and_import(model, *inputs, output_type="linalg-on-tensors", func_name=func_name)
     return exported, model, inputs, outputs
