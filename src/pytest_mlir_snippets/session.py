@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_mlir_snippets.protocol import Request, Response
+from pytest_mlir_snippets.protocol import Kind, Request, Response
 from pytest_mlir_snippets.settings import Settings
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def check_pipeline(settings: Settings) -> None:
         answer = sandbox.call(Request("check-pipeline", settings.pipeline), timeout=max(60.0, settings.timeout))
     finally:
         sandbox.close()
-    if answer.kind.value == "compile-error":
+    if answer.kind is Kind.COMPILE_ERROR:
         raise pytest.UsageError(f"--mlir-pipeline {settings.pipeline!r}: {answer.message}")
 
 

@@ -91,12 +91,6 @@ def _default(dtype: np.dtype) -> tuple[float, float]:
         return DEFAULT_TOLERANCE["float32"]
 
 
-def tolerance(dtype: np.dtype, atol: float | None, rtol: float | None) -> tuple[float, float]:
-    """The unscaled thresholds for one result: the user's, else the element type's default."""
-    default = _default(dtype)
-    return (default[0] if atol is None else atol, default[1] if rtol is None else rtol)
-
-
 @dataclass
 class Comparison:
     max_abs_err: float

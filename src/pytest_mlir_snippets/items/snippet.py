@@ -168,7 +168,7 @@ class SnippetItem(MlirItem):
             return options
         return dataclasses.replace(options, atol=found.atol if found.atol is not None else options.atol,
                                    rtol=found.rtol if found.rtol is not None else options.rtol, ulp=found.ulp,
-                                   tolerance_source=f"{found.text} (line {self.func.line - 1})")
+                                   tolerance_source=f"{found.text} (above line {self.func.line})")
 
     def _compile_request(self) -> Request:
         """This function's compile, with its recorded inputs (a compile may bake small

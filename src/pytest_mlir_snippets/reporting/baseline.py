@@ -1,11 +1,11 @@
 """Partial runs update the last full run's report instead of replacing it.
 
 A run that leaves some of a snippet file's items out (``-k``, ``--lf``, a CI shard, ``-x``)
-used to write that file's ``<stem>-run-report.txt`` from its own items alone: labelled
-partial, but the full picture gone. Now the last full run of each file is kept (its
-records, in pytest's cache, per target and mode), a partial run's records replace
-theirs there, each marked with the start time of the run that made it
-(``info["updated"]``), and the report shows the whole file. A full run starts afresh.
+would otherwise write that file's ``<stem>-run-report.txt`` from its own items alone.
+The last full run of each file is kept (its records, in pytest's cache, per target and
+mode), a partial run's records replace theirs there, each marked with the start time of
+the run that made it (``info[UPDATED]``), and the report shows the whole file. A full
+run starts afresh.
 Without pytest's cache (``-p no:cacheprovider``) a partial run's report is its own, as
 before. ``--mlir-json`` always holds this run's records only.
 
@@ -17,10 +17,9 @@ from dataclasses import replace
 from typing import Any
 
 from pytest_mlir_snippets.model.record import ItemRecord
-from pytest_mlir_snippets.reporting.runreport import RunInfo
+from pytest_mlir_snippets.reporting.runreport import UPDATED, RunInfo
 
 CACHE_KEY = "mlir-snippets/last-full-run"
-UPDATED = "updated"  # ItemRecord.info key: when the partial run that made this record started
 
 
 def merged(cache: Any, records: list[ItemRecord], functions: dict[str, list[tuple[str, int]]], run: RunInfo,

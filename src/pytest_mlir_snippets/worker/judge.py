@@ -82,12 +82,12 @@ def tolerance_rule(compiled: Compiled, options: Options, golden: dict[str, Any] 
 
 
 def computed(compiled: Compiled, actual_side: Any, actual: list[np.ndarray]) -> dict[str, str]:
-    """``computed``: ``runtime`` when a result (a check's operand: which side is the actual
-    one differs between conventions, and the expected side is a constant) of the compiled code
-    depends on a value given at run time, ``compile-time`` when none does; nothing when the
-    target does not say (``Compiled.info["runtime_results"]`` per result, or ``"runtime"`` for the
-    whole function, from ``lowering.dataflow``)
-    or when those results have no element at all (nothing to compute)."""
+    """``computed``: ``runtime`` when a result of the compiled code depends on a value given
+    at run time (of a function with checks, a check's operand: which side is the actual one
+    differs between conventions, and the expected side is a constant), ``compile-time``
+    when none does. Nothing when the target does not say (``Compiled.info``:
+    ``"runtime_results"`` per result, or ``"runtime"`` for the whole function, both from
+    ``lowering.dataflow``) or when those results have no element (nothing to compute)."""
     depends = compiled.info.get("runtime_results")
     indices = [i for i in actual_side if i < len(actual) and np.asarray(actual[i]).size]
     if actual and not indices:

@@ -87,7 +87,7 @@ def runtime_results(module: Any, function: str, count: int) -> list[bool] | None
         else:
             state.data.add(argument)
     ops = [op.operation for block in entry.regions[0].blocks for op in block.operations]
-    returned = [(ret.operands[0], _parts(ret.operands[0], count) if count > 1 else {0: [ret.operands[0]]})
+    returned = [_parts(ret.operands[0], count) if count > 1 else {0: [ret.operands[0]]}
                 for ret in ops if ret.name == "llvm.return" and len(ret.operands)]
     state.changed = True
     while state.changed:
@@ -95,7 +95,7 @@ def runtime_results(module: Any, function: str, count: int) -> list[bool] | None
         for op in ops:
             _visit(op, state)
         depends = [False] * count
-        for _, parts in returned:
+        for parts in returned:
             for index, values in parts.items():
                 depends[index] = depends[index] or any(_tainted(v, state) for v in values)
         if all(depends):  # taint only grows: nothing more to learn
@@ -199,8 +199,6 @@ def _where(op: Any) -> str:
     return f"@{hash(op)}"
 
 
-
-
 # ops whose results the optimizer may not see through: values given at run time, as far
 # as the code after them is concerned (IREE's own meaning of them)
 OPAQUE = frozenset({"util.optimization_barrier", "util.unfoldable_constant"})
@@ -221,20 +219,18 @@ def tensor_runtime(module: Any, function: str) -> bool | None:
     if function not in functions:
         return None
     ops = _nested(module.operation)
-    tainted: set[Any] = set(functions[function].regions[0].blocks[0].arguments)
-    hot_globals: set[str] = set()
+    state = _State()  # its ``hot``: the globals stored tainted data
+    tainted = state.data
+    tainted.update(functions[function].regions[0].blocks[0].arguments)
     returns = {name: [op for op in _nested(f) if op.name in _RETURNS] for name, f in functions.items()}
-    changed = True
 
     def taint(values: Any) -> None:
-        nonlocal changed
         for value in values:
-            if value not in tainted:
-                tainted.add(value)
-                changed = True
+            state.taint(value)
 
-    while changed:
-        changed = False
+    state.changed = True
+    while state.changed:
+        state.changed = False
         for op in ops:
             name = op.name
             ins = any(v in tainted for v in op.operands)
@@ -251,11 +247,10 @@ def tensor_runtime(module: Any, function: str) -> bool | None:
                 taint(r for i, r in enumerate(op.results)
                       if any(i < len(ret.operands) and ret.operands[i] in tainted for ret in returns[callee_name]))
             elif name == "util.global.store":
-                if ins and _global(op) not in hot_globals:
-                    hot_globals.add(_global(op))
-                    changed = True
+                if ins:
+                    state.heat({_global(op)})
             elif name == "util.global.load":
-                if _global(op) in hot_globals:
+                if _global(op) in state.hot:
                     taint(op.results)
             elif len(op.regions):
                 yields = any(v in tainted for region in op.regions for block in region.blocks

@@ -28,13 +28,10 @@ def value_of(attr: Any, ir: Any) -> np.ndarray:
         element = str(shaped.element_type)
         dtype = DTYPES.get(element)
         shape = tuple(shaped.shape)
-        if dtype is None:
-            return _narrow_value(str(attr), element, shape)
-        hexed = _HEX.match(str(attr))
-        if hexed:  # raw little-endian bytes (openxla's testdata): read as they are, any element width
-            return _shaped(np.frombuffer(bytes.fromhex(hexed.group(1)), dtype=dtype), shape)
-        if (dtype.kind == "f" and dtype.itemsize < 4) or element == "bf16" or dtype.kind == "c":  # from the text
-            return _from_text(str(attr), dtype, shape)
+        # raw bytes, and the types the bindings give no buffer of: from the printed form
+        if dtype is None or _HEX.match(str(attr)) or (dtype.kind == "f" and dtype.itemsize < 4) or \
+                element == "bf16" or dtype.kind == "c":
+            return _from_printed(str(attr), element, shape)
         if dtype.kind not in "biuf":
             raise ValueError(f"element type {element} written out")
         dense = ir.DenseElementsAttr(attr)
@@ -103,18 +100,24 @@ def constant_value(op: Any, ir: Any) -> np.ndarray:
         if depth == 0:
             end = i
             break
+    if end < 0:
+        raise ValueError("a value the bindings cannot read")
     kind = op.results[0].type
     shaped = ir.ShapedType(kind)
-    dtype = DTYPES.get(str(shaped.element_type))
-    body = text[start + 6:end]
-    shape = tuple(shaped.shape)
-    if dtype is None and end >= 0:
-        return _narrow_value(f"dense<{body}> : {kind}", str(shaped.element_type), shape)
-    if end < 0 or dtype is None:
-        raise ValueError(f"element type {shaped.element_type}")
-    if body.startswith('"0x'):
-        return _shaped(np.frombuffer(bytes.fromhex(body[3:-1]), dtype=dtype), shape)
-    return _from_text(f"dense<{body}> : {kind}", dtype, shape)
+    return _from_printed(f"dense<{text[start + 6:end]}> : {kind}", str(shaped.element_type), tuple(shaped.shape))
+
+
+def _from_printed(text: str, element: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A dense attribute's values from its printed form, ``dense<...> : type``: raw
+    little-endian bytes (openxla's testdata) read as they are, any element width, else the
+    values written out; a type numpy lacks in its wide type (``wide_element``)."""
+    dtype = DTYPES.get(element)
+    if dtype is None:
+        return _narrow_value(text, element, shape)
+    hexed = _HEX.match(text)
+    if hexed:
+        return _shaped(np.frombuffer(bytes.fromhex(hexed.group(1)), dtype=dtype), shape)
+    return _from_text(text, dtype, shape)
 
 
 def _from_text(text: str, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:

@@ -115,13 +115,12 @@ def legalize(module_text: str, kind: str, target: str, function: str,
             text, signature, checks = _first_that_lowers(module_text, kind, target, function, pipelines, fed,
                                                          feed=FEED_ALL)
         except SnippetFailure as failure:
-            inline = fed is not None and any(s.startswith("stablehlo.constant") for s in fed.sources)
-            if not inline or failure.kind is not Kind.COMPILE_ERROR:
+            if fed is None or not fed.own or failure.kind is not Kind.COMPILE_ERROR:
                 raise
-            assert fed is not None  # the function's own constants: kept constant where the lowering needs them
+            # the function's own constants: kept constant where the lowering needs them
             why = f"the lowering needs it constant ({failure.message.splitlines()[0][:120]})"
-            kept = [f"{s}: kept as a constant, {why}" for s in fed.sources if s.startswith("stablehlo.constant")]
-            fed.values, fed.sources, fed.kept = [], [], []
+            kept = [f"{s}: kept as a constant, {why}" for s in fed.own]
+            fed.values, fed.sources, fed.kept, fed.own = [], [], [], []
             text, signature, checks = _first_that_lowers(module_text, kind, target, function, pipelines, fed,
                                                          feed=FEED_GIVEN)
             fed.kept += kept
@@ -143,11 +142,11 @@ def legalize(module_text: str, kind: str, target: str, function: str,
     except SnippetFailure:
         raise as_written from None  # the snippet's own failure says more than the retry's
     # a baked input of rank 2 or more is data rather than axes or a shape: fed after all where it lowers without it
+    ctx = _torch_mlir_context()
     for index in sorted(i for i, v in constants.items() if v.ndim > 1):
         fewer = {i: v for i, v in constants.items() if i != index}
         try:
-            fewer_text, fewer_baked = bake_inputs(module_text, function, fewer, _torch_mlir_context(),
-                                                  _torch_mlir["ir"])
+            fewer_text, fewer_baked = bake_inputs(module_text, function, fewer, ctx, _torch_mlir["ir"])
             lowered = _first_that_lowers(fewer_text, kind, target, function, pipelines)
         except SnippetFailure:  # needed constant after all
             continue

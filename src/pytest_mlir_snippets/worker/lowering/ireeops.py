@@ -39,11 +39,13 @@ class Fed:
     values: list[np.ndarray] = field(default_factory=list)  # in argument order, after the entry's own
     sources: list[str] = field(default_factory=list)  # where each came from, for the record
     kept: list[str] = field(default_factory=list)  # constants that stayed constants, and why
+    own: list[str] = field(default_factory=list)  # of ``sources``, a self-checking function's own constants
 
     def extend(self, other: Fed) -> None:
         self.values += other.values
         self.sources += other.sources
         self.kept += other.kept
+        self.own += other.own
 
 
 def reject_iree_only(text: str, target: str) -> None:
@@ -156,6 +158,7 @@ def feed_constants(module: Any, ir: Any, function: str, constant_op: str, is_che
         op.operation.erase()
         fed.values.append(value)
         fed.sources.append(where)
+        fed.own.append(where)
     if fed.values:
         _retype(func, block, ir)
     return fed

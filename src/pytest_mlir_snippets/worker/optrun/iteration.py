@@ -6,6 +6,8 @@ compile whose result every stage of the iteration reads (``Steps``)."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pytest_mlir_snippets.protocol import Kind
@@ -111,11 +113,19 @@ class Steps:
         return info
 
 
-def steps_of(pipeline: str) -> tuple[list[str], list[str]]:
-    """An iteration's compile as ``lowering.lowered`` takes it: the transform interpreter,
-    then each top-level step of ``pass_pipeline.txt``; and each part's stage, for messages."""
+@contextmanager
+def lowered_iteration(model: str, schedule: str, pipeline: str, function: str,
+                      target: str) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """An iteration through the target's own compile (``lowering.lowered``): the transform
+    interpreter, then each top-level step of ``pass_pipeline.txt`` (``Steps`` between them);
+    the lowered module, inside its context, and what ``Steps.finish`` found."""
+    from pytest_mlir_snippets.worker.lowering.passes import lowered
+
     steps = pipeline_steps(pipeline)
-    return [INTERPRETER, *steps], ["the transform schedule", *["pass_pipeline.txt"] * len(steps)]
+    between = Steps()
+    with lowered(iteration_source(model, schedule, target), function, [INTERPRETER, *steps], target,
+                 between=between, stages=["the transform schedule", *["pass_pipeline.txt"] * len(steps)]) as low:
+        yield low, between.finish(low.module)
 
 
 def _constant(value: Any) -> int | None:

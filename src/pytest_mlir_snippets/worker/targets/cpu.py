@@ -90,35 +90,27 @@ class CpuBackend(Backend):
         """An optimization-run iteration, ready to run: schedule, then ``pass_pipeline.txt``
         (which must reach the LLVM dialect), one step at a time (``optrun.iteration.Steps``);
         its reference is the model itself."""
-        from pytest_mlir_snippets.worker.optrun.iteration import Steps, iteration_source, steps_of
+        from pytest_mlir_snippets.worker.optrun.iteration import lowered_iteration
 
-        parts, stages = steps_of(pipeline)
-        steps = Steps()
-        compiled = self._compile(iteration_source(model, schedule, self.name), function, parts, False, translate=False,
-                                 analyze=False, steps=(steps, stages))
-        compiled.ir = compiled.info.pop("gpu_mlir")
-        compiled.info["source"] = model
-        return compiled
+        with lowered_iteration(model, schedule, pipeline, function, self.name) as (low, info):
+            text = info.pop("gpu_mlir")
+            return Compiled(text, function, low.signature, None, dict(low.info, source=model, **info))
 
     def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True,
                  constants: Mapping[int, np.ndarray] | None = None, opt_level: int = 3,
-                 translate: bool = True, analyze: bool = True, steps: tuple[Any, list[str]] | None = None) -> Compiled:
+                 translate: bool = True, analyze: bool = True) -> Compiled:
         """``translate``: to LLVM IR in an ExecutionEngine, else (nothing will run it) only
         checked translatable: an engine costs about half a compile-only function's time,
         most of it the machine code its destruction generates. ``analyze``: say which
-        results depend on run-time values (a snippet's, not a reference's). ``steps``: an
-        iteration's (``optrun.iteration.Steps``, the parts' stages), between the parts."""
-        between, stages = steps if steps else (None, None)
-        with lowering.lowered(module, function, pipeline, self.name, constants, between, stages) as low:
-            if steps:
-                low.info.update(steps[0].finish(low.module))
+        results depend on run-time values (a snippet's, not a reference's)."""
+        with lowering.lowered(module, function, pipeline, self.name, constants) as low:
             engine = None
             try:  # translation to LLVM IR; machine code is generated at the first call (link)
                 if translate:
                     engine = self.engine_type(low.module, opt_level=opt_level, shared_libs=runner_libraries())
             except Exception as error:
                 raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error) from None
-            if not translate and not steps:
+            if not translate:
                 untranslatable = lowering.untranslatable(low.module)
                 if untranslatable:
                     raise SnippetFailure(Kind.COMPILE_ERROR, "translation to LLVM failed", untranslatable)

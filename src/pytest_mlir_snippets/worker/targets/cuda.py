@@ -119,13 +119,9 @@ class CudaBackend(Backend):
         the host code JIT-compiled where a device is; its reference is the model itself.
         Constants stay where the pipeline put them (kernels reading host globals need a
         driver with HMM)."""
-        from pytest_mlir_snippets.worker.optrun.iteration import Steps, iteration_source, steps_of
+        from pytest_mlir_snippets.worker.optrun.iteration import lowered_iteration
 
-        parts, stages = steps_of(pipeline)
-        steps = Steps()
-        with lowering.lowered(iteration_source(model, schedule, self.name), function, parts, self.name, between=steps,
-                              stages=stages) as low:
-            info = steps.finish(low.module)
+        with lowered_iteration(model, schedule, pipeline, function, self.name) as (low, info):
             program = self._program(low, info.get("ptx", ""), 3)
         text = info.pop("gpu_mlir")
         return Compiled(text, function, low.signature, program, dict(low.info, source=model, **info))

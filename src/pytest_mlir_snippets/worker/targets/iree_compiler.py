@@ -24,6 +24,7 @@ from __future__ import annotations
 import ctypes
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec, UnsupportedType
@@ -179,7 +180,7 @@ class Compiler:
         from pytest_mlir_snippets.worker.lowering.dataflow import tensor_runtime
 
         handle = invocation._inv_p
-        _phases()["to"](handle, PHASE)
+        _phase_setter("To")(handle, PHASE)
         if not invocation.execute():
             raise diags.failure(Kind.COMPILE_ERROR, "IREE's compiler failed")
         printed = self._buffer.open_membuffer()
@@ -190,27 +191,24 @@ class Compiler:
                 runtime = tensor_runtime(self._ir.Module.parse(text), function)
         except Exception:  # no verdict on computing: the compile goes on
             runtime = None
-        _phases()["from"](handle, PHASE)
-        _phases()["to"](handle, b"end")
+        _phase_setter("From")(handle, PHASE)
+        _phase_setter("To")(handle, b"end")
         return runtime
 
 
 PHASE = b"global-optimization"  # where ``Compiler._analyzed`` looks at the program
-_PHASES: dict[str, Any] = {}
 
 
-def _phases() -> dict[str, Any]:
-    """The embedding API's phase setters (``iree/compiler/embedding_api.h``), which the
-    Python wrapper does not expose: ``--compile-to`` / ``--compile-from`` of one invocation."""
-    if not _PHASES:
-        from iree.compiler.api import ctypes_dl
+@cache
+def _phase_setter(which: str) -> Any:
+    """The embedding API's ``ireeCompilerInvocationSetCompile{To,From}Phase``
+    (``iree/compiler/embedding_api.h``), which the Python wrapper does not expose:
+    ``--compile-to`` / ``--compile-from`` of one invocation."""
+    from iree.compiler.api import ctypes_dl
 
-        for key, name in (("to", "ireeCompilerInvocationSetCompileToPhase"),
-                          ("from", "ireeCompilerInvocationSetCompileFromPhase")):
-            setter = getattr(ctypes_dl._dylib, name)
-            setter.argtypes, setter.restype = [ctypes.c_void_p, ctypes.c_char_p], ctypes.c_void_p
-            _PHASES[key] = setter
-    return _PHASES
+    setter = getattr(ctypes_dl._dylib, f"ireeCompilerInvocationSetCompile{which}Phase")
+    setter.argtypes, setter.restype = [ctypes.c_void_p, ctypes.c_char_p], ctypes.c_void_p
+    return setter
 
 
 _SEVERITY = {0: "note", 1: "warning", 2: "error", 3: "remark"}  # iree_compiler_diagnostic_severity_t
