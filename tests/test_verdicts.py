@@ -163,6 +163,7 @@ def test_a_function_with_checks_is_judged_by_them(pytester: pytest.Pytester) -> 
     pytester.makefile(".mlir", ops="\n".join(line for line in CHECKED.splitlines() if "custom_call" not in line))
     _, records = _records(pytester)  # the check deleted: nothing left to compare
     assert records["main[execute]"]["golden"] == "none" and records["main[execute]"]["outcome"] == "skipped"
+    assert records["main[execute]"]["computed"] is None  # nothing was to be computed: neither kind
 
 
 def test_stablehlo_without_data_is_judged_by_the_interpreter(pytester: pytest.Pytester) -> None:

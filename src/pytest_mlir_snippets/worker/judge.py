@@ -88,15 +88,15 @@ def computed(compiled: Compiled, actual_side: Any, actual: list[np.ndarray]) -> 
     when none does. Nothing when the target does not say (``Compiled.info``:
     ``"runtime_results"`` per result, or ``"runtime"`` for the whole function, both from
     ``lowering.dataflow``) or when those results have no element (nothing to compute)."""
-    depends = compiled.info.get("runtime_results")
     indices = [i for i in actual_side if i < len(actual) and np.asarray(actual[i]).size]
-    if actual and not indices:
+    if not indices:  # no result, or none with an element: nothing was to be computed
         return {}
     if "runtime" in compiled.info:  # decided for the whole function (the IREE targets)
         return {COMPUTED: (Computed.RUNTIME if compiled.info["runtime"] else Computed.COMPILE_TIME).value}
+    depends = compiled.info.get("runtime_results")
     if depends is None:
         return {}
-    runtime = any(depends[i] for i in indices if i < len(depends)) if indices else any(depends)
+    runtime = any(depends[i] for i in indices if i < len(depends))
     return {COMPUTED: Computed.RUNTIME.value if runtime else Computed.COMPILE_TIME.value}
 
 
