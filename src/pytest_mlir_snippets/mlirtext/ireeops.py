@@ -38,7 +38,12 @@ CHECK_OPS = ("check.expect_eq", "check.expect_eq_const", "check.expect_almost_eq
 
 
 class IreeSyntaxError(ValueError):
-    """An IREE op written in a form this rewrite does not know."""
+    """A util or check op written in a form this rewrite does not know; ``dialect`` says
+    whose op it is (IREE's, or the check dialect of StableHLO's interpreter)."""
+
+    def __init__(self, message: str, dialect: str = "IREE") -> None:
+        super().__init__(message)
+        self.dialect = dialect
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,8 @@ def _generic(name: str, body: str) -> str:
     body = body.strip()
     if body.startswith("<"):
         raise IreeSyntaxError(f"{name} with a device operand (a HAL value: IREE only)")
+    if body.startswith("%"):
+        return _stablehlo_check(name, body)
     if not body.startswith("("):
         raise IreeSyntaxError(f"{name} {body!r}")
     close = _matching(body, 0)
@@ -143,6 +150,40 @@ def _generic(name: str, body: str) -> str:
         props.append("bitwise")  # IREE's module compares bytes (StableHLO's generic check.expect_eq does not)
     properties = f" <{{{', '.join(props)}}}>" if props else ""
     return f'"{name}"({", ".join(operands)}){properties} : ({", ".join([kind] * len(operands))}) -> ()'
+
+
+def _stablehlo_check(name: str, body: str) -> str:
+    """The generic form of a check op in StableHLO's syntax (its ``CheckOps.td``):
+    ``expect_eq %a, %b : T``, ``expect_almost_eq %a, %b, tolerance = X : T``,
+    ``expect_close %a, %b, max_ulp_difference = N : T, T``, and the ``_const`` forms
+    ``expect_eq_const %a, dense<...> : T {tolerance = X}`` (the value's type is the operand's)."""
+    if name not in (*CHECK_OPS, "check.expect_close"):
+        raise IreeSyntaxError(f"{name}: StableHLO's interpreter op, which compares with what interpreter.probe "
+                              "wrote to disk" if name == "check.expect_serialized_eq" else f"{name} {body!r}",
+                              dialect="StableHLO's check")
+    attrs = ""
+    if body.endswith("}"):  # a trailing attribute dictionary
+        opening = [i for i, ch, depth in _walk(body) if ch == "{" and depth == 1]
+        if opening:
+            attrs, body = body[opening[-1] + 1: -1].strip(), body[: opening[-1]].strip()
+    props = [attrs] if attrs else []
+    parts = _split_top(body, ",")
+    if name.endswith("_const"):
+        value = ", ".join(parts[1:])
+        pieces = _split_top(value, ":")
+        if len(parts) < 2 or len(pieces) < 2:
+            raise IreeSyntaxError(f"{name} {body!r}", dialect="StableHLO's check")
+        props.insert(0, f"value = {value}")
+        return f'"{name}"({parts[0]}) <{{{", ".join(props)}}}> : ({pieces[-1]}) -> ()'
+    pieces = _split_top(body, ":")
+    head, kinds = ":".join(pieces[:-1]), pieces[-1]
+    operands = [p for p in _split_top(head, ",") if p.startswith("%")]
+    props += [p for p in _split_top(head, ",") if "=" in p and not p.startswith("%")]
+    types = _split_top(kinds, ",")
+    if not head or len(operands) != 2 or len(types) not in (1, 2):
+        raise IreeSyntaxError(f"{name} {body!r}", dialect="StableHLO's check")
+    properties = f" <{{{', '.join(props)}}}>" if props else ""
+    return f'"{name}"({", ".join(operands)}){properties} : ({types[0]}, {types[-1]}) -> ()'
 
 
 def rewrite(text: str) -> tuple[str, list[CheckSite]]:

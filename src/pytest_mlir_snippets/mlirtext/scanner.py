@@ -42,6 +42,25 @@ _SYM_VIS = re.compile(r'sym_visibility\s*=\s*"(\w+)"')
 _SPACE = re.compile(r"[ \t\r\n]+")
 _VALUE_DEF = re.compile(r"[\w%#,:\s]*=\s*")
 _BLANKS_AND_COMMENTS = re.compile(r"\s*(?://[^\n]*\n\s*)*")
+# mlir-opt's ``-split-input-file``: a line that is the marker ``// -----`` ends a section
+_SPLIT_MARKER = re.compile(r"^[ \t]*// -----[^\n]*$", re.M)
+# a RUN line (lit's syntax) that passes the flag to the tool reading the file
+_SPLIT_FLAG = re.compile(r"^[ \t]*//[ \t]*RUN:[^\n]*(?<![\w-])--?split-input-file(?![\w-])", re.M)
+
+
+def splits_input(text: str) -> bool:
+    """Whether a RUN line of ``text`` reads it with ``-split-input-file``: then each
+    ``// -----`` section is its own module, as mlir-opt and stablehlo-translate read it."""
+    return "split-input-file" in text and _SPLIT_FLAG.search(text) is not None
+
+
+def sections(text: str) -> list[tuple[int, int]]:
+    """The (start, end) offsets of the ``// -----`` sections of ``text``, in order."""
+    bounds = [0]
+    for m in _SPLIT_MARKER.finditer(text):
+        bounds += [m.start(), m.end()]
+    bounds.append(len(text))
+    return list(zip(bounds[::2], bounds[1::2]))
 
 
 @dataclass
@@ -62,6 +81,7 @@ class Op:
     children: list[Op] = field(default_factory=list)
     parent: Op | None = None
     comments: list[str] = field(default_factory=list)  # comment lines right above
+    section: int = 0  # the ``// -----`` section it is in (0 when the file is one module)
 
     @property
     def is_module(self) -> bool:
@@ -73,15 +93,19 @@ class Op:
 
 
 class Scan:
-    """The ops of a snippet file: aliases, the resource block, and a tree of module bodies."""
+    """The ops of a snippet file: aliases, the resource blocks, and a tree of module bodies.
+    Under ``-split-input-file`` (``splits_input``) each section is scanned as its own
+    top level; every op knows its section."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self.aliases: list[Op] = []
-        self.resources: tuple[int, int] | None = None
+        self.resources: dict[int, tuple[int, int]] = {}  # section -> its {-# ... #-} block
         self.top = Op("<file>", 0, len(text), 1, 1, has_body=True, region=(0, len(text)))
-        self.top.children = self._scan_body(0, len(text), self.top, top_level=True)
+        self._section = 0
+        for self._section, (begin, end) in enumerate(sections(text) if splits_input(text) else [(0, len(text))]):
+            self.top.children += self._scan_body(begin, end, self.top, top_level=True)
 
     # ---------------------------------------------------------------- scanning
     def line_of(self, offset: int) -> int:
@@ -109,7 +133,7 @@ class Scan:
                 if close < 0:
                     raise SplitError(f"line {self.line_of(pos)}: '{{-#' without '#-}}'")
                 if top_level:
-                    self.resources = (pos, close + 3)
+                    self.resources[self._section] = (pos, close + 3)
                 pos = close + 3
                 comments = []
                 continue
@@ -134,7 +158,7 @@ class Scan:
             nxt = _WORD.match(text, after.end(), end) if after else None
             name = nxt.group(0) if nxt else name
         line = self.line_of(start)
-        op = Op(name, start, end, line, start - self._line_starts[line - 1] + 1, parent=parent)
+        op = Op(name, start, end, line, start - self._line_starts[line - 1] + 1, parent=parent, section=self._section)
         generic = name.startswith('"')
         stack: list[str] = []
         line_begin = start

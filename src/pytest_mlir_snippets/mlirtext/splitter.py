@@ -54,7 +54,7 @@ class SnippetSource(Scan):
     def __init__(self, text: str) -> None:
         super().__init__(text)
         self.functions = self._find_functions()
-        self._symbols: dict[int, dict[str, Op]] = {}  # module body (by id) -> its ops by symbol
+        self._symbols: dict[tuple[int, int], dict[str, Op]] = {}  # (module body id, section) -> ops by symbol
 
     def _find_functions(self) -> list[Function]:
         found: list[Function] = []
@@ -74,9 +74,11 @@ class SnippetSource(Scan):
     def split(self, fn: Function) -> Split:
         """A module holding ``fn`` and everything it needs, parseable on its own."""
         parent = fn.scope[-1] if fn.scope else self.top
-        by_symbol = self._symbols.get(id(parent))
+        section = fn.op.section
+        by_symbol = self._symbols.get((id(parent), section))
         if by_symbol is None:  # once per module body: a split costs its own size, not the file's
-            by_symbol = self._symbols[id(parent)] = {op.symbol: op for op in parent.children if op.symbol is not None}
+            by_symbol = self._symbols[(id(parent), section)] = {
+                op.symbol: op for op in parent.children if op.symbol is not None and op.section == section}
         keep: dict[int, Op] = {id(fn.op): fn.op}
         todo = [fn.op]
         while todo:
@@ -95,7 +97,8 @@ class SnippetSource(Scan):
             out.append(chunk + "\n")
 
         for alias in self.aliases:
-            emit(self._op_text(alias), alias.line)
+            if alias.section == section:
+                emit(self._op_text(alias), alias.line)
         modules = [op for op in fn.scope if op.is_module]
         header, header_line = "module", None
         if modules:
@@ -107,8 +110,9 @@ class SnippetSource(Scan):
         for op in sorted(keep.values(), key=lambda op: op.start):  # in file order
             emit(self._op_text(op), op.line)
         emit("}", None)
-        if self.resources is not None:
-            emit(self._filtered_resources("".join(out)), self.line_of(self.resources[0]))
+        resources = self.resources.get(section)
+        if resources is not None:
+            emit(self._filtered_resources("".join(out), resources), self.line_of(resources[0]))
         return Split("".join(out), line_map)
 
     def _op_text(self, op: Op) -> str:
@@ -118,10 +122,9 @@ class SnippetSource(Scan):
             prefix = " " * len(prefix)
         return prefix + self.text[op.start: op.end].rstrip()
 
-    def _filtered_resources(self, module_text: str) -> str:
+    def _filtered_resources(self, module_text: str, resources: tuple[int, int]) -> str:
         """The ``{-# ... #-}`` trailer, keeping only blobs the module refers to."""
-        assert self.resources is not None
-        block = self.text[self.resources[0]: self.resources[1]]
+        block = self.text[resources[0]: resources[1]]
         used = set(_RESOURCE_USE.findall(module_text))
         kept: list[str] = []
         for line in block.split("\n"):
@@ -175,7 +178,38 @@ def _dict_entries(body: str) -> list[str]:
 
 def _assign_uids(functions: list[Function]) -> None:
     """Same name in two nested modules: prefix the module path (from where the paths
-    part); same name in one module (invalid MLIR, reported later): ``~N``."""
+    part); the k-th ``// -----`` section defining a name (k >= 2): ``~k``; same name in
+    one module (invalid MLIR, reported later): ``~N``, the next number free."""
+    sections: dict[int, list[Function]] = {}
+    for fn in functions:
+        sections.setdefault(fn.op.section, []).append(fn)
+    for in_section in sections.values():
+        _module_paths(in_section)
+    defining: dict[str, list[int]] = {}  # uid -> the sections defining it, in file order
+    for fn in functions:
+        order = defining.setdefault(fn.uid, [])
+        if fn.op.section not in order:
+            order.append(fn.op.section)
+    for fn in functions:
+        k = defining[fn.uid].index(fn.op.section) + 1
+        fn.uid = fn.uid if k == 1 else f"{fn.uid}~{k}"
+    taken = {fn.uid for fn in functions}
+    first: dict[str, Function] = {}
+    for fn in functions:
+        if fn.uid in first:
+            n = 2
+            while f"{fn.uid}~{n}" in taken:
+                n += 1
+            fn.duplicate_of = first[fn.uid].line
+            taken.add(f"{fn.uid}~{n}")
+            fn.uid = f"{fn.uid}~{n}"
+        else:
+            first[fn.uid] = fn
+
+
+def _module_paths(functions: list[Function]) -> None:
+    """Functions of one name in different nested modules: the module path, from where the
+    paths part, before the name."""
     groups: dict[str, list[Function]] = {}
     for fn in functions:
         groups.setdefault(fn.name, []).append(fn)
@@ -188,17 +222,6 @@ def _assign_uids(functions: list[Function]) -> None:
             common += 1
         for fn, path in zip(group, paths):
             fn.uid = ".".join([*path[common:], fn.name])
-    first: dict[str, Function] = {}
-    for fn in functions:
-        if fn.uid in first:
-            n = 2
-            while f"{fn.uid}~{n}" in first:
-                n += 1
-            fn.duplicate_of = first[fn.uid].line
-            first[f"{fn.uid}~{n}"] = fn
-            fn.uid = f"{fn.uid}~{n}"
-        else:
-            first[fn.uid] = fn
 
 
 def _scope_label(op: Op) -> str:

@@ -17,6 +17,10 @@ analysis of the entry function:
   gets a tainted operand;
 - branch operands flow into the successors' block arguments (a tainted condition
   taints them all);
+- a loop's induction variables (integer block arguments of the other blocks) are computed
+  at run time too: data computed from them (``stablehlo.iota``) taints the memory it is
+  stored into, but an address computed from them does not taint what it loads (a copy of a
+  constant, element by element, stays a constant);
 - a result is computed at run time when its value is tainted or a buffer it points to
   holds tainted data.
 
@@ -35,9 +39,10 @@ _PURE_TERMINATORS = frozenset({"llvm.return", "llvm.unreachable"})
 _MEMORY_INTRINSICS = ("llvm.intr.mem", "llvm.intr.masked.", "llvm.intr.matrix", "llvm.intr.prefetch")
 
 
-class _State:
+class State:
     def __init__(self) -> None:
         self.data: set[Any] = set()  # tainted values
+        self.loop: set[Any] = set()  # values computed from induction variables (not addresses' taint)
         self.roots: dict[Any, frozenset[str]] = {}  # value -> the memories its pointer may point into
         self.hot: set[str] = set()  # memories holding tainted data
         self.pointees: dict[str, set[str]] = {}  # memory -> memories whose pointers were stored in it
@@ -46,6 +51,12 @@ class _State:
     def taint(self, value: Any) -> None:
         if value not in self.data:
             self.data.add(value)
+            self.changed = True
+
+    def count(self, value: Any) -> None:
+        """``value`` computed from a loop's induction variables."""
+        if value not in self.loop:
+            self.loop.add(value)
             self.changed = True
 
     def point(self, value: Any, roots: frozenset[str]) -> None:
@@ -78,7 +89,7 @@ def runtime_results(module: Any, function: str, count: int) -> list[bool] | None
                   and str(op.attributes["sym_name"]).strip('"') == function and len(op.regions[0].blocks)), None)
     if entry is None:
         return None
-    state = _State()
+    state = State()
     first = entry.regions[0].blocks[0]
     for index, argument in enumerate(first.arguments):
         if str(argument.type) == "!llvm.ptr":
@@ -86,6 +97,8 @@ def runtime_results(module: Any, function: str, count: int) -> list[bool] | None
             state.hot.add(f"arg{index}")
         else:
             state.data.add(argument)
+    for block in list(entry.regions[0].blocks)[1:]:
+        state.loop.update(a for a in block.arguments if str(a.type).startswith("i"))
     ops = [op.operation for block in entry.regions[0].blocks for op in block.operations]
     returned = [_parts(ret.operands[0], count) if count > 1 else {0: [ret.operands[0]]}
                 for ret in ops if ret.name == "llvm.return" and len(ret.operands)]
@@ -103,8 +116,10 @@ def runtime_results(module: Any, function: str, count: int) -> list[bool] | None
     return depends
 
 
-def _tainted(value: Any, state: _State) -> bool:
-    return value in state.data or bool(state.reach(state.roots.get(value, frozenset())) & state.hot)
+def _tainted(value: Any, state: State) -> bool:
+    if value in state.data or value in state.loop:
+        return True
+    return bool(state.reach(state.roots.get(value, frozenset())) & state.hot)
 
 
 def _parts(value: Any, count: int) -> dict[int, list[Any]]:
@@ -122,7 +137,7 @@ def _parts(value: Any, count: int) -> dict[int, list[Any]]:
     return found
 
 
-def _visit(op: Any, state: _State) -> None:
+def _visit(op: Any, state: State) -> None:
     name = op.name
     operands = list(op.operands)
     if name == "llvm.load":
@@ -137,7 +152,7 @@ def _visit(op: Any, state: _State) -> None:
     if name == "llvm.store":
         value, address = operands[0], operands[1]
         roots = state.roots.get(address, frozenset())
-        if value in state.data or address in state.data:
+        if value in state.data or value in state.loop or address in state.data:
             state.heat(roots)
         stored = state.roots.get(value, frozenset())
         for root in roots:
@@ -166,6 +181,7 @@ def _visit(op: Any, state: _State) -> None:
         _branch(operands, successors, state)
         return
     tainted_in = any(v in state.data for v in operands)
+    counted = not tainted_in and any(v in state.loop for v in operands)
     roots = frozenset(r for v in operands for r in state.roots.get(v, ()))
     touches_memory = name == "llvm.call" or name.startswith(_MEMORY_INTRINSICS) or (
         not len(op.results) and name not in _PURE_TERMINATORS)
@@ -178,18 +194,23 @@ def _visit(op: Any, state: _State) -> None:
     for result in op.results:
         if tainted_in:
             state.taint(result)
+        elif counted and not touches_memory:
+            state.count(result)
         if roots:
             state.point(result, roots)
 
 
-def _branch(operands: list[Any], successors: list[Any], state: _State) -> None:
+def _branch(operands: list[Any], successors: list[Any], state: State) -> None:
     """Every operand of a branch may flow into every block argument of its successors."""
     tainted = any(v in state.data for v in operands)
+    counted = any(v in state.loop for v in operands)
     roots = frozenset(r for v in operands for r in state.roots.get(v, ()))
     for block in successors:
         for argument in block.arguments:
             if tainted:
                 state.taint(argument)
+            elif counted:
+                state.count(argument)
             if roots:
                 state.point(argument, roots)
 
@@ -199,88 +220,4 @@ def _where(op: Any) -> str:
     return f"@{hash(op)}"
 
 
-# ops whose results the optimizer may not see through: values given at run time, as far
-# as the code after them is concerned (IREE's own meaning of them)
-OPAQUE = frozenset({"util.optimization_barrier", "util.unfoldable_constant"})
-_CALLS = frozenset({"util.call", "func.call"})
-_RETURNS = frozenset({"util.return", "func.return"})
-
-
-def tensor_runtime(module: Any, function: str) -> bool | None:
-    """Whether what ``function`` of ``module`` checks (its check ops' operands) or returns
-    depends on a value given at run time, on IR with value semantics (IREE's after its
-    global optimization: tensors, calls, no memory but globals). Sources: the public entry's
-    arguments and the results of ``OPAQUE`` ops; taint flows through operands (captured
-    values of regions included), a region's yields into its op's results, call operands
-    into the callee's arguments and its returns into the call's results, and stored into a
-    global out of its loads. ``None``: no such function."""
-    functions = {str(op.attributes["sym_name"]).strip('"'): op for op in module.body.operations
-                 if op.operation.name in ("util.func", "func.func") and len(op.regions[0].blocks)}
-    if function not in functions:
-        return None
-    ops = _nested(module.operation)
-    state = _State()  # its ``hot``: the globals stored tainted data
-    tainted = state.data
-    tainted.update(functions[function].regions[0].blocks[0].arguments)
-    returns = {name: [op for op in _nested(f) if op.name in _RETURNS] for name, f in functions.items()}
-
-    def taint(values: Any) -> None:
-        for value in values:
-            state.taint(value)
-
-    state.changed = True
-    while state.changed:
-        state.changed = False
-        for op in ops:
-            name = op.name
-            ins = any(v in tainted for v in op.operands)
-            if name in OPAQUE:
-                taint(op.results)
-            elif name in _CALLS:
-                callee = functions.get(str(op.attributes["callee"]).lstrip("@").strip('"'))
-                if callee is None:
-                    if ins:
-                        taint(op.results)
-                    continue
-                taint(a for a, v in zip(callee.regions[0].blocks[0].arguments, op.operands) if v in tainted)
-                callee_name = str(callee.attributes["sym_name"]).strip('"')
-                taint(r for i, r in enumerate(op.results)
-                      if any(i < len(ret.operands) and ret.operands[i] in tainted for ret in returns[callee_name]))
-            elif name == "util.global.store":
-                if ins:
-                    state.heat({_global(op)})
-            elif name == "util.global.load":
-                if _global(op) in state.hot:
-                    taint(op.results)
-            elif len(op.regions):
-                yields = any(v in tainted for region in op.regions for block in region.blocks
-                             if len(block.operations) for v in list(block.operations)[-1].operands)
-                if ins:
-                    taint(a for region in op.regions for block in region.blocks for a in block.arguments)
-                if ins or yields:
-                    taint(op.results)
-            elif ins:
-                taint(op.results)
-                if name not in _RETURNS:
-                    taint(a for block in list(op.successors) for a in block.arguments)
-    checks = [op for op in ops if op.name.startswith("check.expect")]
-    if checks:
-        return any(v in tainted for op in checks for v in op.operands)
-    return any(v in tainted for ret in returns[function] for v in ret.operands)
-
-
-def _nested(op: Any) -> list[Any]:
-    found: list[Any] = []
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                found.append(inner.operation)
-                found.extend(_nested(inner.operation))
-    return found
-
-
-def _global(op: Any) -> str:
-    return str(op.attributes["global"]).lstrip("@").strip('"')
-
-
-__all__ = ["runtime_results", "tensor_runtime"]
+__all__ = ["runtime_results"]

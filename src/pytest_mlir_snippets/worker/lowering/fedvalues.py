@@ -76,7 +76,7 @@ def _narrow_value(text: str, element: str, shape: tuple[int, ...]) -> np.ndarray
             raise ValueError(f"element type {element}")
         if hexed:
             return _shaped(np.frombuffer(bytes.fromhex(hexed.group(1)), dtype=own).astype(np.float32), shape)
-        return _from_text(text, np.dtype(np.float32), shape)
+        return _from_text(text, np.dtype(own), shape).astype(np.float32)  # hex elements: the type's own bits
     if hexed:
         raise ValueError(f"element type {element} written as raw bytes")
     return _from_text(text, np.dtype(np.uint8 if wide.startswith("u") else np.int8), shape)

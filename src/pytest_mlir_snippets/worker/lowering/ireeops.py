@@ -139,14 +139,18 @@ def feed_constants(module: Any, ir: Any, function: str, constant_op: str, is_che
     """A self-checking function's own constants (the StableHLO specification's tests write
     their inputs inline): each ``constant_op`` of the entry's body that an op other than a
     check uses becomes a new argument holding its value, so that the op under test runs on
-    values given at run time. ``is_check(op)``: whether a user is a check (whose expected
-    side stays constant). A value that cannot be read stays constant, said in ``kept``."""
+    values given at run time. ``is_check(op)``: whether a user is a check; a constant that
+    checks use only as their expected side (operand 1) stays constant, one a check reads as
+    its actual side (operand 0: ``check.expect_eq_const %c, dense<...>``, a test of the
+    constant itself) is fed, so that the check reads a value that went through the code.
+    A value that cannot be read stays constant, said in ``kept``."""
     func = mlirtools.find_function(module, function)
     block = func.regions[0].blocks[0]
     fed = Fed()
     for number, op in enumerate([op for op in block.operations if op.operation.name == constant_op], 1):
         result = op.results[0]
-        if not str(result.type).startswith("tensor<") or all(is_check(use.owner) for use in result.uses):
+        if not str(result.type).startswith("tensor<") or all(is_check(use.owner) and use.operand_number > 0
+                                                              for use in result.uses):
             continue
         where = f"{constant_op} #{number} (line {mlirtools.location_of(str(op.location))[0]})"
         try:

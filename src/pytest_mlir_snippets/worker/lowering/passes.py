@@ -18,7 +18,7 @@ from pytest_mlir_snippets.mlirtext import ireeops as iree_text
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
-from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
+from pytest_mlir_snippets.worker.lowering import frontend, mlirtools, oneprocess
 from pytest_mlir_snippets.worker.lowering import ireeops as iree_ops
 
 
@@ -40,13 +40,14 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
     from mlir import ir, passmanager
 
     kind = frontend.front_end(module)
+    oneprocess.refuse(module, target)
     iree = iree_text.uses_iree_ops(module)
     if iree:  # IREE's util and check ops, in generic form (IREE-only dialects: unsupported)
         iree_ops.reject_iree_only(module, target)
         try:
             module = iree_text.rewrite(module)[0]
         except iree_text.IreeSyntaxError as error:
-            raise SnippetFailure(Kind.UNSUPPORTED, f"an IREE op in a form target {target} cannot read: "
+            raise SnippetFailure(Kind.UNSUPPORTED, f"{error.dialect}'s op in a form target {target} cannot read: "
                                  f"{error}") from None
     fed = iree_ops.Fed()
     text, own_signature, baked, checks = (frontend.legalize(module, kind, target, function, constants, fed) if kind

