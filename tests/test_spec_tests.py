@@ -1,0 +1,181 @@
+"""The StableHLO specification's interpreter tests as written (issue 42): ``-split-input-file``
+sections are modules, the check dialect in its custom syntax, small floats computed, and
+what needs several processes or the interpreter itself ``unsupported`` by name. Real pytest
+runs on real MLIR; every golden is also sabotaged."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
+
+pytestmark = pytest.mark.slow
+
+SECTIONS = """// RUN: stablehlo-translate --interpret -split-input-file %s
+
+#map = affine_map<(d0) -> (d0)>
+func.func private @g() -> i32 {
+  %c = arith.constant 1 : i32
+  return %c : i32
+}
+func.func @f() -> i32 {
+  %0 = call @g() : () -> i32
+  return %0 : i32
+}
+
+// -----
+
+#map = affine_map<(d0) -> (d0 + 1)>
+func.func private @g() -> i32 {
+  %c = arith.constant 2 : i32
+  return %c : i32
+}
+func.func @f() -> i32 {
+  %0 = call @g() : () -> i32
+  return %0 : i32
+}
+func.func @h() { return }
+func.func @h() { return }
+"""
+
+
+def test_sections_are_modules_under_split_input_file() -> None:
+    source = SnippetSource(SECTIONS)
+    assert [fn.uid for fn in source.functions] == ["f", "f~2", "h", "h~2"]
+    first, second = source.functions[0], source.functions[1]
+    assert first.duplicate_of is None and second.duplicate_of is None  # a section each: no redefinition
+    assert source.functions[3].duplicate_of == source.functions[2].line  # twice in one section: still one
+    text = source.split(second).text
+    assert "constant 2" in text and "constant 1" not in text  # the callee of its own section
+    assert "d0 + 1" in text and text.count("#map") == 1  # its section's alias only
+    assert source.split(second).original_line(text.splitlines().index("func.func @f() -> i32 {") + 1) == 20
+
+
+def test_without_the_flag_the_marker_is_a_comment() -> None:
+    source = SnippetSource(SECTIONS.replace("-split-input-file", ""))
+    assert [fn.uid for fn in source.functions][:2] == ["f", "f~2"]
+    assert source.functions[1].duplicate_of == source.functions[0].line  # one module: a redefinition
+
+
+SPEC = """// RUN: stablehlo-translate --interpret -split-input-file %s
+
+func.func @add_op_test_si64() {
+  %lhs = stablehlo.constant dense<[0, 1, 2]> : tensor<3xi64>
+  %rhs = stablehlo.constant dense<[5, 6, 7]> : tensor<3xi64>
+  %result = stablehlo.add %lhs, %rhs : tensor<3xi64>
+  check.expect_eq_const %result, dense<[5, 7, 9]> : tensor<3xi64>
+  func.return
+}
+
+// -----
+
+func.func @add_op_test_si64() {
+  %lhs = stablehlo.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi64>
+  %result = stablehlo.add %lhs, %lhs : tensor<2x2xi64>
+  check.expect_eq_const %result, dense<[[2, 4],
+                                        [6, 8]]> : tensor<2x2xi64>
+  func.return
+}
+
+// -----
+
+func.func @almost() {
+  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf64>
+  %e = stablehlo.constant dense<[1.05, 1.95]> : tensor<2xf64>
+  check.expect_almost_eq %a, %e, tolerance = 0.1 : tensor<2xf64>
+  check.expect_almost_eq_const %a, dense<[1.05, 2.05]> : tensor<2xf64> {tolerance = 0.1 : f64}
+  func.return
+}
+
+// -----
+
+func.func @close() {
+  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf16>
+  %r = stablehlo.exponential %a : tensor<2xf16>
+  %e = stablehlo.constant dense<[2.7182, 7.3887]> : tensor<2xf16>
+  check.expect_close %r, %e, max_ulp_difference = 3 : tensor<2xf16>, tensor<2xf16>
+  func.return
+}
+
+// -----
+
+func.func @f8_add() {
+  %a = stablehlo.constant dense<[1.0, 0.5, 3.0]> : tensor<3xf8E4M3FN>
+  %r = stablehlo.add %a, %a : tensor<3xf8E4M3FN>
+  check.expect_almost_eq_const %r, dense<[2.0, 1.0, 6.0]> : tensor<3xf8E4M3FN>
+  func.return
+}
+
+// -----
+
+func.func @f8_constant() {
+  %0 = stablehlo.constant dense<[0.1, 0x7F]> : tensor<2xf8E4M3FN>
+  check.expect_almost_eq_const %0, dense<[0.1015630, 0x7F]> : tensor<2xf8E4M3FN>
+  func.return
+}
+
+// -----
+
+func.func @iota() {
+  %0 = stablehlo.iota dim = 0 : tensor<4xi64>
+  check.expect_eq_const %0, dense<[0, 1, 2, 3]> : tensor<4xi64>
+  func.return
+}
+
+// -----
+
+func.func @gather() -> tensor<2xi64> {
+  %x = stablehlo.constant dense<[1, 2]> : tensor<2xi64>
+  %0 = "stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64, replica_groups = dense<[[0]]> : tensor<1x1xi64>}
+      : (tensor<2xi64>) -> tensor<2xi64>
+  return %0 : tensor<2xi64>
+}
+
+// -----
+
+func.func @probed() {
+  %x = stablehlo.constant dense<[1, 2]> : tensor<2xi64>
+  check.expect_serialized_eq %x, probe_id = "probe0" : tensor<2xi64>
+  func.return
+}
+"""
+
+
+def _records(pytester: pytest.Pytester, text: str) -> dict[str, dict[str, Any]]:
+    (pytester.path / "spec.mlir").write_text(text)
+    out = pytester.path / "records.json"
+    pytester.runpytest("-p", "no:cacheprovider", f"--mlir-json={out}", "spec.mlir")
+    return {r["name"]: r for r in json.loads(out.read_text())["items"]}
+
+
+def test_the_spec_convention_runs_on_cpu(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("torch_mlir")
+    records = _records(pytester, SPEC)
+    passing = ["add_op_test_si64", "add_op_test_si64~2", "almost", "close", "f8_add", "f8_constant", "iota"]
+    for name in passing:
+        record = records[f"{name}[execute]"]
+        assert record["kind"] == "pass", (name, record["message"])
+        assert record["golden"] == "checks" and record["computed"] == "runtime", name
+    gather = records["gather[compile]"]
+    assert gather["kind"] == "unsupported" and "stablehlo.all_gather" in gather["message"]
+    assert "several processes" in gather["message"] and "IREE" not in gather["message"]
+    probed = records["probed[compile]"]
+    assert probed["kind"] == "unsupported" and "check.expect_serialized_eq" in probed["message"]
+    assert "IREE" not in probed["message"]
+
+
+@pytest.mark.parametrize("wrong", [
+    ("dense<[5, 7, 9]>", "dense<[5, 7, 10]>"),  # an expected value changed
+    ("dense<[2.0, 1.0, 6.0]>", "dense<[2.0, 1.0, 8.0]>"),  # f8 arithmetic
+    ("dense<[0.1015630, 0x7F]>", "dense<[0.125, 0x7F]>"),  # an f8 constant fed and read back
+    ("dense<[0, 1, 2, 3]>", "dense<[0, 1, 3, 3]>"),  # iota
+    ("tolerance = 0.1 :", "tolerance = 0.01 :"),  # a tolerance tightened
+])
+def test_sabotaged_expectations_fail(pytester: pytest.Pytester, wrong: tuple[str, str]) -> None:
+    pytest.importorskip("torch_mlir")
+    records = _records(pytester, SPEC.replace(*wrong))
+    failed = [name for name, r in records.items() if r["kind"] == "golden-mismatch"]
+    assert len(failed) == 1, failed
