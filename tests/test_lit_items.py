@@ -367,3 +367,33 @@ def test_the_transform_dialect_test_interpreter_applies_the_files_schedule(pytes
     pytester.makefile(".mlir", old_transform=OLD_TRANSFORM)
     _, props = run_items()
     assert props["old_transform.mlir::main[execute]"]["mlir_kind"] == "pass"
+
+
+def test_upstreams_own_lit_local_cfgs_run_with_this_hosts_site_values(corpus: Path, tmp_path: Path) -> None:
+    """Upstream's ``Integration/lit.local.cfg`` (integration tests on only where the build says
+    so) and the folders' own, at their places: the site table says on, with no emulator, so
+    the tests run; an Arm-only folder skips naming its lit.local.cfg."""
+    configs = corpus / "lit-configs" / "Integration"
+    shutil.copytree(configs, tmp_path / "Integration")
+    cpu = tmp_path / "Integration" / "Dialect" / "LLVMIR" / "CPU"
+    sve = tmp_path / "Integration" / "Dialect" / "Vector" / "CPU" / "ArmSVE"
+    sve.mkdir(parents=True)
+    (sve / "lit.local.cfg").write_text("if not config.mlir_run_arm_sve_tests:\n    config.unsupported = True\n")
+    text = "// RUN: mlir-opt %s -test-lower-to-llvm | mlir-runner -e main %{libs} | FileCheck %s\n"
+    for folder in (cpu, sve):
+        (folder / "t.mlir").write_text(text)
+    script = read_script(cpu / "t.mlir")
+    assert script is not None and directive_verdict(script) == (None, False)
+    sve_script = read_script(sve / "t.mlir")
+    assert sve_script is not None
+    assert directive_verdict(sve_script)[0] == f"UNSUPPORTED: {sve / 'lit.local.cfg'} marks the folder " \
+                                               "unsupported on this machine"
+
+
+def test_op_anchored_passes_nest_as_mlir_opt_nests_them() -> None:
+    from pytest_mlir_snippets.worker.lowering.optflags import steps
+
+    notes: list[str] = []
+    assert steps(["--lower-vector-mask", "-test-lower-to-llvm"], notes)[0] == \
+        "builtin.module(func.func(lower-vector-mask))"
+    assert any("convert-cf-to-llvm, convert-ub-to-llvm" in note for note in notes)  # what the emulation adds

@@ -116,7 +116,7 @@ class LitCommandItem(MlirItem):
         if response.ir and run_state(self.config).settings.print_ir:
             self.add_report_section("call", "compiled IR", response.ir)
         if response.info.get("legacy"):
-            self.add_report_section("call", "of another LLVM version, replaced", "\n".join(response.info["legacy"]))
+            self.add_report_section("call", "replaced or added by the plugin", "\n".join(response.info["legacy"]))
         if response.ok and response.info.get("stdout"):
             self.add_report_section("call", "stdout of the entry (what FileCheck saw)", response.info["stdout"])
         self.kind = response.kind

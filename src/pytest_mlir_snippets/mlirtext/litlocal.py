@@ -4,16 +4,17 @@ MLIR's integration test folders mark themselves unsupported where the machine or
 build lacks something (``if not config.mlir_run_amx_tests: config.unsupported = True``)
 and add substitutions and features. lit runs every ``lit.local.cfg`` from the suite's
 root (the folder with ``lit.cfg.py``) down to the test's folder; so does this, with a
-``config`` that has this machine's features and answers False for every build option
-it does not know (``mlir_run_amx_tests``, ``mlir_run_arm_sve_tests``, ...): tests that
-need a build option are unsupported here, as on a build without it. A file that fails
-to run is reported and skipped over.
+``config`` that holds what upstream's ``lit.site.cfg.py`` gives a build on this host with
+the pip wheels (``SITE``, documented in docs/integration-tests.md): integration tests on,
+no emulators, no GPU or vendor runners, the wheels' folders. Options it does not name are
+False (a build without them). A file that fails to run is reported and skipped over.
 
 PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,31 @@ from typing import Any
 
 NAME = "lit.local.cfg"
 SUITE_ROOTS = ("lit.cfg.py", "lit.site.cfg.py", "lit.cfg")
+# upstream's lit.site.cfg.py.in, as a build of this host with the wheels would fill it in
+SITE: dict[str, Any] = {
+    "mlir_include_integration_tests": True,  # MLIR_INCLUDE_INTEGRATION_TESTS: the tests are here to run
+    "mlir_run_arm_sve_tests": False, "mlir_run_arm_sme_tests": False,  # need an AArch64 host or emulator
+    "mlir_run_amx_tests": False, "mlir_run_x86vector_tests": False,  # opt-in CMake options, off by default
+    "mlir_run_riscv_vector_tests": False, "mlir_run_cuda_tensor_core_tests": False,
+    "mlir_run_cuda_sm80_tests": False, "mlir_run_cuda_sm80_lt_tests": False, "mlir_run_cuda_sm90_tests": False,
+    "enable_cuda_runner": False, "enable_rocm_runner": False, "enable_sycl_runner": False,
+    "enable_levelzero_runner": False, "enable_spirv_cpu_runner": False, "enable_vulkan_runner": False,
+    "arm_emulator_executable": "", "arm_emulator_options": "", "arm_emulator_lli_executable": "",
+    "arm_emulator_utils_lib_dir": "", "riscv_emulator_lli_executable": "", "riscv_emulator_utils_lib_dir": "",
+    "riscv_vector_emulator_executable": "", "riscv_vector_emulator_options": "", "intel_sde_executable": "",
+    "enable_bindings_python": True, "mlir_enable_execution_engine": True,
+}
+
+
+def tool_dirs() -> tuple[Path | None, Path | None]:
+    """(the mlir wheel's folder, the llvm wheel's folder): their ``bin`` and ``lib``."""
+    found: list[Path | None] = []
+    for name in ("mlir", "llvm"):
+        spec = importlib.util.find_spec(name)
+        paths = list(spec.submodule_search_locations or []) if spec else []
+        found.append(next((Path(p) for p in paths if (Path(p) / "bin").is_dir()), None))
+    return found[0], found[1]
+
 
 
 class _Config:
@@ -38,11 +64,16 @@ class _Config:
         self.host_os = platform.system()
         self.target_triple = f"{platform.machine()}-unknown-linux-gnu"
         self.shlibext = ".so"
+        mlir, llvm = tool_dirs()
+        self.mlir_lib_dir = str(mlir / "lib") if mlir else ""
+        self.mlir_tools_dir = str(mlir / "bin") if mlir else ""
+        self.llvm_tools_dir = str(llvm / "bin") if llvm else self.mlir_tools_dir
+        self.llvm_lib_dir = str(llvm / "lib") if llvm else self.mlir_lib_dir
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        return False  # a build option this machine's wheels were not built with
+        return SITE.get(name, False)  # False: a build option the wheels were not built with
 
 
 class _LitConfig:

@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_mlir_snippets.mlirtext.litlocal import local_config, tool_dirs
+
 RUNNERS = ("mlir-runner", "mlir-cpu-runner")
 OPT, TRANSLATE, LLI, FILECHECK = "mlir-opt", "mlir-translate", "lli", "FileCheck"
 # upstream's lit.cfg.py: FILECHECK_OPTS for every FileCheck of MLIR's tests
@@ -80,18 +82,6 @@ class LitScript:
     xfail: list[str]
     features: frozenset[str] = frozenset()  # this machine's, with what lit.local.cfg files add
     unsupported_by: str = ""  # the lit.local.cfg that marks the file's folder unsupported
-
-
-def tool_dirs() -> tuple[Path | None, Path | None]:
-    """(the mlir wheel's folder, the llvm wheel's folder): their ``bin`` and ``lib``."""
-    import importlib.util
-
-    found: list[Path | None] = []
-    for name in ("mlir", "llvm"):
-        spec = importlib.util.find_spec(name)
-        paths = list(spec.submodule_search_locations or []) if spec else []
-        found.append(next((Path(p) for p in paths if (Path(p) / "bin").is_dir()), None))
-    return found[0], found[1]
 
 
 def tool(name: str) -> str:
@@ -153,8 +143,6 @@ def read_script(path: Path) -> LitScript | None:
     runs = [d for d in script if hasattr(d, "command")]
     if not runs:
         return None
-    from pytest_mlir_snippets.mlirtext.litlocal import local_config
-
     local = local_config(path, features())
     tmp_base = os.path.join(tempfile.gettempdir(), "mlir-lit", path.name)
     try:

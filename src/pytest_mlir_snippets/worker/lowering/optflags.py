@@ -28,6 +28,7 @@ Passes other LLVM versions had (``-arith-bufferize``, ``-naive-convert-vector-to
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +43,7 @@ TEST_LOWER_TO_LLVM = (
     " convert-func-to-llvm, convert-cf-to-llvm, convert-arith-to-llvm, convert-index-to-llvm,"
     " convert-ub-to-llvm, reconcile-unrealized-casts"
 )
+ADDED = ("convert-cf-to-llvm", "convert-ub-to-llvm")  # in TEST_LOWER_TO_LLVM, not in TestLowerToLLVM.cpp
 # mlir-opt options that are not passes and change nothing here
 IGNORED = frozenset({"o", "split-input-file", "verify-each", "allow-unregistered-dialect", "verify-diagnostics"})
 
@@ -64,6 +66,9 @@ def steps(args: list[str], notes: list[str] | None = None) -> list[Step]:
         elif name == "test-lower-to-llvm":
             reassociate = "true" if "reassociate-fp-reductions=1" in value or "=true" in value else "false"
             found.append(f"builtin.module({TEST_LOWER_TO_LLVM.format(reassociate=reassociate)})")
+            if notes is not None:  # the passes it adds to upstream's list, said on the record
+                notes.append(f"-test-lower-to-llvm: upstream's TestLowerToLLVM passes, plus {', '.join(ADDED)} "
+                             "(LLVM 22's convert-func-to-llvm no longer lowers cf and ub)")
         elif name == "test-transform-dialect-erase-schedule":
             found.append(erase_schedule)
         elif name == "test-transform-dialect-interpreter" and value.strip("'\"") in ("", "enable-expensive-checks"):
@@ -94,8 +99,9 @@ def steps(args: list[str], notes: list[str] | None = None) -> list[Step]:
 
 @functools.cache
 def _anchor(name: str) -> str:
-    """Where pass ``name`` runs: ``builtin.module``, or ``func.func`` when the pass
-    manager cannot schedule it on a module (mlir-opt's implicit nesting); "" when no
+    """Where pass ``name`` runs: ``builtin.module``, the op it is restricted to (an
+    op-anchored pass: ``lower-vector-mask`` on ``func.func``), or ``func.func`` when the
+    pass manager cannot schedule it on a module (mlir-opt's implicit nesting); "" when no
     such pass is registered."""
     from mlir import ir, passmanager
 
@@ -106,6 +112,9 @@ def _anchor(name: str) -> str:
         except Exception as error:  # a pass that cannot run here says so when it is run
             if "does not refer to a registered pass" in str(error):
                 return ""
+            restricted = re.search(r"restricted to '([\w.]+)'", str(error))  # an op-anchored pass
+            if restricted:
+                return restricted.group(1)
             return "func.func" if "unable to schedule" in str(error) else "builtin.module"
         finally:
             handler.detach()
@@ -115,7 +124,8 @@ def _anchor(name: str) -> str:
 def nested(name: str, options: str) -> str:
     """``name{options}`` where mlir-opt would nest it, without the ``builtin.module(...)`` around."""
     text = name + options
-    return f"func.func({text})" if _anchor(name) == "func.func" else text
+    anchor = _anchor(name)
+    return text if anchor == "builtin.module" else f"{anchor}({text})"
 
 
 def erase_schedule(module: Any) -> None:
