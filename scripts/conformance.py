@@ -234,6 +234,8 @@ def main() -> None:
     parser.add_argument("--iree-test-suites", type=Path, help="a checkout of iree-org/iree-test-suites: also run "
                         "all its ONNX operator tests (onnx_ops/onnx/node/generated; the corpus has a third)")
     parser.add_argument("--keep", type=Path, help="copy each suite's JSON records into this folder (to compare runs)")
+    parser.add_argument("--integration-layout", type=Path, help="upstream's mlir/test/Integration folder with its "
+                        "lit.local.cfg files (default: the corpus's mlir-integration/ laid out under its lit-configs/)")
     args = parser.parse_args()
     lines = ["# Conformance on the cpu target (and IREE's e2e tests on iree-cpu)", "",
              f"Written by `python scripts/conformance.py` on {time.strftime('%Y-%m-%d')}; "
@@ -267,9 +269,30 @@ def main() -> None:
 
         lines += integration_section(args.corpus / "mlir-integration", args.workers)
         print("MLIR integration tests: done")
+    lines += _layout_section(args, kept)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines))
     print(f"wrote {args.out}")
+
+
+def _layout_section(args: argparse.Namespace, kept: dict[str, list[str]]) -> list[str]:
+    """Upstream's integration tests in upstream's layout: its ``lit.local.cfg`` files at their
+    places (``Integration/lit.local.cfg`` turns the tests off unless the build says on)."""
+    title = "MLIR integration tests in upstream's layout (with its lit.local.cfg files)"
+    if args.suite and not any(title.startswith(s) for s in args.suite):
+        return kept.get(title, [])
+    with tempfile.TemporaryDirectory() as tmp:
+        layout = args.integration_layout
+        if layout is None:
+            configs, tests = args.corpus / "lit-configs" / "Integration", args.corpus / "mlir-integration"
+            if not configs.is_dir() or not tests.is_dir():
+                return kept.get(title, [])
+            layout = Path(tmp) / "Integration"
+            shutil.copytree(tests, layout, ignore=shutil.ignore_patterns("SOURCES.tsv"))
+            shutil.copytree(configs, layout, dirs_exist_ok=True)
+        items, seconds = run_suite(layout, args.workers, "cpu", args.keep)
+    print(f"{title}: done in {seconds:.1f} s")
+    return section(title, items, seconds, args.workers)
 
 
 if __name__ == "__main__":
