@@ -179,3 +179,53 @@ def test_sabotaged_expectations_fail(pytester: pytest.Pytester, wrong: tuple[str
     records = _records(pytester, SPEC.replace(*wrong))
     failed = [name for name, r in records.items() if r["kind"] == "golden-mismatch"]
     assert len(failed) == 1, failed
+
+
+PACKS = """
+func.func @pack_padded() {
+  %a = util.unfoldable_constant dense<[[1, 2, 3], [4, 5, 6], [7, 8, 9]]> : tensor<3x3xi32>
+  %pad = arith.constant 0 : i32
+  %init = tensor.empty() : tensor<2x2x2x2xi32>
+  %p = linalg.pack %a padding_value(%pad : i32) inner_dims_pos = [0, 1] inner_tiles = [2, 2] into %init
+      : tensor<3x3xi32> -> tensor<2x2x2x2xi32>
+  check.expect_eq_const(%p, dense<[[[[1, 2], [4, 5]], [[3, 0], [6, 0]]], [[[7, 8], [0, 0]], [[9, 0], [0, 0]]]]>
+      : tensor<2x2x2x2xi32>) : tensor<2x2x2x2xi32>
+  return
+}
+
+func.func @pack_dynamic_tiles() {
+  %a = util.unfoldable_constant dense<[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14, 15]]>
+      : tensor<4x4xi32>
+  %t = util.unfoldable_constant 2 : index
+  %in = tensor.cast %a : tensor<4x4xi32> to tensor<?x?xi32>
+  %init = tensor.empty(%t, %t, %t, %t) : tensor<?x?x?x?xi32>
+  %p = linalg.pack %in inner_dims_pos = [0, 1] inner_tiles = [%t, %t] into %init
+      : tensor<?x?xi32> -> tensor<?x?x?x?xi32>
+  %s = tensor.cast %p : tensor<?x?x?x?xi32> to tensor<2x2x2x2xi32>
+  check.expect_eq_const(%s, dense<[[[[0, 1], [4, 5]], [[2, 3], [6, 7]]], [[[8, 9], [12, 13]], [[10, 11], [14, 15]]]]>
+      : tensor<2x2x2x2xi32>) : tensor<2x2x2x2xi32>
+  return
+}
+
+func.func @unpack_sliced() {
+  %a = util.unfoldable_constant dense<[[[[1, 2], [4, 5]], [[3, 0], [6, 0]]], [[[7, 8], [0, 0]], [[9, 0], [0, 0]]]]>
+      : tensor<2x2x2x2xi32>
+  %init = tensor.empty() : tensor<3x3xi32>
+  %u = linalg.unpack %a inner_dims_pos = [0, 1] inner_tiles = [2, 2] into %init : tensor<2x2x2x2xi32> -> tensor<3x3xi32>
+  check.expect_eq_const(%u, dense<[[1, 2, 3], [4, 5, 6], [7, 8, 9]]> : tensor<3x3xi32>) : tensor<3x3xi32>
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("sabotage", [None, ("[7, 8, 9]]> : tensor<3x3xi32>) :", "[7, 8, 8]]> : tensor<3x3xi32>) :"),
+                                      ("[[10, 11], [14, 15]]", "[[10, 11], [14, 16]]")])
+def test_pack_and_unpack_lower_before_bufferization(pytester: pytest.Pytester,
+                                                    sabotage: tuple[str, str] | None) -> None:
+    records = _records(pytester, PACKS.replace(*sabotage) if sabotage else PACKS)
+    executes = {name: r for name, r in records.items() if name.endswith("[execute]")}
+    assert len(executes) == 3
+    kinds = sorted(r["kind"] for r in executes.values())
+    assert kinds == (["pass"] * 3 if sabotage is None else ["golden-mismatch", "pass", "pass"]), \
+        [r["message"] for r in executes.values()]
+    assert all(r["computed"] == "runtime" for r in executes.values())

@@ -24,6 +24,7 @@ from pytest_mlir_snippets.mlirtext.scanner import _STRING  # the scanner's strin
 _OP = re.compile(r"(?m)^(?P<indent>[ \t]*)(?P<results>(?:%[\w$.\-#:]+\s*,\s*)*%[\w$.\-#:]+\s*=\s*)?"
                  r"(?P<name>util\.unfoldable_constant|util\.optimization_barrier|check\.expect_\w+)\b")
 _COMMENT = re.compile(r"//[^\n]*")
+_TYPE_NEXT = re.compile(r"\s*:")  # an op's type on the line after its operands
 _OPEN, _CLOSE = "([{<", ")]}>"
 # dialects that only IREE's compiler has (``util`` is read here only for the two ops above)
 IREE_ONLY = ("iree_linalg_ext", "iree_tensor_ext", "iree_encoding", "iree_codegen", "iree_gpu", "iree_cpu",
@@ -94,9 +95,11 @@ def _split_top(text: str, sep: str) -> list[str]:
 
 def _op_end(mask: str, start: int) -> int:
     """Where the op that starts its arguments at ``start`` ends: the end of the line on
-    which its brackets close (a line ending in ``:`` or ``,`` goes on)."""
+    which its brackets close (a line ending in ``:`` or ``,``, or a next line starting
+    with ``:``, goes on)."""
     for i, ch, depth in _walk(mask, start):
-        if ch == "\n" and depth <= 0 and not mask[start:i].rstrip().endswith((":", ",")):
+        if ch == "\n" and depth <= 0 and not mask[start:i].rstrip().endswith((":", ",")) \
+                and not _TYPE_NEXT.match(mask, i):
             return i
     return len(mask)
 

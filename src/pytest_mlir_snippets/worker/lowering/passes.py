@@ -33,10 +33,12 @@ class Lowered:
 @contextmanager
 def lowered(module: str, function: str, pipeline: list[str], target: str,
             constants: Mapping[int, np.ndarray] | None = None,
-            between: Callable[[Any], None] | None = None, stages: list[str] | None = None) -> Iterator[Lowered]:
+            between: Callable[[Any], None] | None = None, stages: list[str] | None = None,
+            before: Callable[[Any, mlirtools.Collector], None] | None = None) -> Iterator[Lowered]:
     """``module`` lowered by ``pipeline`` (parts run in order, ``between`` between
-    them: ``prepare_for_llvm`` by default), inside its context; failures raise
-    SnippetFailure, naming the part's stage (``stages``, else "lowering")."""
+    them: ``prepare_for_llvm`` by default; ``before`` ahead of the first), inside its
+    context; failures raise SnippetFailure, naming the part's stage (``stages``, else
+    "lowering")."""
     from mlir import ir, passmanager
 
     kind = frontend.front_end(module)
@@ -69,6 +71,8 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
         func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         approximated = sorted(mlirtools.ops_by_name(parsed, ir, frozenset(OP_ULP)))  # ULP allowances of the golden
         keep_manual_deallocation(parsed, diags)
+        if before is not None:
+            before(parsed, diags)
         for i, part in enumerate(pipeline):
             if i:
                 (between or prepare_for_llvm)(parsed)

@@ -17,7 +17,7 @@ from pytest_mlir_snippets.protocol import Golden, Kind, Options
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker import benchstats, native_io
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
-from pytest_mlir_snippets.worker.lowering import dataflow, jit, mlirtools
+from pytest_mlir_snippets.worker.lowering import dataflow, jit, mlirtools, packs
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.lowering.interpreter import InterpreterUnavailable, interpret
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
@@ -92,7 +92,7 @@ class CpuBackend(Backend):
         pipeline = [options.pipeline] if options.pipeline else default_pipeline(
             own_deallocation=frees_own_buffers(module))
         return self._compile(module, function, pipeline, options.print_ir, constants, options.opt_level,
-                             translate=not options.skip_exec)
+                             translate=not options.skip_exec, own_steps=not options.pipeline)
 
     def compile_iteration(self, model: str, schedule: str, pipeline: str, function: str) -> Compiled:
         """An optimization-run iteration, ready to run: schedule, then ``pass_pipeline.txt``
@@ -106,12 +106,14 @@ class CpuBackend(Backend):
 
     def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True,
                  constants: Mapping[int, np.ndarray] | None = None, opt_level: int = 3,
-                 translate: bool = True, analyze: bool = True) -> Compiled:
+                 translate: bool = True, analyze: bool = True, own_steps: bool = True) -> Compiled:
         """``translate``: to LLVM IR in an ExecutionEngine, else (nothing will run it) only
         checked translatable: an engine costs about half a compile-only function's time,
         most of it the machine code its destruction generates. ``analyze``: say which
-        results depend on run-time values (a snippet's, not a reference's)."""
-        with lowering.lowered(module, function, pipeline, self.name, constants) as low:
+        results depend on run-time values (a snippet's, not a reference's). ``own_steps``:
+        the default pipeline's steps before it (``packs.lower``), not for a user's pipeline."""
+        with lowering.lowered(module, function, pipeline, self.name, constants,
+                              before=packs.lower if own_steps else None) as low:
             engine = None
             try:  # translation to LLVM IR; machine code is generated at the first call (link)
                 if translate:
