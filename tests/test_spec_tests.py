@@ -229,3 +229,12 @@ def test_pack_and_unpack_lower_before_bufferization(pytester: pytest.Pytester,
     assert kinds == (["pass"] * 3 if sabotage is None else ["golden-mismatch", "pass", "pass"]), \
         [r["message"] for r in executes.values()]
     assert all(r["computed"] == "runtime" for r in executes.values())
+
+
+def test_inputs_larger_than_memory_are_one_line_not_a_traceback(pytester: pytest.Pytester) -> None:
+    records = _records(pytester, "func.func @big(%a: tensor<65536x65536xf64>) -> tensor<65536x65536xf64> {\n"
+                                 "  return %a : tensor<65536x65536xf64>\n}\n")
+    execute = records["big[execute]"]
+    assert execute["kind"] == "unsupported"
+    assert execute["message"].startswith("execute of @big: inputs need 32.0 GiB, more than the memory limit")
+    assert "Traceback" not in execute["message"] and "\n" not in execute["message"]

@@ -84,12 +84,29 @@ class TypeSpec:
         return text if self.size is None else f"{text} = {self.size} (dimension size)"
 
 
+def _fits(specs: list[TypeSpec], dynamic_dim: int) -> None:
+    """MemoryError, saying how much, when the inputs cannot be made within this process's
+    address-space limit (the sandbox's ``--mlir-memory-limit``) or the machine's memory;
+    making them takes twice their size (values are drawn in 64 bits)."""
+    import os
+    import resource
+
+    need = sum(int(np.prod(s.concrete_shape(dynamic_dim), dtype=np.int64)) * max(8, s.dtype.itemsize)
+               for s in specs)
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    have = memory if limit == resource.RLIM_INFINITY else min(limit, memory)
+    if need > have:
+        raise MemoryError(f"inputs need {need / 2**30:.1f} GiB, more than the memory limit ({have / 2**30:.1f} GiB)")
+
+
 def make_inputs(specs: list[TypeSpec], seed: int, dynamic_dim: int) -> list[np.ndarray]:
     """Seeded values for each argument: floats (and complex parts) normal, ints small, i1 bool.
 
     A dimension argument (``size``) gets its size. Scalars are returned as 0-d arrays.
     The same seed gives the same values on every machine and every xdist worker.
     """
+    _fits(specs, dynamic_dim)
     rng = np.random.default_rng(seed)
     values = []
     for spec in specs:

@@ -57,9 +57,13 @@ class Worker:
         except SnippetFailure as failure:
             return Response(failure.kind, failure.message, failure.diagnostics, failure.metrics,
                             dict(failure.info, stage=failure.info.get("stage", request.op)))
-        except Exception:
+        except MemoryError as error:  # inputs or results larger than this machine (or --mlir-memory-limit)
+            return Response(Kind.UNSUPPORTED, f"{request.op} of @{request.function}: {error}",
+                            info={"stage": request.op})
+        except Exception as error:  # one line naming the stage and the error; the traceback below it
             kind = Kind.COMPILE_ERROR if request.op == "compile" else Kind.EXECUTE_ERROR
-            return Response(kind, f"internal error in the {self.target} backend:\n{traceback.format_exc()}",
+            return Response(kind, f"internal error in the {self.target} backend, {request.op} of "
+                            f"@{request.function}: {type(error).__name__}: {error}\n{traceback.format_exc()}",
                             info={"stage": request.op, "internal": True})
 
     def _dispatch(self, request: Request) -> Response:
