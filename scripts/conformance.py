@@ -47,6 +47,19 @@ UNMATCHABLE = {
 
 # Why a test still fails, where that is known (docs/onnx.md has the details)
 WHY = {
+    "stablehlo-interpret": {
+        "bitcast_convert_op_test_c128_to_c64": "a segmentation fault inside stablehlo-legalize-to-linalg (torch-mlir's "
+                                               "build) on a complex bitcast_convert: a lowering bug",
+        "max_op_test_c64": "complex maximum with tied real parts (0.0 and -0.0): the lowering keeps the first "
+                           "operand, the specification compares the imaginary parts: a lowering bug",
+        "max_op_test_c128": "complex maximum with tied real parts (0.0 and -0.0): the lowering keeps the first "
+                            "operand, the specification compares the imaginary parts: a lowering bug",
+        "dynamic_gather_op_test": "its only inputs are the slice sizes, which the lowering needs constant",
+        "dynamic_reshape_op_test_si64": "its only input is the shape, which the lowering needs constant",
+        "test_complex": "a printing test: the RUN line's FileCheck reads what the interpreter prints",
+        "test_ranks_and_dtypes": "a printing test: the RUN line's FileCheck reads what the interpreter prints",
+        "test_sub_byte": "a printing test returning i2 values, which no caller reads back",
+    },
     "iree-onnx-ops": {
         "test_affine_grid_3d_expanded": "its Ifs fold and are inlined, but the import typed the values after them "
                                         "rank 0 ([]): it needs ONNX shape inference over the folded values",

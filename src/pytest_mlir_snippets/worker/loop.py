@@ -8,6 +8,7 @@ LLVM or a device runtime prints ends up in the item's report.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import sys
 import time
@@ -197,6 +198,7 @@ def main() -> int:
     requests = os.fdopen(0, "rb", buffering=0)
     responses = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # stray prints from native code go to the capture file
+    faulthandler.enable()  # a crash in native code says where in Python it was (the stage, the pass)
     sys.stdout = sys.stderr
     native_io.line_buffered_stdout()
     worker = Worker(target)
