@@ -135,6 +135,12 @@ def feed_inputs_call(module: Any, ir: Any, function: str, callee: str = "inputs"
     return Fed(values, [f"result #{i} of @{callee}()" for i in range(len(values))])
 
 
+# operands that give a result's shape: their lowering to linalg needs them constant
+SHAPE_OPERANDS = {"stablehlo.dynamic_reshape": (1,), "stablehlo.dynamic_broadcast_in_dim": (1,),
+                  "stablehlo.dynamic_gather": (2,), "stablehlo.dynamic_iota": (0,), "stablehlo.dynamic_pad": (2, 3, 4),
+                  "stablehlo.real_dynamic_slice": (1, 2, 3), "stablehlo.dynamic_conv": (2,)}
+
+
 def feed_constants(module: Any, ir: Any, function: str, constant_op: str, is_check: Any) -> Fed:
     """A self-checking function's own constants (the StableHLO specification's tests write
     their inputs inline): each ``constant_op`` of the entry's body that an op other than a
@@ -153,6 +159,12 @@ def feed_constants(module: Any, ir: Any, function: str, constant_op: str, is_che
                                                               for use in result.uses):
             continue
         where = f"{constant_op} #{number} (line {mlirtools.location_of(str(op.location))[0]})"
+        shape_of = next((use.owner.name for use in result.uses
+                         if use.operand_number in SHAPE_OPERANDS.get(use.owner.name, ())), None)
+        if shape_of is not None:
+            fed.kept.append(f"{where}: kept as a constant, {shape_of} reads it as a shape (its lowering needs "
+                            "it constant)")
+            continue
         try:
             value = constant_value(op, ir)
         except (ValueError, TypeError) as error:
