@@ -17,7 +17,7 @@ from pytest_mlir_snippets.protocol import Golden, Kind, Options
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker import benchstats, native_io
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
-from pytest_mlir_snippets.worker.lowering import dataflow, jit, mlirtools, packs
+from pytest_mlir_snippets.worker.lowering import dataflow, decompose, jit, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.lowering.interpreter import InterpreterUnavailable, interpret
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
@@ -113,9 +113,9 @@ class CpuBackend(Backend):
         checked translatable: an engine costs about half a compile-only function's time,
         most of it the machine code its destruction generates. ``analyze``: say which
         results depend on run-time values (a snippet's, not a reference's). ``own_steps``:
-        the default pipeline's steps before it (``packs.lower``), not for a user's pipeline."""
+        the default pipeline's steps before it (``decompose.lower``), not for a user's pipeline."""
         with lowering.lowered(module, function, pipeline, self.name, constants,
-                              before=packs.lower if own_steps else None) as low:
+                              before=decompose.lower if own_steps else None) as low:
             engine = None
             try:  # translation to LLVM IR; machine code is generated at the first call (link)
                 if translate:

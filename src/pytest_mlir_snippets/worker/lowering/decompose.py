@@ -1,12 +1,16 @@
-"""``linalg.pack`` and ``linalg.unpack`` lowered before bufferization, by upstream's own
-transform ops: one-shot bufferization has no model for them ("op was not bufferized").
+"""Linalg ops that bufferization or ``convert-linalg-to-loops`` have no model for,
+lowered before bufferization by upstream's own transform ops: ``linalg.pack`` and
+``linalg.unpack`` ("op was not bufferized"), and the ops that decompose into others
+(``linalg.softmax``, the Winograd transforms: ``AggregatedOpInterface``, which the
+loops' lowering does not take).
 
 - static inner tiles: ``transform.structured.lower_pack`` (pad, expand_shape, transpose)
   and ``lower_unpack`` (transpose, collapse_shape, extract_slice);
 - a pack with dynamic inner tiles: tiled by one along its outer dimensions
   (``tile_using_for``), each tile then decomposed
   (``transform.apply_patterns.linalg.decompose_pack_unpack``), as IREE's CPU backend does;
-- an unpack with dynamic inner tiles stays, and bufferization says so.
+- an unpack with dynamic inner tiles stays, and bufferization says so;
+- ``linalg.softmax`` and the Winograd transforms: ``transform.structured.decompose_interface``.
 
 The schedule runs through the public transform interpreter
 (``mlir.dialects.transform.interpreter``); the cpu target applies it in its default
@@ -20,7 +24,9 @@ from typing import Any
 from pytest_mlir_snippets.protocol import Kind
 from pytest_mlir_snippets.worker.lowering import mlirtools
 
-NAMES = ("linalg.pack", "linalg.unpack")
+PACKS = ("linalg.pack", "linalg.unpack")
+AGGREGATES = ("linalg.softmax", "linalg.winograd_filter_transform", "linalg.winograd_input_transform",
+              "linalg.winograd_output_transform")
 _MARK = "snippets.lowered_pack"
 _RESULTS = {
     "linalg.pack": '(!transform.op<"tensor.pad">, !transform.op<"tensor.expand_shape">, '
@@ -39,6 +45,12 @@ def _schedule(ops: list[Any], ir: Any) -> str | None:
     lines, decompose = [], False
     for index, op in enumerate(ops):
         name = op.name
+        if name in AGGREGATES:
+            lines.append(f'%op{index} = transform.structured.match ops{{["{name}"]}} in %root '
+                         ": (!transform.any_op) -> !transform.any_op")
+            lines.append(f"%parts{index} = transform.structured.decompose_interface %op{index} "
+                         ": (!transform.any_op) -> !transform.any_op")
+            continue
         static = _static_tiles(op)
         if not static and name == "linalg.unpack":
             continue
@@ -69,11 +81,12 @@ def _schedule(ops: list[Any], ir: Any) -> str | None:
 
 
 def lower(module: Any, diagnostics: mlirtools.Collector) -> None:
-    """Lower the pack and unpack ops of ``module`` (upstream's bindings) in place."""
+    """Lower the pack, unpack and aggregate ops of ``module`` (upstream's bindings) in place."""
     from mlir import ir
     from mlir.dialects.transform import interpreter
 
-    ops = mlirtools.ops_where(module, ir, lambda op: op.name in NAMES)
+    ops = mlirtools.ops_where(module, ir, lambda op: op.name in PACKS or op.name in AGGREGATES)
+    ops = [op for i, op in enumerate(ops) if op.name in PACKS or op.name not in {o.name for o in ops[:i]}]
     text = _schedule(ops, ir) if ops else None
     if text is None:
         return
@@ -81,7 +94,7 @@ def lower(module: Any, diagnostics: mlirtools.Collector) -> None:
         schedule = ir.Module.parse(text)
         interpreter.apply_named_sequence(module.operation, schedule.body.operations[0], schedule)
     except Exception as error:
-        raise diagnostics.failure(Kind.COMPILE_ERROR, "plugin:lower_packs (linalg.pack/unpack before "
-                                  "bufferization) failed", error) from None
+        raise diagnostics.failure(Kind.COMPILE_ERROR, "plugin:decompose (linalg ops bufferization does not "
+                                  "take, lowered by transform ops) failed", error) from None
     for op in mlirtools.ops_where(module, ir, lambda op: _MARK in op.attributes):
         del op.attributes[_MARK]
