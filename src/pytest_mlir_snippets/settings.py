@@ -196,6 +196,9 @@ class Settings:
         report_dir = raw.pop("report_dir")
         if raw["target"] == "cuda" and raw["cuda_chip"] and not re.fullmatch(r"sm_\d+[a-z]?", raw["cuda_chip"]):
             raise pytest.UsageError(f"--mlir-cuda-chip: {raw['cuda_chip']!r} is not a CUDA chip name like sm_80")
+        if raw["sys_desc"] and raw["target"] in ("ttnn", "ttmetal") and not Path(str(raw["sys_desc"])).is_file():
+            raise pytest.UsageError(f"--mlir-sys-desc: no file at {raw['sys_desc']} "
+                                    "(`mlir-snippets sysdesc` writes one)")
         return cls(
             **raw,
             target_given=_given(config, "mlir_target"),

@@ -79,8 +79,7 @@ def sysdesc(args: argparse.Namespace) -> int:
 
     ttrt = shutil.which("ttrt")
     if ttrt is None:
-        print(f"mlir-snippets sysdesc: `ttrt` is not on PATH: {HOW_TO_GET}", file=sys.stderr)
-        return 2
+        return _generated_sysdesc(DEFAULT_SYS_DESC, HOW_TO_GET)
     done = subprocess.run([ttrt, "query", "--save-artifacts"], check=False)
     if done.returncode != 0 or not Path(DEFAULT_SYS_DESC).is_file():
         print(f"mlir-snippets sysdesc: `ttrt query --save-artifacts` failed (exit {done.returncode})",
@@ -88,6 +87,26 @@ def sysdesc(args: argparse.Namespace) -> int:
         return 1
     path = Path(DEFAULT_SYS_DESC).resolve()
     print(f"wrote {path}\nuse it: export SYSTEM_DESC_PATH={path}  (or --mlir-sys-desc {path})")
+    return 0
+
+
+def _generated_sysdesc(target: str, how_to_get: str) -> int:
+    """Without ``ttrt``: the descriptor tt-xla's PJRT plugin writes for its mock cluster
+    (compile-only, no card), where the ``tt`` extra is installed."""
+    import shutil
+
+    from pytest_mlir_snippets.worker.targets.tt_pjrt import PluginError, generated_descriptor, plugin_library
+
+    try:
+        made = generated_descriptor(plugin_library())
+    except PluginError as error:
+        print(f"mlir-snippets sysdesc: `ttrt` is not on PATH ({how_to_get}), and {error}", file=sys.stderr)
+        return 2
+    Path(target).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(made, target)
+    path = Path(target).resolve()
+    print(f"wrote {path} (tt-xla's PJRT plugin, compile-only: one Blackhole P150, mocked)\n"
+          f"use it: export SYSTEM_DESC_PATH={path}  (or --mlir-sys-desc {path})")
     return 0
 
 

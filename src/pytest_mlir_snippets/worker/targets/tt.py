@@ -42,11 +42,17 @@ HOW_TO_GET = ("run inside a tt-mlir build environment (`source env/activate` in 
 
 def system_descriptor(option: str | None) -> tuple[str, str]:
     """(path, where it came from): --mlir-sys-desc, else $SYSTEM_DESC_PATH, else ttrt's default."""
+    return given_descriptor(option) or (DEFAULT_SYS_DESC, "the default of `ttrt query --save-artifacts`")
+
+
+def given_descriptor(option: str | None) -> tuple[str, str] | None:
+    """(path, where it came from) of a descriptor the user gave (--mlir-sys-desc, else
+    $SYSTEM_DESC_PATH); None: none given."""
     if option:
         return option, "--mlir-sys-desc"
     if os.environ.get("SYSTEM_DESC_PATH"):
         return os.environ["SYSTEM_DESC_PATH"], "$SYSTEM_DESC_PATH"
-    return DEFAULT_SYS_DESC, "the default of `ttrt query --save-artifacts`"
+    return None
 
 
 def judge(report: Mapping[str, Any], pcc: float, atol: float | None, rtol: float | None) -> tuple[
@@ -198,7 +204,71 @@ class TTMetalBackend(TTBackend):
     name = "ttmetal"
     runtime_name = "TTMetal"
 
+    def missing(self) -> str | None:
+        why = super().missing()
+        if why is not None and _pjrt_plugin() is None:
+            return ("this tt-xla build has no TTMetal (D2M) pipeline: the tt extra's PJRT plugin compiles for ttnn "
+                    f"only; ttmetal needs tt-mlir's builder: {HOW_TO_GET}")
+        return why
+
 
 class TTNNBackend(TTBackend):
+    """StableHLO through tt-xla's PJRT plugin where it is installed (``ttnn_pjrt``); TTIR
+    and TTNN input, and StableHLO without the plugin, through tt-mlir's builder."""
+
     name = "ttnn"
     runtime_name = "TTNN"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._route: Any = None
+        self._builder = False
+
+    def missing(self) -> str | None:
+        builder = super().missing()
+        self._builder = builder is None
+        plugin = _pjrt_plugin()
+        if builder is None or plugin is None:
+            return None  # StableHLO goes through the plugin; other input says what it lacks
+        return f"{builder}; for StableHLO input: {plugin}"
+
+    def compile(self, module: str, function: str, options: Options,
+                constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
+        if "stablehlo." in module and _pjrt_plugin() is None:
+            if self._route is None:
+                from pytest_mlir_snippets.worker.targets.ttnn_pjrt import PjrtRoute
+
+                self._route = PjrtRoute()
+            compiled: Compiled = self._route.compile(module, function, options)
+            return compiled
+        if not self._builder:
+            raise SnippetFailure(Kind.UNSUPPORTED, f"TTIR and TTNN input go through tt-mlir's builder, which is not "
+                                 f"here: {HOW_TO_GET}", info={ENVIRONMENT: True})
+        return super().compile(module, function, options, constants)
+
+    def execute(self, compiled: Compiled, options: Options,
+                golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
+        if compiled.info.get("route") == "pjrt":
+            result: tuple[dict[str, float], dict[str, Any]] = self._route.execute(compiled, options, golden)
+            return result
+        return super().execute(compiled, options, golden)
+
+    def open_device(self, device_id: int | None) -> dict[str, Any]:
+        if not self._builder:  # the PJRT client opens its own, at the first compile
+            return {"device": "ttnn through tt-xla's PJRT plugin", "id": device_id}
+        return super().open_device(device_id)
+
+    def close_device(self) -> None:
+        if self._builder:
+            super().close_device()
+
+
+def _pjrt_plugin() -> str | None:
+    """None when tt-xla's PJRT plugin is usable here, else why not."""
+    from pytest_mlir_snippets.worker.targets.tt_pjrt import PluginError, plugin_library
+
+    try:
+        plugin_library()
+    except PluginError as error:
+        return str(error)
+    return None
