@@ -172,6 +172,11 @@ def test_report_command_prints_the_runs_summary_and_writes_reports_under_out(pyt
         assert str(out) not in text
     # the reports rebuilt are the reports the run wrote
     assert (out / "ops-run-report.txt").read_text() == (pytester.path / "ops-run-report.txt").read_text()
+    # the merge job's new expectations baseline (docs/shards.md)
+    baseline = pytester.path / "expected.txt"
+    pytester.run(CLI, "report", str(pytester.path / "run.json"), "--out", str(out), "--update-expectations",
+                 str(baseline))
+    assert "run/model_linalg.mlir::v3[launch] compile-error" in baseline.read_text().splitlines()
 
 
 def test_report_from_an_older_json_does_not_roll_back_the_benchmark_history(pytester: pytest.Pytester) -> None:
