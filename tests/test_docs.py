@@ -75,3 +75,9 @@ def test_the_site_builds_strictly_with_the_readme_as_its_short_tour(tmp_path: Pa
     missing = [o.flag for o in OPTIONS if o.flag not in tour]
     assert not missing, f"the options table is not on the site: {missing}"
     assert 'href="../goldens/#tolerances"' in tour and 'href="docs/' not in tour
+    # the optimization-run table's item names (first column) never wrap mid-word
+    page = (site / "optimization-runs" / "index.html").read_text()
+    assert "<td><code>v3[contract]</code></td>" in page and 'href="../stylesheets/extra.css"' in page
+    css = re.sub(r"/\*.*?\*/", "", (site / "stylesheets" / "extra.css").read_text(), flags=re.S)
+    rule = re.search(r"\.md-typeset td:first-child code\s*\{([^}]*)\}", css)
+    assert rule is not None and "white-space: nowrap" in rule.group(1), css
