@@ -47,6 +47,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(missing)
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line, without ``-rs``, saying how many tests skipped for want of the corpus and
+    how to get it (under xdist the controller has every worker's skip reports)."""
+    missing = sum(isinstance(report.longrepr, tuple) and NO_CORPUS in str(report.longrepr[2])
+                  for report in terminalreporter.stats.get("skipped", []))
+    if missing:
+        terminalreporter.write_line(f"{missing} test(s) skipped for want of the corpus: {NO_CORPUS}", yellow=True)
+
+
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     """The shared corpus of real snippet files (read-only: copy before running)."""

@@ -103,6 +103,12 @@ def test_bad_files_fail_one_item_and_the_run_goes_on(pytester: pytest.Pytester, 
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*FAILED bad.mlir::<file>*"])
     assert message in result.stdout.str()
+    # headed by the file and what went wrong, counted as a file error, not as a failed snippet
+    result.stdout.fnmatch_lines(["_* bad.mlir: file error (not split into snippets) _*",
+                                 "1 file error(s) (file(s) that cannot be split into snippets) across 2 file(s)"])
+    assert "____ <file> ____" not in result.stdout.str() and "snippet(s) failed" not in result.stdout.str()
+    assert "snippets: 0 (0 succeeded, 0 failed, 0 unsupported); 1 file error(s)" in (
+        pytester.path / "bad-run-report.txt").read_text()
 
 
 def test_duplicate_names_fail_only_the_duplicate(pytester: pytest.Pytester) -> None:

@@ -80,3 +80,16 @@ def test_without_the_corpus_its_tests_skip_at_collection_and_say_how_to_get_it(t
     assert "python scripts/get_corpus.py" in out and "MLIR_SNIPPETS_CORPUS" in out
     reasons = [line for line in out.splitlines() if line.startswith("SKIPPED")]
     assert reasons and all("the corpus is not at" in line for line in reasons), reasons
+
+
+@pytest.mark.slow
+def test_without_the_corpus_the_summary_says_how_many_skipped_and_how_to_get_it(tmp_path: Path) -> None:
+    """Without ``-rs`` too: one line in the terminal summary counts the skips and names the command."""
+    env = dict(os.environ, MLIR_SNIPPETS_CORPUS=str(tmp_path / "absent"))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_splitter.py",
+                           "-k", "corpus"], cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout[-3000:]
+    skipped = int(done.stdout.strip().splitlines()[-1].split(" skipped")[0].split()[-1])
+    lines = [line for line in done.stdout.splitlines() if "skipped for want of the corpus" in line]
+    assert lines == [f"{skipped} test(s) skipped for want of the corpus: the corpus is not at {tmp_path / 'absent'}: "
+                     "`python scripts/get_corpus.py` fetches it there (or set MLIR_SNIPPETS_CORPUS to a copy)"], lines

@@ -172,6 +172,11 @@ def test_report_command_prints_the_runs_summary_and_writes_reports_under_out(pyt
         assert str(out) not in text
     # the reports rebuilt are the reports the run wrote
     assert (out / "ops-run-report.txt").read_text() == (pytester.path / "ops-run-report.txt").read_text()
+    # the merge job's new expectations baseline (docs/shards.md)
+    baseline = pytester.path / "expected.txt"
+    pytester.run(CLI, "report", str(pytester.path / "run.json"), "--out", str(out), "--update-expectations",
+                 str(baseline))
+    assert "run/model_linalg.mlir::v3[launch] compile-error" in baseline.read_text().splitlines()
 
 
 def test_report_from_an_older_json_does_not_roll_back_the_benchmark_history(pytester: pytest.Pytester) -> None:
@@ -509,10 +514,24 @@ def test_summary_of_a_run_without_failures_says_what_was_unsupported(pytester: p
     result.assert_outcomes(passed=8, skipped=4)
     assert per_outcome(result) == {"pass": 8, "skip": 4}
     verdict = verdict_line(result)
-    assert verdict.startswith("0 iteration(s) succeeded across 1 file(s) (2 iteration(s) skipped: not every "
-                              "item ran)") and "unsupported" not in verdict, verdict
+    assert verdict == ("2 iteration(s) passed every item that ran, 4 item(s) skipped ([correctness], [benchmark]: "
+                       "no CUDA device) across 1 file(s)"), verdict
     skipped = [r for r in json.loads((pytester.path / "run.json").read_text())["items"] if r["kind"] == "skip"]
     assert len(skipped) == 4 and all(r["message"].startswith("no CUDA device") for r in skipped)
+
+
+def test_compile_only_passes_without_a_gpu_are_said_so(pytester: pytest.Pytester) -> None:
+    """``--mlir-target cuda`` without a GPU: the compiles pass and the executes skip; the
+    verdict says that (not "0 snippet(s) succeeded" beside "2 passed")."""
+    from conftest import has_cuda_device
+
+    if has_cuda_device():
+        pytest.skip("the executes run where a CUDA device is")
+    pytester.makefile(".mlir", ops=ADD + ADD.replace("add_0", "add_1"))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--mlir-target", "cuda")
+    result.assert_outcomes(passed=2, skipped=2)
+    assert verdict_line(result) == ("2 snippet(s) passed every item that ran, 2 item(s) skipped ([execute]: no CUDA "
+                                    "device) across 1 file(s)"), verdict_line(result)
 
 
 def test_an_all_skipped_run_does_not_claim_success(pytester: pytest.Pytester) -> None:

@@ -350,8 +350,44 @@ def test_a_partial_run_keeps_the_whole_table_and_explains_its_figures(tmp_path: 
     partial = (run / "benchmark.md").read_text()
     assert "| v0 | not run | pass | 4.000 |" in partial and "| 1.00x | 2.00x | 1.00x | naive loops |" in partial
     assert "eager 8.000 ms, torch.compile 4.000 ms (measured 2026-01-02 03:04:05, not in this run)." in partial
-    assert benchmark.plot_title("run", [{"correctness": "pass"}]) == "run"
-    assert benchmark.plot_title("run", [{"correctness": "golden-mismatch"}]) == "run: grey = not correct"
+    assert benchmark.plot_title("run", "cpu", [{"correctness": "pass"}]) == \
+        "run on cpu: speedup of each iteration vs v0"
+    assert benchmark.plot_title("run", "cpu", [{"correctness": "golden-mismatch"}]).endswith("\ngrey = not correct")
+
+
+def test_the_plot_names_the_run_and_target_and_draws_pytorch_eager(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """speedup.png is titled with the run and its target, and has PyTorch eager's line on
+    the speedup-vs-v0 axis, here above every bar: eager is faster than the best iteration."""
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    from matplotlib.figure import Figure
+
+    from pytest_mlir_snippets.reporting import benchmark
+
+    saved: list[Figure] = []
+    monkeypatch.setattr(Figure, "savefig", lambda figure, path, **_: saved.append(figure))
+    run = run_dir(tmp_path / "mlp_run")
+    records = []
+    for name, median in (("v0", 4.0), ("v1", 2.0)):
+        iteration(run, name)
+        node = f"mlp_run/model_linalg.mlir::{name}"
+        records += [ItemRecord(f"{node}[benchmark]", f"{name}[benchmark]", "mlp_run/model_linalg.mlir", name,
+                               "benchmark", benchmark={"median_ms": median, "samples": 20.0}, run="mlp_run"),
+                    ItemRecord(f"{node}[correctness]", f"{name}[correctness]", "mlp_run/model_linalg.mlir", name,
+                               "correctness", "pass", run="mlp_run")]
+    pytorch = ItemRecord("mlp_run/model_linalg.mlir::pytorch[benchmark]", "pytorch[benchmark]",
+                         "mlp_run/model_linalg.mlir", "pytorch", "pytorch", run="mlp_run",
+                         benchmark={"eager_median_ms": 1.4})
+    benchmark.write_run(run, "cpu", [*records, pytorch])
+    assert "| 2.00x | 0.70x |" in (run / "benchmark.md").read_text()
+    (axes,) = saved[-1].axes
+    assert axes.get_title() == "mlp_run on cpu: speedup of each iteration vs v0"
+    eager = [line for line in axes.get_lines() if line.get_label().startswith("PyTorch eager")]
+    assert [line.get_label() for line in eager] == ["PyTorch eager (2.86x v0)"]
+    assert eager[0].get_ydata()[0] == pytest.approx(4.0 / 1.4)
+    assert axes.get_ylim()[1] > 4.0 / 1.4  # the line is in view, above the bars
+    benchmark.write_run(run, "cpu", records)  # no PyTorch figures this run: the history's are drawn
+    assert any(line.get_label().startswith("PyTorch eager") for line in saved[-1].axes[0].get_lines())
 
 
 def test_new_iteration_starts_the_next_one(pytester: pytest.Pytester) -> None:

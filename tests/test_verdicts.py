@@ -118,7 +118,9 @@ def test_nothing_compared_is_never_a_pass(pytester: pytest.Pytester) -> None:
     assert record["golden"] == "none" and record["metrics"] == {}
     assert "ran without error; nothing to compare" in record["message"]
     result.assert_outcomes(passed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*nothing compared: 1*", "*0 snippet(s) succeeded*1 snippet(s) skipped*"])
+    result.stdout.fnmatch_lines(["*nothing compared: 1*", "1 snippet(s) passed every item that ran, 1 item(s) skipped "
+                                 "([[]execute[]]: ran without error; nothing to compare) across 1 file(s)"])
+    assert "succeeded" not in result.stdout.str()
     assert "all 1 snippet(s) succeeded" not in result.stdout.str()
     strict, records = _records(pytester, "--mlir-require-golden")
     assert records["nothing[execute]"]["kind"] == "no-golden" and records["nothing[execute]"]["golden"] == "none"
@@ -230,6 +232,12 @@ def test_summary_units_count_iterations_and_snippets_not_items() -> None:
     assert verdict == "1 snippet(s) succeeded across 1 file(s) (1 snippet(s) unsupported on this target)", verdict
     failed = summary_lines([*run[:-1], record("pytorch", "pytorch", "run", Kind.EXECUTE_ERROR, Outcome.FAILED)], 1)
     assert failed[-1][0] == "1 run item(s) failed across 1 file(s)", failed
+    partly = [*snippets[1:], record("add_1", "compile"),
+              record("add_1", "execute", kind=Status.SKIP, outcome=Outcome.SKIPPED)]
+    partly[-1].message = "no independent golden: agrees with the plain lowering"
+    verdict = summary_lines(partly, 1)[-1][0]
+    assert verdict == ("1 snippet(s) succeeded; 1 snippet(s) passed every item that ran, 1 item(s) skipped "
+                       "([execute]: no independent golden) across 1 file(s)"), verdict
 
 
 def test_empty_results_compare_shapes_and_report_no_metrics(pytester: pytest.Pytester) -> None:

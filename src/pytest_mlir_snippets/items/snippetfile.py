@@ -126,7 +126,9 @@ class FileErrorItem(MlirItem):
         self.expect(expectations.status_of(self.path, self.name) if expectations else None)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, "<file>"
+        """The failure's header names the file and says what went wrong with it (the item's
+        name, ``<file>``, would say neither)."""
+        return self.path, 0, f"{self.path.name}: file error (not split into snippets)"
 
     def run_stage(self) -> None:
         self.response = Response(Kind.COMPILE_ERROR, self.message)

@@ -155,7 +155,10 @@ def write_run(run: Path, target: str, records: list[ItemRecord], out: Path | Non
         elif path.exists():
             path.unlink()  # no correct iteration: no best, not a stale one
     reasons = sorted({r.message for r in records if r.outcome == "skipped" and r.message})
-    plotted = plot(out / named(PLOT, suffix), rows)
+    # PyTorch's times on the plot's axis (speedup vs v0): where its lines are drawn
+    levels = {label: float(base) / float(ref) for label, ref in (("PyTorch eager", eager), ("torch.compile", compiled))
+              if base and ref}
+    plotted = plot(out / named(PLOT, suffix), rows, run.name, target, levels)
     text = render(run, target, rows, best, pytorch, plotted, reasons, named(PLOT, suffix))
     write_atomic(out / named("benchmark.md", suffix), text)
 
@@ -222,13 +225,18 @@ def _figure(pytorch: ItemRecord, name: str) -> str:
     return str(pytorch.info.get(f"{name}_error") or pytorch.message or "not measured")
 
 
-def plot_title(run: str, plotted: list[dict[str, Any]]) -> str:
-    """The plot's title: the run, and what grey means when a bar is grey."""
-    return f"{run}: grey = not correct" if any(d.get("correctness") != "pass" for d in plotted) else run
+def plot_title(run: str, target: str, plotted: list[dict[str, Any]]) -> str:
+    """The plot's title: the run and its target, what the bars are, and what grey means
+    when a bar is grey."""
+    title = f"{run} on {target}: speedup of each iteration vs v0"
+    return title + ("\ngrey = not correct" if any(d.get("correctness") != "pass" for d in plotted) else "")
 
 
-def plot(path: Path, rows: list[tuple[Path, dict[str, Any]]]) -> str:
-    """A bar per iteration: its speedup against v0 (incorrect ones grey and hatched).
+def plot(path: Path, rows: list[tuple[Path, dict[str, Any]]], run: str, target: str,
+         levels: dict[str, float]) -> str:
+    """A bar per iteration: its speedup against v0 (incorrect ones grey and hatched), and
+    a dashed line per PyTorch reference measured (``levels``: its speedup against v0), so
+    an eager PyTorch faster than every iteration shows above the bars.
     Returns "" when written, else why not."""
     measured = [(f.name, d) for f, d in rows if "speedup_v0" in d]
     if not measured:
@@ -240,15 +248,19 @@ def plot(path: Path, rows: list[tuple[Path, dict[str, Any]]]) -> str:
         import matplotlib.pyplot as plt  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
         return "matplotlib is not installed (pip install 'pytest-mlir-snippets[plot]')"
-    figure, axes = plt.subplots(figsize=(1.2 * len(measured) + 2, 3.5))
+    figure, axes = plt.subplots(figsize=(1.2 * len(measured) + 3, 3.8))
     for i, (_, data) in enumerate(measured):
         correct = data.get("correctness") == "pass"
         axes.bar(i, data["speedup_v0"], color="tab:blue" if correct else "lightgrey",
                  hatch="" if correct else "//", edgecolor="black")
     axes.set_xticks(range(len(measured)), [name for name, _ in measured])
     axes.axhline(1.0, color="black", linewidth=0.8)
+    for (label, level), (color, style) in zip(levels.items(), (("tab:red", "--"), ("tab:orange", ":")), strict=False):
+        axes.axhline(level, color=color, linestyle=style, linewidth=1.5, label=f"{label} ({level:.2f}x v0)")
+    if levels:
+        axes.legend(loc="best", fontsize="small")
     axes.set_ylabel("speedup vs v0 (median)")
-    axes.set_title(plot_title(path.parent.name, [d for _, d in measured]))
+    axes.set_title(plot_title(run, target, [d for _, d in measured]), fontsize="medium")
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)

@@ -13,6 +13,7 @@ from typing import Any
 from pytest_mlir_snippets.model.layout import is_iteration
 from pytest_mlir_snippets.model.record import ItemRecord, check_json, counts, golden_counts, tally
 from pytest_mlir_snippets.paths import write_atomic
+from pytest_mlir_snippets.protocol import Kind, Outcome, Stage, Status
 from pytest_mlir_snippets.reporting.runreport import RunInfo, write_reports
 from pytest_mlir_snippets.reporting.shards import lost_items
 
@@ -99,11 +100,15 @@ def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "",
                   notes: tuple[str, ...] = ()) -> list[tuple[str, bool]]:
     """The closing lines: counts per outcome kind, passes per golden, then the verdict
     (text, is it bad). "succeeded" is said of subjects whose items all ran and passed:
-    one with a skipped item (nothing to compare, no device) is counted as skipped."""
-    snippets = tally([r for r in records if r.is_snippet])
+    one with a skipped item (nothing to compare, no device) is counted as skipped, and
+    where nothing failed the verdict says what those passed and why the rest skipped.
+    A file that cannot be split into snippets (its ``<file>`` item) is a file error, no snippet."""
+    unsplit = [r for r in records if r.stage == Stage.FILE]
+    snippets = tally([r for r in records if r.is_snippet and r.stage != Stage.FILE])
     iterations = tally([r for r in records if not r.is_snippet and is_iteration(r.function)])
     # a run's own items (its folder's contract, the PyTorch benchmark) are no iteration
     run_items = tally([r for r in records if not r.is_snippet and not is_iteration(r.function)])
+    file_errors = tally(unsplit).failed
     has = (snippets.subjects > 0, iterations.subjects > 0)
 
     def subjects(n_snippets: int, n_iterations: int, everything: bool = False) -> str:
@@ -114,23 +119,30 @@ def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "",
 
     unsupported = snippets.unsupported + iterations.unsupported
     skipped = snippets.skipped + iterations.skipped
-    note = ", ".join(([f"{subjects(snippets.unsupported, iterations.unsupported)} unsupported on this target"]
-                      if unsupported else [])
-                     + ([f"{subjects(snippets.skipped, iterations.skipped)} skipped: not every item ran"]
-                        if skipped else []))
-    note = f" ({note})" if note else ""
-    failed = snippets.failed + iterations.failed + run_items.failed
+    unsupported_note = [f"{subjects(snippets.unsupported, iterations.unsupported)} unsupported on this target"] \
+        if unsupported else []
+    skipped_note = [f"{subjects(snippets.skipped, iterations.skipped)} skipped: not every item ran"] if skipped else []
+    failed = snippets.failed + iterations.failed + run_items.failed + file_errors
     succeeded = snippets.succeeded + iterations.succeeded
     if failed:
+        note = ", ".join(unsupported_note + skipped_note)
         what = [subjects(snippets.failed, iterations.failed)] if snippets.failed + iterations.failed else []
         what += [f"{run_items.failed} run item(s)"] if run_items.failed else []
-        verdict = f"{' and '.join(what)} failed across {files} file(s){note}"
+        clauses = [f"{' and '.join(what)} failed"] if what else []
+        clauses += [f"{file_errors} file error(s) (file(s) that cannot be split into snippets)"] if file_errors else []
+        verdict = f"{'; '.join(clauses)} across {files} file(s)" + (f" ({note})" if note else "")
     elif all(r.outcome == "skipped" for r in records):
-        verdict = f"nothing ran to an outcome: {len(records)} item(s) skipped across {files} file(s){note}"
+        note = ", ".join(unsupported_note + skipped_note)
+        verdict = f"nothing ran to an outcome: {len(records)} item(s) skipped across {files} file(s)" \
+                  + (f" ({note})" if note else "")
     else:
         every = "all " if succeeded and not skipped and not unsupported else ""
-        verdict = f"{every}{subjects(snippets.succeeded, iterations.succeeded, True)} succeeded across {files} " \
-                  f"file(s){note}"
+        clauses = [f"{every}{subjects(snippets.succeeded, iterations.succeeded, True)} succeeded"] \
+            if succeeded or not skipped else []
+        subjects_of = [r for r in records if r.stage != Stage.FILE and (r.is_snippet or is_iteration(r.function))]
+        clauses += [_partly_run(subjects_of, subjects(snippets.skipped, iterations.skipped))] if skipped else []
+        note = ", ".join(unsupported_note)
+        verdict = f"{'; '.join(clauses)} across {files} file(s)" + (f" ({note})" if note else "")
     lines = [("items per outcome: " + counts(records), False)]
     goldens = golden_counts(records)
     if goldens:
@@ -143,3 +155,16 @@ def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "",
     if interrupted:
         lines.append((f"the run was interrupted ({interrupted}): items not run are missing from the reports", True))
     return lines
+
+
+def _partly_run(records: list[ItemRecord], what: str) -> str:
+    """The subjects that passed every item that ran, with the stages skipped and why (a
+    skip message's head, before its first colon): ``5 snippet(s) passed every item that ran, 5
+    item(s) skipped ([execute]: no CUDA device)``."""
+    unsupported = {r.subject for r in records if r.kind == Kind.UNSUPPORTED}
+    partial = {r.subject for r in records if r.outcome == Outcome.SKIPPED and r.kind == Status.SKIP
+               and not r.expected and r.subject not in unsupported}
+    skips = [r for r in records if r.subject in partial and r.outcome == Outcome.SKIPPED]
+    stages = ", ".join(f"[{stage}]" for stage in dict.fromkeys(str(r.stage) for r in skips))
+    reasons = "; ".join(dict.fromkeys(r.message.split(":", 1)[0].strip() or "skipped" for r in skips))
+    return f"{what} passed every item that ran, {len(skips)} item(s) skipped ({stages}: {reasons})"

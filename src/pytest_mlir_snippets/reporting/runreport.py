@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pytest_mlir_snippets.model.record import ItemRecord, counts, golden_counts, tally
 from pytest_mlir_snippets.paths import write_atomic
+from pytest_mlir_snippets.protocol import Stage
 
 COMBINED_NAME = "mlir-snippets-combined-report.txt"  # never "<stem>-run-report.txt"
 NOT_RUN = "-"
@@ -80,9 +81,13 @@ def _status_lines(run: RunInfo, file: str | None) -> list[str]:
 
 
 def _subjects_line(records: list[ItemRecord]) -> str:
-    t = tally(records)
+    """How the subjects ended; a file that cannot be split (its ``<file>`` item) is a file
+    error, no subject."""
+    t = tally([r for r in records if r.stage != Stage.FILE])
+    file_errors = sum(r.stage == Stage.FILE and r.failed for r in records)
     return f"{t.subjects} ({t.succeeded} succeeded, {t.failed} failed, {t.unsupported} unsupported" + (
-        f", {t.skipped} skipped" if t.skipped else "") + (f", {t.not_run} not run)" if t.not_run else ")")
+        f", {t.skipped} skipped" if t.skipped else "") + (f", {t.not_run} not run)" if t.not_run else ")") + (
+        f"; {file_errors} file error(s)" if file_errors else "")
 
 
 def _golden_lines(records: list[ItemRecord]) -> list[str]:
