@@ -13,6 +13,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
+from pytest_mlir_snippets.mlirtext.sections import sections, splits_input
 from pytest_mlir_snippets.mlirtext.symbols import SplitError, symbol_name, unescape
 
 # Structural tokens only: words are read on demand, and a bracket-free <...> (a type) is
@@ -42,27 +43,6 @@ _SYM_VIS = re.compile(r'sym_visibility\s*=\s*"(\w+)"')
 _SPACE = re.compile(r"[ \t\r\n]+")
 _VALUE_DEF = re.compile(r"[\w%#,:\s]*=\s*")
 _BLANKS_AND_COMMENTS = re.compile(r"\s*(?://[^\n]*\n\s*)*")
-# mlir-opt's ``-split-input-file``: a line that is the marker ``// -----`` ends a section
-_SPLIT_MARKER = re.compile(r"^[ \t]*// -----[^\n]*$", re.M)
-# a RUN line (lit's syntax) that passes the flag to the tool reading the file
-_SPLIT_FLAG = re.compile(r"^[ \t]*//[ \t]*RUN:[^\n]*(?<![\w-])--?split-input-file(?![\w-])", re.M)
-
-
-def splits_input(text: str) -> bool:
-    """Whether a RUN line of ``text`` reads it with ``-split-input-file``: then each
-    ``// -----`` section is its own module, as mlir-opt and stablehlo-translate read it."""
-    return "split-input-file" in text and _SPLIT_FLAG.search(text) is not None
-
-
-def sections(text: str) -> list[tuple[int, int]]:
-    """The (start, end) offsets of the ``// -----`` sections of ``text``, in order."""
-    bounds = [0]
-    for m in _SPLIT_MARKER.finditer(text):
-        bounds += [m.start(), m.end()]
-    bounds.append(len(text))
-    return list(zip(bounds[::2], bounds[1::2]))
-
-
 @dataclass
 class Op:
     """One operation found directly in a module body (or the file's top level)."""
@@ -93,9 +73,8 @@ class Op:
 
 
 class Scan:
-    """The ops of a snippet file: aliases, the resource blocks, and a tree of module bodies.
-    Under ``-split-input-file`` (``splits_input``) each section is scanned as its own
-    top level; every op knows its section."""
+    """The ops of a snippet file: aliases, resource blocks, a tree of module bodies; under
+    ``-split-input-file`` each section is a top level of its own (``Op.section``)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -117,8 +96,7 @@ class Scan:
         comments: list[str] = []
         pos = begin
         while pos < end:
-            # skip blank space and collect comment lines above the next op
-            m = _SPACE.match(text, pos, end)
+            m = _SPACE.match(text, pos, end)  # blank space; comment lines above the next op are kept
             if m:
                 pos = m.end()
                 continue

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import SimpleNamespace
@@ -33,6 +32,7 @@ import numpy as np
 
 from pytest_mlir_snippets.protocol import ENVIRONMENT, GOLDEN, Golden, Kind, Options
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
+from pytest_mlir_snippets.worker.targets.tt_pjrt import given_descriptor
 
 MODULES = ("_ttmlir_runtime", "builder.base.builder_apis", "builder.base.builder_runtime")
 DEFAULT_SYS_DESC = "ttrt-artifacts/system_desc.ttsys"
@@ -43,16 +43,6 @@ HOW_TO_GET = ("run inside a tt-mlir build environment (`source env/activate` in 
 def system_descriptor(option: str | None) -> tuple[str, str]:
     """(path, where it came from): --mlir-sys-desc, else $SYSTEM_DESC_PATH, else ttrt's default."""
     return given_descriptor(option) or (DEFAULT_SYS_DESC, "the default of `ttrt query --save-artifacts`")
-
-
-def given_descriptor(option: str | None) -> tuple[str, str] | None:
-    """(path, where it came from) of a descriptor the user gave (--mlir-sys-desc, else
-    $SYSTEM_DESC_PATH); None: none given."""
-    if option:
-        return option, "--mlir-sys-desc"
-    if os.environ.get("SYSTEM_DESC_PATH"):
-        return os.environ["SYSTEM_DESC_PATH"], "$SYSTEM_DESC_PATH"
-    return None
 
 
 def judge(report: Mapping[str, Any], pcc: float, atol: float | None, rtol: float | None) -> tuple[
@@ -265,7 +255,7 @@ class TTNNBackend(TTBackend):
 
 def _pjrt_plugin() -> str | None:
     """None when tt-xla's PJRT plugin is usable here, else why not."""
-    from pytest_mlir_snippets.worker.targets.tt_pjrt import PluginError, plugin_library
+    from pytest_mlir_snippets.worker.targets.tt_pjrt import PluginError, plugin_library  # hashes libtt.so
 
     try:
         plugin_library()

@@ -227,6 +227,16 @@ def _diagnostics_since(start: int) -> list[Diagnostic]:
     return [Diagnostic(m.group(3), m.group(4), int(m.group(1)), int(m.group(2))) for m in _DIAGNOSTIC.finditer(text)]
 
 
+def given_descriptor(option: str | None) -> tuple[str, str] | None:
+    """(path, where it came from) of a descriptor the user gave (--mlir-sys-desc, else
+    $SYSTEM_DESC_PATH); None: none given."""
+    if option:
+        return option, "--mlir-sys-desc"
+    if os.environ.get("SYSTEM_DESC_PATH"):
+        return os.environ["SYSTEM_DESC_PATH"], "$SYSTEM_DESC_PATH"
+    return None
+
+
 def environment_failure(error: PluginError) -> SnippetFailure:
     return SnippetFailure(Kind.UNSUPPORTED, str(error), info={ENVIRONMENT: True})
 

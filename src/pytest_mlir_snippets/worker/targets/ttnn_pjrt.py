@@ -37,11 +37,9 @@ class PjrtRoute:
 
     def client(self, options: Options) -> tt_pjrt.Client:
         if self._client is None:
-            from pytest_mlir_snippets.worker.targets.tt import given_descriptor
-
             started = time.perf_counter()
             try:
-                self._client = tt_pjrt.Client(given_descriptor(options.sys_desc))
+                self._client = tt_pjrt.Client(tt_pjrt.given_descriptor(options.sys_desc))
             except tt_pjrt.PluginError as error:
                 raise tt_pjrt.environment_failure(error) from None
             self.started_in = time.perf_counter() - started
