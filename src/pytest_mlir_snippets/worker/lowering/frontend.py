@@ -191,7 +191,8 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
         try:
             module = tir.Module.parse(module_text)
         except Exception as error:
-            raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error) from None
+            raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error,
+                                failing_pass="import") from None
         mlirtools.reject_unregistered(module, tir, ctx, target, allowed=("check.", "util."))
         signature, checks = None, []
         if kind == "stablehlo" and fed is not None:

@@ -91,7 +91,10 @@ class Collector:
         self.diagnostics.append(to_diagnostic(d))
         return True
 
-    def failure(self, kind: Kind, message: str, error: Exception | None = None) -> SnippetFailure:
+    def failure(self, kind: Kind, message: str, error: Exception | None = None,
+                failing_pass: str = "") -> SnippetFailure:
+        """``failing_pass``: the step that failed, when it is not a pass of a pipeline
+        (``import``, ``translation``): on the record, as ``failingpass`` names passes."""
         diags = list(self.diagnostics)
         for d in getattr(error, "error_diagnostics", None) or []:
             diag = to_diagnostic(d)
@@ -104,7 +107,7 @@ class Collector:
             from pytest_mlir_snippets.worker.dialects import dialect_failure
 
             return dialect_failure([unknown], self.target, diags)
-        return SnippetFailure(kind, message, diags)
+        return SnippetFailure(kind, message, diags, info={"failing_pass": failing_pass} if failing_pass else None)
 
 
 @contextmanager
@@ -156,10 +159,20 @@ def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], c
         hint = unknown_passes(str(error))
         raise collector.failure(Kind.COMPILE_ERROR, f"invalid {stage} pipeline: {pipeline}"
                                 + (f": {hint}" if hint else ""), error) from None
+    snapshot = module.operation.clone()  # what the pipeline was given: to name the pass that fails
     try:
         pm.run(module.operation)
     except Exception as error:
-        raise collector.failure(Kind.COMPILE_ERROR, f"{stage} failed", error) from None
+        failure = collector.failure(Kind.COMPILE_ERROR, f"{stage} failed", error)
+        from pytest_mlir_snippets.worker.lowering.failingpass import locate
+
+        found = locate(snapshot, pipeline, pass_manager)
+        if found is not None:
+            failure.info.update(failing_pass=found[0], before_pass_ir=found[1])
+            failure.message = f"{stage} failed in {found[0]}"
+        raise failure from None
+    finally:
+        snapshot.erase()
 
 
 def find_function(module: Any, name: str) -> Any:

@@ -58,7 +58,8 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
         try:
             parsed = ir.Module.parse(text)
         except Exception as error:
-            raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error) from None
+            raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error,
+                                failing_pass="import") from None
         if iree and not kind:
             fed = iree_ops.give_meaning(parsed, ir, function, "arith.constant")
             checks = check_ops.capture(parsed, ir, function, dialect="arith")

@@ -121,11 +121,13 @@ class CpuBackend(Backend):
                 if translate:
                     engine = self.engine_type(low.module, opt_level=opt_level, shared_libs=runner_libraries())
             except Exception as error:
-                raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error) from None
+                raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error,
+                                              failing_pass="translation") from None
             if not translate:
                 untranslatable = lowering.untranslatable(low.module)
                 if untranslatable:
-                    raise SnippetFailure(Kind.COMPILE_ERROR, "translation to LLVM failed", untranslatable)
+                    raise SnippetFailure(Kind.COMPILE_ERROR, "translation to LLVM failed", untranslatable,
+                                         info={"failing_pass": "translation"})
             elif analyze:  # it will run: whether its results depend on its inputs (execute's ``computed``)
                 low.info["runtime_results"] = dataflow.runtime_results(low.module, function, len(low.signature[1]))
             final = str(low.module) if keep_ir else ""
@@ -155,7 +157,8 @@ class CpuBackend(Backend):
             try:
                 return self.engine_type(ir.Module.parse(text), opt_level=3, shared_libs=runner_libraries())
             except Exception as error:
-                raise diags.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error) from None
+                raise diags.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error,
+                                    failing_pass="translation") from None
 
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,

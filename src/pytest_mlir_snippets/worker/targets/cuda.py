@@ -133,7 +133,8 @@ class CudaBackend(Backend):
             try:
                 program.engine = cuda_host.engine(low.module, self._cpu.engine_type, opt_level)
             except Exception as error:
-                raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error) from None
+                raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error,
+                                              failing_pass="translation") from None
         return program
 
     def execute(self, compiled: Compiled, options: Options,

@@ -1,0 +1,50 @@
+"""Triage (issue 43): a failed compile names the pass that failed, as written in its
+pipeline, with the IR that pass was given; steps that are not passes are named too."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_mlir_snippets.worker.lowering.failingpass import locate, steps
+
+ADD = """func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+def test_a_pipeline_is_its_passes_each_nested_in_its_anchors() -> None:
+    pipeline = ('builtin.module(canonicalize{max-iterations=2 test-convergence}, func.func(cse, '
+                'convert-linalg-to-loops), one-shot-bufferize{bufferize-function-boundaries}, '
+                'gpu.module(strip-debuginfo))')
+    assert steps(pipeline) == [
+        ("canonicalize{max-iterations=2 test-convergence}",
+         "builtin.module(canonicalize{max-iterations=2 test-convergence})"),
+        ("cse", "builtin.module(func.func(cse))"),
+        ("convert-linalg-to-loops", "builtin.module(func.func(convert-linalg-to-loops))"),
+        ("one-shot-bufferize{bufferize-function-boundaries}",
+         "builtin.module(one-shot-bufferize{bufferize-function-boundaries})"),
+        ("strip-debuginfo", "builtin.module(gpu.module(strip-debuginfo))"),
+    ]
+
+
+def test_the_failing_pass_and_the_ir_it_was_given() -> None:
+    from mlir import ir, passmanager
+
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(ADD)
+        found = locate(module.operation, "builtin.module(func.func(convert-elementwise-to-linalg), canonicalize, "
+                       "convert-func-to-llvm, reconcile-unrealized-casts, cse)", passmanager.PassManager.parse)
+    assert found is not None
+    failing, before = found
+    assert failing == "reconcile-unrealized-casts"
+    assert "llvm.func" in before and "linalg.generic" in before  # what the passes before it made
+
+
+@pytest.mark.slow
+def test_a_compile_error_names_its_pass(pytester: pytest.Pytester) -> None:
+    (pytester.path / "ops.mlir").write_text(ADD)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--mlir-skip-exec",
+                                "--mlir-pipeline=builtin.module(canonicalize, one-shot-bufferize, cse)")
+    result.stdout.fnmatch_lines(["*lowering failed in one-shot-bufferize*", "*ops.mlir:2:*op was not bufferized*"])
