@@ -48,3 +48,16 @@ def test_a_compile_error_names_its_pass(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("-p", "no:cacheprovider", "--mlir-skip-exec",
                                 "--mlir-pipeline=builtin.module(canonicalize, one-shot-bufferize, cse)")
     result.stdout.fnmatch_lines(["*lowering failed in one-shot-bufferize*", "*ops.mlir:2:*op was not bufferized*"])
+
+
+def test_doctor_names_the_tools_folders_and_the_targets(pytester: pytest.Pytester) -> None:
+    import sys
+    from pathlib import Path
+
+    result = pytester.run(str(Path(sys.executable).with_name("mlir-snippets")), "doctor")
+    assert result.ret == 0
+    out = result.stdout.str()
+    opt = next(line.split()[1] for line in out.splitlines() if line.strip().startswith("mlir-opt "))
+    assert Path(opt).is_file() and Path(opt).name == "mlir-opt"
+    assert any(line.split() == ["cpu", "available"] for line in out.splitlines())
+    assert f"export PATH={Path(opt).parent}:" in out

@@ -151,6 +151,13 @@ def new_iteration_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def doctor_command(args: argparse.Namespace) -> int:
+    from pytest_mlir_snippets.tools.doctor import doctor
+
+    print("\n".join(doctor()))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mlir-snippets", description="tools around pytest-mlir-snippets")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -181,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
                       help="copy transform.mlir and pass_pipeline.txt from vN (default: the last iteration; "
                            "none yet: the run's target's starting schedule)")
     step.set_defaults(run=new_iteration_command)
+    check = commands.add_parser("doctor", help="where the installed MLIR, LLVM, torch-mlir and IREE tools are, "
+                                "and which targets work here")
+    check.set_defaults(run=doctor_command)
     args = parser.parse_args(argv)
     result: int = args.run(args)
     return result
