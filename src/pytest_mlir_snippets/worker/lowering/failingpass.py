@@ -54,13 +54,18 @@ def steps(pipeline: str) -> list[tuple[str, str]]:
     return found
 
 
-def locate(snapshot: Any, pipeline: str, pass_manager: Callable[[str], Any]) -> tuple[str, str] | None:
-    """(the failing pass, the IR it received) by running ``pipeline``'s passes one at a
-    time on ``snapshot`` (a copy of the module before the pipeline); None when each runs."""
+def locate(snapshot: Any, pipeline: str, pass_manager: Callable[[str], Any]) -> dict[str, str] | None:
+    """The failing pass (``failing_pass``), the IR it received (``before_pass_ir``) and the
+    pipeline that runs it alone (``failing_pipeline``), found by running ``pipeline``'s
+    passes one at a time on ``snapshot`` (a copy of the module before the pipeline); with
+    the command-line tool whose passes these are (``failing_tool``: ``torch-mlir-opt`` for
+    torch-mlir's bindings, else ``mlir-opt``). None when each runs."""
+    tool = "torch-mlir-opt" if getattr(pass_manager, "__module__", "").startswith("torch_mlir") else "mlir-opt"
     for written, alone in steps(pipeline):
-        before = str(snapshot)
+        before = snapshot.get_asm(enable_debug_info=True)  # with the snippet's locations
         try:
             pass_manager(alone).run(snapshot)
         except Exception:
-            return written, before
+            return {"failing_pass": written, "before_pass_ir": before, "failing_pipeline": alone,
+                    "failing_tool": tool}
     return None

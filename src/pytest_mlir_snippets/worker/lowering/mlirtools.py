@@ -168,8 +168,8 @@ def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], c
 
         found = locate(snapshot, pipeline, pass_manager)
         if found is not None:
-            failure.info.update(failing_pass=found[0], before_pass_ir=found[1])
-            failure.message = f"{stage} failed in {found[0]}"
+            failure.info.update(found)
+            failure.message = f"{stage} failed in {found['failing_pass']}"
         raise failure from None
     finally:
         snapshot.erase()
