@@ -95,8 +95,18 @@ func.func @almost() {
 func.func @close() {
   %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf16>
   %r = stablehlo.exponential %a : tensor<2xf16>
-  %e = stablehlo.constant dense<[2.7182, 7.3887]> : tensor<2xf16>
+  %e = stablehlo.constant dense<[2.7207, 7.3887]> : tensor<2xf16>
   check.expect_close %r, %e, max_ulp_difference = 3 : tensor<2xf16>, tensor<2xf16>
+  func.return
+}
+
+// -----
+
+func.func @close_generic() {
+  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf16>
+  %r = stablehlo.exponential %a : tensor<2xf16>
+  %e = stablehlo.constant dense<[2.7207, 7.3887]> : tensor<2xf16>
+  "check.expect_close"(%r, %e) {max_ulp_difference = 2 : ui64} : (tensor<2xf16>, tensor<2xf16>) -> ()
   func.return
 }
 
@@ -154,7 +164,8 @@ def _records(pytester: pytest.Pytester, text: str) -> dict[str, dict[str, Any]]:
 def test_the_spec_convention_runs_on_cpu(pytester: pytest.Pytester) -> None:
     pytest.importorskip("torch_mlir")
     records = _records(pytester, SPEC)
-    passing = ["add_op_test_si64", "add_op_test_si64~2", "almost", "close", "f8_add", "f8_constant", "iota"]
+    passing = ["add_op_test_si64", "add_op_test_si64~2", "almost", "close", "close_generic", "f8_add", "f8_constant",
+               "iota"]
     for name in passing:
         record = records[f"{name}[execute]"]
         assert record["kind"] == "pass", (name, record["message"])
@@ -173,6 +184,8 @@ def test_the_spec_convention_runs_on_cpu(pytester: pytest.Pytester) -> None:
     ("dense<[0.1015630, 0x7F]>", "dense<[0.125, 0x7F]>"),  # an f8 constant fed and read back
     ("dense<[0, 1, 2, 3]>", "dense<[0, 1, 3, 3]>"),  # iota
     ("tolerance = 0.1 :", "tolerance = 0.01 :"),  # a tolerance tightened
+    ("max_ulp_difference = 3 :", "max_ulp_difference = 0 :"),  # one ULP off, no longer allowed
+    ("{max_ulp_difference = 2 : ui64}", "{max_ulp_difference = 0 : ui64}"),  # the generic form's attribute
 ])
 def test_sabotaged_expectations_fail(pytester: pytest.Pytester, wrong: tuple[str, str]) -> None:
     pytest.importorskip("torch_mlir")

@@ -139,6 +139,9 @@ def capture(module: Any, tir: Any, function: str, dialect: str = "stablehlo") ->
         name = _target(op) or ""
         rule, tolerance, min_ulp, max_ulp = (CUSTOM_CALLS if op.name == "stablehlo.custom_call" else CHECK_OPS)[name]
         props = _properties(op) if op.name != "stablehlo.custom_call" else {}
+        for name in op.attributes if op.name != "stablehlo.custom_call" else ():  # "check.expect_close"(..) {..}
+            if _PROPERTY.fullmatch(f"{name} = ") and name not in props:
+                props[name] = str(op.attributes[name])
         operands = list(op.operands)
         if "value" in props:  # *_const: the expected value is an attribute
             with op.location:
