@@ -186,7 +186,8 @@ def test_every_target_of_the_machine(pytester: pytest.Pytester, copy_into) -> No
     else:
         result.assert_outcomes(passed=4, skipped=2)
         result.stdout.fnmatch_lines(["SKIPPED * no CUDA device: *"])
-    result.stdout.fnmatch_lines(["SKIPPED * Unsupported: tt-mlir is not available *"])
+    result.stdout.re_match_lines([r"SKIPPED .* Unsupported: (tt-mlir is not available|TTIR and TTNN input go through "
+                                  r"tt-mlir's builder, which is not here)"])
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])

@@ -47,7 +47,8 @@ HALVES = """func.func @halves(%x: tensor<5xf64>, %b: tensor<5xbf16>)
 
 def test_the_runner_libraries_are_installed() -> None:
     names = [path.rsplit("/", 1)[1] for path in runner_libraries()]
-    assert names == ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so", "libmlir_float16_utils.so"]
+    assert names == ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so", "libmlir_float16_utils.so",
+                     "libmlir_apfloat_wrappers.so"]
     assert cuda_runtime_library() is not None  # loaded only where a CUDA device is
 
 
