@@ -64,6 +64,18 @@ class Stage(enum.StrEnum):
     CALL = "call"  # a Python test that used the mlir_device fixture
 
 
+class SubjectKind(enum.StrEnum):
+    """What an item is a part of (a record's ``subject_kind``): the reports group and name
+    items by it."""
+
+    SNIPPET = "snippet"  # a function of a snippet file, or the <file> item of one that cannot be split
+    ITERATION = "iteration"  # an optimization run's iteration (vN)
+    PYTORCH = "pytorch"  # an optimization run's PyTorch reference
+    RUN = "run"  # an optimization run as a whole: its contract on a target without run stages
+    LIT = "lit"  # a RUN command of an upstream integration test
+    PYTHON = "python"  # a Python test that used the mlir_device fixture
+
+
 class Golden(enum.StrEnum):
     """What an execute verdict compared the results with (SPEC 4): its golden basis."""
 

@@ -5,25 +5,47 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
-from pytest_mlir_snippets.protocol import Kind, Request, Response
+from pytest_mlir_snippets.protocol import Kind, Request, Response, Stage
 from pytest_mlir_snippets.settings import Settings
 
 if TYPE_CHECKING:
-    from pytest_mlir_snippets.api.device import MlirDevice
-
-    # a type only: items (which hold the expectations' formats) sit above the session
-    from pytest_mlir_snippets.items.expectations import ExpectationSource
     from pytest_mlir_snippets.model.record import ItemRecord
     from pytest_mlir_snippets.sandbox.cache import CompileCache
     from pytest_mlir_snippets.sandbox.pool import DeviceManager
 
 
 DEADLINE = pytest.StashKey[float]()  # when pytest-timeout's timer ends a test (time.monotonic())
-DEVICE: pytest.StashKey[MlirDevice] = pytest.StashKey()  # a test's mlir_device, on its item
+
+
+def is_xdist_worker(config: pytest.Config) -> bool:
+    """Whether this process is an xdist worker (the controller writes the reports)."""
+    return hasattr(config, "workerinput")
+
+
+class ExpectationSource(Protocol):
+    """What items and the recorder ask of an expectations file, whatever its format
+    (``items.expectations``, ``items.ireeconfig``): the session holds one."""
+
+    path: Path
+
+    @property
+    def compile_flags(self) -> list[str]: ...
+
+    @property
+    def run_flags(self) -> list[str]: ...
+
+    def status_of(self, file: Path, name: str, stage: Stage) -> str | None: ...
+
+    def skip_reason(self, file: Path, name: str, stage: Stage) -> str | None: ...
+
+    def reason(self, stage: str) -> str: ...
+
+    def update(self, records: list[ItemRecord], rootpath: Path) -> None: ...
 
 
 @dataclass

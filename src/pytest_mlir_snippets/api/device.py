@@ -26,6 +26,7 @@ from pytest_mlir_snippets.session import RunState
 
 TEXT_SOURCE = "<mlir>"  # how diagnostics name a source given as text
 MARGIN = 0.5  # seconds a call ends before it: the call's timeout, not pytest-timeout's, tells of a hang
+DEVICE: pytest.StashKey[MlirDevice] = pytest.StashKey()  # a test's mlir_device, on its item
 
 
 @dataclass

@@ -38,8 +38,9 @@ from pytest_mlir_snippets.protocol import (
     Response,
     Stage,
     Status,
+    SubjectKind,
 )
-from pytest_mlir_snippets.session import run_state
+from pytest_mlir_snippets.session import is_xdist_worker, run_state
 
 NOTHING = "nothing to compare"
 FOLDED = "computed at compile time: the constant folder was checked, not code generation"
@@ -64,6 +65,7 @@ class MlirItem(pytest.Item):
     # set as the item runs (class defaults: 10,000s of items are made at collection)
     stage: str = ""
     subject: str = ""  # the function's unique id, or the iteration's name
+    subject_kind = SubjectKind.SNIPPET
     kind: Kind | None = None  # the outcome kind (None: not decided, e.g. skipped for another's failure)
     response: Response | None = None
     expected: str | None = None
@@ -207,7 +209,7 @@ class MlirItem(pytest.Item):
         assert self.parent is not None
         return ItemRecord(nodeid=self.nodeid, name=self.name, file=self.parent.nodeid, function=self.subject,
                           stage=Stage(self.stage), target=run_state(self.config).settings.target,
-                          expected=self.expected or "")
+                          expected=self.expected or "", subject_kind=self.subject_kind)
 
     def describe(self, record: ItemRecord, response: Response) -> None:
         """Fill in what the response says (diagnostics at file locations, metrics, ...)."""
@@ -233,14 +235,14 @@ class MlirItem(pytest.Item):
         if shown:
             report.longrepr = str(report.longrepr)  # plain text: xdist's serializer takes no str subclass
         final = report.when == "call" or (report.when == "setup" and not report.passed)
-        if not final and not (report.when == "setup" and hasattr(self.config, "workerinput")):
+        if not final and not (report.when == "setup" and is_xdist_worker(self.config)):
             return
         record = self.skeleton()
         if final:
             self._complete(record, report, shown)
             if getattr(self.config.option, "xmlpath", None):  # the junit report's properties
                 self.user_properties.extend(junit_properties(record))
-            if not hasattr(self.config, "workerinput"):
+            if not is_xdist_worker(self.config):
                 run_state(self.config).handed[self.nodeid] = record
         report.mlir_record = record.to_json()  # type: ignore[attr-defined]
 

@@ -36,7 +36,7 @@ from pytest_mlir_snippets.model.layout import (
 )
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import write_atomic
-from pytest_mlir_snippets.protocol import Diagnostic, Golden, Kind, Request, Response
+from pytest_mlir_snippets.protocol import Diagnostic, Golden, Kind, Request, Response, Stage, SubjectKind
 from pytest_mlir_snippets.session import run_state
 from pytest_mlir_snippets.settings import RUN_TIMEOUT
 
@@ -71,10 +71,11 @@ class IterationItem(MlirItem):
         self.stage = stage
         self.target = target
         self.run_dir = folder.parent if is_iteration(folder.name) else folder
-        self.subject = folder.name if folder != self.run_dir else ("pytorch" if stage.startswith("pytorch") else
-                                                                   "run")
+        self.subject_kind = SubjectKind.ITERATION if folder != self.run_dir else (
+            SubjectKind.PYTORCH if stage.startswith("pytorch") else SubjectKind.RUN)
+        self.subject = folder.name if self.subject_kind is SubjectKind.ITERATION else self.subject_kind.value
         expectations = run_state(self.config).expectations
-        self.expect(expectations.status_of(self.path, self.name) if expectations else None)
+        self.expect(expectations.status_of(self.path, self.name, Stage(self.stage)) if expectations else None)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         schedule = self.folder / "transform.mlir"

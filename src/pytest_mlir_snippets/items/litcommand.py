@@ -27,7 +27,7 @@ from pytest_mlir_snippets.items.failures import (
 )
 from pytest_mlir_snippets.mlirtext.litscript import LitCommand, LitScript, directive_verdict
 from pytest_mlir_snippets.model.record import ItemRecord
-from pytest_mlir_snippets.protocol import Kind, Request, Response
+from pytest_mlir_snippets.protocol import Kind, Request, Response, Stage, SubjectKind
 from pytest_mlir_snippets.registry import NAMES
 from pytest_mlir_snippets.session import run_state
 
@@ -49,6 +49,8 @@ def _names_targets(comment: str) -> bool:
 
 class LitCommandItem(MlirItem):
     """One RUN command at one stage."""
+
+    subject_kind = SubjectKind.LIT
 
     def __init__(self, *, command: LitCommand, script: LitScript, text: str, entry_line: int,
                  entry_comments: list[str], subject: str, stage: str, **kwargs: Any) -> None:
@@ -75,7 +77,7 @@ class LitCommandItem(MlirItem):
             self.add_marker(pytest.mark.skip(reason=skipped))
         xfail = own_xfail if has_own else file_xfail
         expectations = state.expectations
-        listed = expectations.status_of(self.path, self.name) if expectations else None
+        listed = expectations.status_of(self.path, self.name, Stage(self.stage)) if expectations else None
         last = self.stage == ("compile" if state.settings.skip_exec else "execute")
         self.expect(listed, any_failure=xfail and listed is None, last_stage=last,
                     reason=expectations.reason(self.stage) if expectations else "expected to fail (XFAIL)")

@@ -24,7 +24,7 @@ from pytest_mlir_snippets.mlirtext.directives import DirectiveError, directive
 from pytest_mlir_snippets.mlirtext.splitter import Function, SnippetSource, Split
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import artifact_dir
-from pytest_mlir_snippets.protocol import Kind, Options, Request, Response
+from pytest_mlir_snippets.protocol import Kind, Options, Request, Response, Stage
 from pytest_mlir_snippets.session import run_state
 
 STAGES = ("compile", "execute")
@@ -61,8 +61,8 @@ class SnippetItem(MlirItem):
             self.kind = Kind.UNSUPPORTED
             self.add_marker(pytest.mark.skip(reason=f"UNSUPPORTED: {target} (a line above the function)"))
         expectations = state.expectations
-        listed = expectations.status_of(self.path, self.name) if expectations else None
-        skipped = expectations.skip_reason(self.path, self.name) if expectations else None
+        listed = expectations.status_of(self.path, self.name, Stage(self.stage)) if expectations else None
+        skipped = expectations.skip_reason(self.path, self.name, Stage(self.stage)) if expectations else None
         if skipped:  # an IREE config's skip_compile_tests / skip_run_tests
             self.add_marker(pytest.mark.skip(reason=skipped))
         last = self.stage == (STAGES[0] if state.settings.skip_exec else STAGES[-1])

@@ -18,10 +18,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_mlir_snippets.protocol import Computed, Golden, Kind, Outcome, Stage, Status
+from pytest_mlir_snippets.protocol import Computed, Golden, Kind, Outcome, Stage, Status, SubjectKind
 
 FAILURE_KINDS = tuple(k.value for k in Kind if k not in (Kind.PASS, Kind.UNSUPPORTED))
 METRICS = ("max_abs_err", "max_rel_err", "pcc")
+RUN_KINDS = frozenset({SubjectKind.ITERATION, SubjectKind.PYTORCH, SubjectKind.RUN})  # an optimization run's items
 _PATH = re.compile(r"(?<![\w.])(?:/[\w.\-~]+)+")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?")
@@ -54,7 +55,7 @@ class ItemRecord:
     nodeid: str
     name: str  # the item's name in its file: add_0[compile], v3[benchmark], <file>
     file: str  # the input file's node id: a snippet file, or an optimization run's model_linalg.mlir
-    function: str  # a function's unique id; an iteration (v3); "pytorch"; "<file>"; "run"
+    function: str  # the subject's name: a function's unique id, "<file>", v3, "pytorch", "run", a RUN item, a test
     stage: Stage
     kind: Kind | Status = Kind.PASS  # an outcome kind, or skip, not-run, error
     outcome: Outcome = Outcome.NONE  # pytest's
@@ -84,6 +85,7 @@ class ItemRecord:
     worker: str = ""  # the xdist worker that lost it, for an item lost with its worker
     signature: str = ""
     run: str = ""  # an optimization run's folder, relative to the rootdir
+    subject_kind: SubjectKind = SubjectKind.SNIPPET  # what ``function`` names
 
     @property
     def failed(self) -> bool:
@@ -104,7 +106,8 @@ class ItemRecord:
 
     @property
     def is_snippet(self) -> bool:
-        return not self.run
+        """Not an optimization run's: a snippet, a RUN command or a Python test."""
+        return self.subject_kind not in RUN_KINDS
 
     @property
     def subject(self) -> str:
@@ -120,6 +123,7 @@ class ItemRecord:
         known = cls.__dataclass_fields__
         record = cls(**{k: v for k, v in data.items() if k in known})
         record.stage = Stage(record.stage)
+        record.subject_kind = SubjectKind(data["subject_kind"]) if "subject_kind" in data else _subject_kind(data)
         record.kind = _kind(str(record.kind))
         record.outcome = Outcome(record.outcome)
         record.golden = Golden(record.golden) if record.golden else None
@@ -146,6 +150,19 @@ def wire_text(data: dict[str, Any]) -> str | None:
     return text if json.loads(text) == data else None
 
 
+def _subject_kind(data: dict[str, Any]) -> SubjectKind:
+    """The subject kind of a record written before records had one (the JSON of an earlier
+    version, read by ``mlir-snippets report``), from its stage, run and function."""
+    if data.get("stage") == Stage.CALL:
+        return SubjectKind.PYTHON
+    if data.get("run"):
+        if data.get("stage") in (Stage.PYTORCH, Stage.PYTORCH_COMPILE):
+            return SubjectKind.PYTORCH
+        return SubjectKind.RUN if data.get("function") == "run" else SubjectKind.ITERATION
+    info = data.get("info")
+    return SubjectKind.LIT if isinstance(info, dict) and "command" in info else SubjectKind.SNIPPET
+
+
 def _kind(value: str) -> Kind | Status:
     return Status(value) if value in Status.__members__.values() else Kind(value)
 
@@ -169,7 +186,7 @@ def check_json(data: dict[str, Any]) -> None:
                             f"unexpected {type(value).__name__} {str(value)[:40]}")
     try:
         ItemRecord.from_json({"nodeid": "", "name": "", "file": "", "function": "", "stage": Stage.COMPILE, **{
-            k: data[k] for k in ("stage", "kind", "outcome", "golden", "computed") if k in data}})
+            k: data[k] for k in ("stage", "kind", "outcome", "golden", "computed", "subject_kind") if k in data}})
     except ValueError as error:
         raise TypeError(f"{str(data.get('nodeid', 'a record'))!r}: {error}") from None
 

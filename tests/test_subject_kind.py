@@ -1,0 +1,103 @@
+"""Records say what they are (``subject_kind``), the reports read that and the records'
+own targets, and records written before ``subject_kind`` existed read back the same."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_mlir_snippets.model.record import ItemRecord, check_json
+from pytest_mlir_snippets.protocol import Kind, Outcome, Stage, SubjectKind
+from pytest_mlir_snippets.reporting.publish import summary_lines
+from pytest_mlir_snippets.reporting.runreport import RunInfo, render_combined, render_file_report
+
+CLI = str(Path(sys.executable).with_name("mlir-snippets"))
+
+GOOD = """func.func @add_0(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %a, %b : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+def record(function: str, stage: Stage, subject_kind: SubjectKind = SubjectKind.SNIPPET,
+           **fields: object) -> ItemRecord:
+    file = fields.pop("file", "ops.mlir")
+    made = ItemRecord(f"{file}::{function}[{stage}]", f"{function}[{stage}]", str(file), function, stage,
+                      subject_kind=subject_kind, **fields)  # type: ignore[arg-type]
+    made.outcome = made.outcome or Outcome.PASSED
+    return made
+
+
+@pytest.mark.parametrize(("fields", "expected"), [
+    ({"function": "add_0", "stage": "compile"}, SubjectKind.SNIPPET),
+    ({"function": "<file>", "stage": "file"}, SubjectKind.SNIPPET),
+    ({"function": "v3", "stage": "benchmark", "run": "run"}, SubjectKind.ITERATION),
+    ({"function": "pytorch", "stage": "pytorch", "run": "run"}, SubjectKind.PYTORCH),
+    ({"function": "pytorch", "stage": "pytorch_compile", "run": "run"}, SubjectKind.PYTORCH),
+    ({"function": "run", "stage": "contract", "run": "run"}, SubjectKind.RUN),
+    ({"function": "entry-run2", "stage": "execute", "info": {"command": "mlir-runner %s"}}, SubjectKind.LIT),
+    ({"function": "test_neg", "stage": "call"}, SubjectKind.PYTHON),
+])
+def test_a_record_written_before_subject_kind_gets_it_when_read(fields: dict[str, object],
+                                                               expected: SubjectKind) -> None:
+    data = {"nodeid": "x", "name": "x", "file": "f.mlir", **fields}
+    check_json(data)
+    assert ItemRecord.from_json(data).subject_kind is expected
+    # one that has it keeps it, whatever its name says
+    assert ItemRecord.from_json({**data, "subject_kind": "lit"}).subject_kind is SubjectKind.LIT
+
+
+def test_a_subject_kind_that_is_not_one_is_a_wrong_document() -> None:
+    with pytest.raises(TypeError, match="not a valid SubjectKind"):
+        check_json({"nodeid": "x", "name": "x", "file": "f", "function": "f", "stage": "compile",
+                    "subject_kind": "iterations"})
+
+
+def test_the_summary_counts_iterations_by_subject_kind_not_by_name() -> None:
+    """A run's items are counted by what they are: an iteration whatever its name, the
+    PyTorch reference and a run's contract as run items."""
+    run = {"file": "run/model_linalg.mlir", "run": "run"}
+    records = [record("v1", Stage.CORRECTNESS, SubjectKind.ITERATION, **run),
+               record("pytorch", Stage.PYTORCH, SubjectKind.PYTORCH, kind=Kind.CRASH, outcome=Outcome.FAILED, **run)]
+    lines = [text for text, _ in summary_lines(records, 1)]
+    assert lines[-1] == "1 run item(s) failed across 1 file(s)", lines
+    records[1] = record("pytorch", Stage.PYTORCH, SubjectKind.ITERATION, **run)  # an iteration named pytorch
+    assert [text for text, _ in summary_lines(records, 1)][-1] == "all 2 iteration(s) succeeded across 1 file(s)"
+
+
+def test_the_run_reports_header_names_the_records_targets() -> None:
+    """A RUN command runs on cpu whatever --mlir-target: a run on cuda whose file holds only
+    RUN commands is headed cpu; the combined report names every target its records ran on."""
+    run = RunInfo("cuda", "compile and execute")
+    lit = [record("entry", Stage.COMPILE, SubjectKind.LIT, file="lit.mlir", target="cpu")]
+    snippet = [record("add_0", Stage.COMPILE, target="cuda")]
+    assert "\ntarget:   cpu\n" in render_file_report(Path("lit.mlir"), [("entry", 1)], lit, run)
+    assert "\ntarget:   cuda\n" in render_file_report(Path("ops.mlir"), [("add_0", 1)], snippet, run)
+    assert "\ntarget:   cuda\n" in render_file_report(Path("empty.mlir"), [], [], run)  # no records: the run's
+    combined = render_combined({Path("lit.mlir"): lit, Path("ops.mlir"): snippet}, {}, run)
+    assert "\ntarget:   cpu, cuda\n" in combined
+
+
+def test_a_json_of_records_without_subject_kind_rebuilds_the_same_reports(pytester: pytest.Pytester) -> None:
+    """``mlir-snippets report`` of shards written before records had ``subject_kind`` (and
+    before ``not_run_files``) writes the reports the run wrote."""
+    pytester.makefile(".mlir", ops=GOOD + GOOD.replace("add_0", "add_1"), other=GOOD.replace("add_0", "add_2"))
+    pytester.runpytest("-p", "no:cacheprovider", "--mlir-skip-exec", "-k", "not add_1", "--mlir-json=new.json")
+    new = json.loads((pytester.path / "new.json").read_text())
+    assert {item["subject_kind"] for item in new["items"]} == {"snippet"}
+    assert new["not_run_files"] == {"ops.mlir::add_1[compile]": "ops.mlir"}
+    for item in new["items"]:
+        del item["subject_kind"]
+    del new["not_run_files"]
+    (pytester.path / "old.json").write_text(json.dumps(new))
+    for name in ("new", "old"):
+        out = pytester.path / name
+        assert pytester.run(CLI, "report", str(pytester.path / f"{name}.json"), "--out", str(out)).ret == 0
+        for report in ("ops-run-report.txt", "other-run-report.txt", "mlir-snippets-combined-report.txt"):
+            assert (out / report).read_text() == (pytester.path / report).read_text(), (name, report)
+    assert "not run:  ops.mlir::add_1[compile]" in (pytester.path / "ops-run-report.txt").read_text()
+    assert "not run:" not in (pytester.path / "other-run-report.txt").read_text()
