@@ -101,3 +101,30 @@ def test_a_json_of_records_without_subject_kind_rebuilds_the_same_reports(pytest
             assert (out / report).read_text() == (pytester.path / report).read_text(), (name, report)
     assert "not run:  ops.mlir::add_1[compile]" in (pytester.path / "ops-run-report.txt").read_text()
     assert "not run:" not in (pytester.path / "other-run-report.txt").read_text()
+
+
+def test_a_failure_signature_comes_from_the_structured_diagnostics() -> None:
+    """The first error's place (``<path>:N:N``), severity and MLIR's words with numbers
+    masked; a warning before it is passed over even where the file's path says error."""
+    from pytest_mlir_snippets.items.failures import failure_signature, item_signature, signature_lines
+    from pytest_mlir_snippets.protocol import Diagnostic, Response
+
+    path = Path("/tmp/test_errors0/ops.mlir")
+    warning = Diagnostic("warning", "unused value", 2, 3)
+    error = Diagnostic("error", "'tensor<4xf32>' at 0x7f00 differs from /usr/lib/x.so", 7, 9,
+                       [Diagnostic("note", "see 12 here", 1, 1)])
+    lines = signature_lines([warning, error], path, ["LLVM ERROR: out of 4096 bytes"])
+    assert lines == [(False, "<path>:N:N: warning: unused value"),
+                     (True, "<path>:N:N: error: 'tensor<Nxf32>' at Nx? differs from <path>"),
+                     (False, "<path>:N:N: note: see N here"), (True, "LLVM ERROR: out of N bytes")]
+    assert failure_signature(lines, "") == "<path>:N:N: error: 'tensor<Nxf32>' at Nx? differs from <path>"
+    assert failure_signature(lines[:1], "") == "<path>:N:N: warning: unused value"
+    assert failure_signature([], "contract: 2 files of v12 are missing\nmore") == \
+        "contract: N files of v12 are missing"
+    split = signature_lines([error], Path("<mlir>"), None, lambda line: None)[0][1]
+    assert split.startswith("<mlir> (split module line N:N): error:")
+    failed = Response(Kind.COMPILE_ERROR, "bad", [warning], stderr="error: from the worker 3\n")
+    assert item_signature(failed, path, None, True, "bad") == "error: from the worker N"
+    assert item_signature(failed, path, None, False, "bad") == "<path>:N:N: warning: unused value"
+    assert item_signature(Response(Kind.PASS), path, None, True, "pass (failure expected)") == \
+        "pass (failure expected)"

@@ -19,7 +19,15 @@ from typing import Any, NoReturn
 
 import pytest
 
-from pytest_mlir_snippets.items.failures import Unsupported, diagnostic_lines, failure_of, format_failure
+from pytest_mlir_snippets.items.failures import (
+    Candidate,
+    Unsupported,
+    diagnostic_lines,
+    extract_diagnostics,
+    failure_of,
+    format_failure,
+    signature_lines,
+)
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
 from pytest_mlir_snippets.protocol import SKIP, Kind, Options, Request, Response
 from pytest_mlir_snippets.session import RunState
@@ -53,6 +61,7 @@ class Call:
     diagnostics: list[str] = field(default_factory=list)
     output: str = ""  # the worker's captured output, for a failed call
     seconds: float = 0.0
+    signature_lines: list[Candidate] = field(default_factory=list)  # a failed call's (items.failures)
 
     def to_json(self) -> dict[str, Any]:
         return {"call": self.call, "function": self.function, "kind": self.kind, "message": self.message,
@@ -197,7 +206,9 @@ class MlirDevice:
         failed = not response.ok
         self.calls.append(Call(request.op, request.function, response.kind.value, response.message,
                                diagnostic_lines(response, where) if failed else [],
-                               response.stderr if failed else "", response.seconds))
+                               response.stderr if failed else "", response.seconds,
+                               signature_lines(response.diagnostics, where.path, extract_diagnostics(response.stderr))
+                               if failed else []))
         if response.kind is Kind.UNSUPPORTED:
             skip(response)
         if failed:

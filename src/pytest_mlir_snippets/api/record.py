@@ -11,7 +11,7 @@ import pytest
 
 from pytest_mlir_snippets.api.device import DEVICE, MlirDevice
 from pytest_mlir_snippets.items.base import relative
-from pytest_mlir_snippets.items.failures import ItemFailure, Unsupported
+from pytest_mlir_snippets.items.failures import ItemFailure, Unsupported, failure_signature
 from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import Kind, Outcome, Stage, Status, SubjectKind
 from pytest_mlir_snippets.session import is_xdist_worker
@@ -65,4 +65,6 @@ def complete(record: ItemRecord, device: MlirDevice, call: pytest.CallInfo[None]
     record.output = "".join(c.output for c in failed)
     record.failure_stage = failed[-1].call if failed and record.kind not in (Kind.PASS, Status.SKIP) else ""
     record.seconds = round(sum(c.seconds for c in device.calls), 6)
-    record.sign()
+    if record.failed:
+        record.signature = failure_signature([line for c in failed for line in c.signature_lines],
+                                             record.message or record.details)

@@ -24,6 +24,7 @@ from pytest_mlir_snippets.items.failures import (
     Unsupported,
     failure_of,
     first_error,
+    item_signature,
 )
 from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import (
@@ -72,6 +73,7 @@ class MlirItem(pytest.Item):
     xfail_if_fails = False  # lit XFAIL on a stage before the last: a failure is expected, a pass is fine
     skip_reason = ""
     compile_failed = False  # skipped because the compile it builds on failed
+    output_in_signature = True  # its worker's output is among the lines its failure signature is chosen from
     timeout_budget: float | None = None  # pytest-timeout's for this item (pytest_timeout_set_timer)
     deadline: float | None = None
 
@@ -270,7 +272,9 @@ class MlirItem(pytest.Item):
         if report.failed and not shown:
             record.details = report.longreprtext
             record.message = record.message or report.longreprtext.strip().splitlines()[-1]
-        record.sign()
+        if record.failed and not record.signature:
+            record.signature = item_signature(self.response, self.path, getattr(self, "original_line", None),
+                                              self.output_in_signature, record.message or record.details)
 
 
 def _skip_message(report: pytest.TestReport) -> str:

@@ -65,6 +65,7 @@ class OptimizationRun(pytest.File):
 
 
 class IterationItem(MlirItem):
+    output_in_signature = False  # its record's diagnostics are MLIR's alone
     def __init__(self, *, folder: Path, stage: str, target: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.folder = folder

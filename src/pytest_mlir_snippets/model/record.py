@@ -13,7 +13,6 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 import enum
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,9 +22,6 @@ from pytest_mlir_snippets.protocol import Computed, Golden, Kind, Outcome, Stage
 FAILURE_KINDS = tuple(k.value for k in Kind if k not in (Kind.PASS, Kind.UNSUPPORTED))
 METRICS = ("max_abs_err", "max_rel_err", "pcc")
 RUN_KINDS = frozenset({SubjectKind.ITERATION, SubjectKind.PYTORCH, SubjectKind.RUN})  # an optimization run's items
-_PATH = re.compile(r"(?<![\w.])(?:/[\w.\-~]+)+")
-_HEX = re.compile(r"0x[0-9a-fA-F]+")
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 def shape_and_dtype(type_text: str) -> tuple[str, str]:
@@ -38,16 +34,6 @@ def shape_and_dtype(type_text: str) -> tuple[str, str]:
         dims, _, more = dims.rpartition("x")
         element = f"{more}x{element}"
     return dims or "0-d", element
-
-
-def failure_signature(diagnostics: list[str], message: str) -> str:
-    """The first diagnostic (else the message) with paths, hex and numbers masked,
-    so that failures with one root cause group together."""
-    first = next((d for d in diagnostics if "error" in d.lower()), diagnostics[0] if diagnostics else message)
-    first = first.splitlines()[0] if first else ""
-    masked = _PATH.sub("<path>", first)
-    masked = _HEX.sub("0x?", masked)
-    return _NUMBER.sub("N", masked).strip()
 
 
 @dataclass
@@ -83,7 +69,7 @@ class ItemRecord:
     info: dict[str, Any] = field(default_factory=dict)  # host ops, kernels, compile cache, ...
     expected: str = ""  # the expectation this item was held to, if any
     worker: str = ""  # the xdist worker that lost it, for an item lost with its worker
-    signature: str = ""
+    signature: str = ""  # what groups failures of one root cause: the first error, masked (items.failures)
     run: str = ""  # an optimization run's folder, relative to the rootdir
     subject_kind: SubjectKind = SubjectKind.SNIPPET  # what ``function`` names
 
@@ -129,11 +115,6 @@ class ItemRecord:
         record.golden = Golden(record.golden) if record.golden else None
         record.computed = Computed(record.computed) if record.computed else None
         return record
-
-    def sign(self) -> None:
-        """Fill in the failure signature of a failed record."""
-        if self.failed and not self.signature:
-            self.signature = failure_signature(self.diagnostics, self.message or self.details)
 
 
 def wire_text(data: dict[str, Any]) -> str | None:
