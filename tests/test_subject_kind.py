@@ -89,6 +89,7 @@ def test_a_json_of_records_without_subject_kind_rebuilds_the_same_reports(pytest
     pytester.runpytest("-p", "no:cacheprovider", "--mlir-skip-exec", "-k", "not add_1", "--mlir-json=new.json")
     new = json.loads((pytester.path / "new.json").read_text())
     assert {item["subject_kind"] for item in new["items"]} == {"snippet"}
+    assert [(item["input_shapes"], item["input_dtypes"]) for item in new["items"]] == [(["4", "4"], ["f32", "f32"])] * 2
     assert new["not_run_files"] == {"ops.mlir::add_1[compile]": "ops.mlir"}
     for item in new["items"]:
         del item["subject_kind"]
@@ -128,3 +129,22 @@ def test_a_failure_signature_comes_from_the_structured_diagnostics() -> None:
     assert item_signature(failed, path, None, False, "bad") == "<path>:N:N: warning: unused value"
     assert item_signature(Response(Kind.PASS), path, None, True, "pass (failure expected)") == \
         "pass (failure expected)"
+
+
+def test_input_shapes_and_types_come_from_the_input_specs() -> None:
+    """The worker says each input's shape and element type; the junit properties are
+    those, not the type's text read back (which reads ``memref<4xvector<2xf32>>`` as shape
+    ``4xvector<2``); a record without them (JSON written before) still reads its types."""
+    from pytest_mlir_snippets.golden.inputs import TypeSpec
+    from pytest_mlir_snippets.model.record import junit_properties
+
+    nested = TypeSpec("memref", "vector<2xf32>", (4,))
+    specs = [nested, TypeSpec("tensor", "f32", (None, 3)), TypeSpec("tensor", "i1"), TypeSpec("scalar", "index")]
+    assert [s.dims for s in specs] == ["4", "?x3", "0-d", "scalar"]
+    made = record("f", Stage.COMPILE, inputs=[str(s) for s in specs], input_shapes=[s.dims for s in specs],
+                  input_dtypes=[s.element for s in specs])
+    props = dict(junit_properties(made))
+    assert (props["mlir_input_shapes"], props["mlir_input_dtypes"]) == ("4; ?x3; 0-d; scalar",
+                                                                        "vector<2xf32>; f32; i1; index")
+    older = dict(junit_properties(record("f", Stage.COMPILE, inputs=["tensor<4x?xf32>", "i32"])))
+    assert (older["mlir_input_shapes"], older["mlir_input_dtypes"]) == ("4x?; scalar", "f32; i32")

@@ -163,6 +163,8 @@ COMPUTED = "computed"
 # Response.info key, true when the verdict is about this machine (a package or a file it
 # lacks), not about the request: the compile cache never keeps such a verdict.
 ENVIRONMENT = "environment"
+# Response.info key: the entry's arguments as [shape, element type] pairs ("4x?", "f32"; "scalar", "i32")
+INPUT_SPECS = "input_specs"
 # Response.info key, true when the item is to be skipped rather than counted `unsupported`
 # (which is for dialects and types a target cannot handle): the machine has no device to
 # run on ("no CUDA device"). The item's record kind is then `skip`.

@@ -24,7 +24,7 @@ from pytest_mlir_snippets.mlirtext.directives import DirectiveError, directive
 from pytest_mlir_snippets.mlirtext.splitter import Function, SnippetSource, Split
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import artifact_dir
-from pytest_mlir_snippets.protocol import Kind, Options, Request, Response, Stage
+from pytest_mlir_snippets.protocol import INPUT_SPECS, Kind, Options, Request, Response, Stage
 from pytest_mlir_snippets.session import run_state
 
 STAGES = ("compile", "execute")
@@ -236,6 +236,8 @@ class SnippetItem(MlirItem):
             record.failure_stage = str(response.info.get("stage", self.stage))
             record.diagnostics = diagnostic_lines(response, self)
         record.inputs = list(response.info.get("inputs", []))
+        specs = response.info.get(INPUT_SPECS, [])  # [shape, element type] of each input
+        record.input_shapes, record.input_dtypes = [str(s) for s, _ in specs], [str(e) for _, e in specs]
         record.outputs = [str(o) for o in response.info.get("outputs", [])]
         record.reference = str(response.info.get("reference", ""))
         record.baked = str(response.info.get("baked", ""))

@@ -25,7 +25,9 @@ RUN_KINDS = frozenset({SubjectKind.ITERATION, SubjectKind.PYTORCH, SubjectKind.R
 
 
 def shape_and_dtype(type_text: str) -> tuple[str, str]:
-    """``tensor<4x?xf32>`` -> (``4x?``, ``f32``); a scalar ``i32`` -> (``scalar``, ``i32``)."""
+    """``tensor<4x?xf32>`` -> (``4x?``, ``f32``); a scalar ``i32`` -> (``scalar``, ``i32``): for
+    a record without input specs (JSON written before them, a compile of a target that sends
+    none)."""
     if "<" not in type_text:
         return "scalar", type_text
     body = type_text.split("<", 1)[1].rsplit(">", 1)[0].split(",")[0]
@@ -57,6 +59,8 @@ class ItemRecord:
     compile_failed: bool = False  # skipped because the compile it builds on failed: a failure of its subject
     metrics: dict[str, float] = field(default_factory=dict)
     inputs: list[str] = field(default_factory=list)
+    input_shapes: list[str] = field(default_factory=list)  # of each input: 4x?, 0-d, scalar
+    input_dtypes: list[str] = field(default_factory=list)  # of each input: its element type
     outputs: list[str] = field(default_factory=list)
     golden: Golden | None = None  # what an execute (or correctness) verdict compared with; None: no verdict
     reference: str = ""  # the golden in words (which check ops, which interpreter, why not another)
@@ -150,7 +154,8 @@ def _kind(value: str) -> Kind | Status:
 
 _FIELD_TYPES: dict[str, Any] = {"golden": (str, type(None)), "computed": (str, type(None)), "compile_failed": bool,
                                 "line": int, "duration": (int, float), "seconds": (int, float),
-                                "diagnostics": list, "inputs": list, "outputs": list,
+                                "diagnostics": list, "inputs": list, "input_shapes": list, "input_dtypes": list,
+                                "outputs": list,
                                 "metrics": dict, "benchmark": dict, "info": dict}  # the others: str
 
 
@@ -247,7 +252,8 @@ def junit_properties(record: ItemRecord) -> list[tuple[str, object]]:
                   ("mlir_diagnostics", "\n".join(record.diagnostics))]
     props += [(f"mlir_{name}", value) for name, value in {**record.metrics, **record.benchmark}.items()]
     if record.inputs:
-        shapes, dtypes = zip(*(shape_and_dtype(t) for t in record.inputs))
+        shapes, dtypes = (record.input_shapes, record.input_dtypes) if record.input_shapes else \
+            zip(*(shape_and_dtype(t) for t in record.inputs))
         props += [("mlir_inputs", record.inputs), ("mlir_input_shapes", "; ".join(shapes)),
                   ("mlir_input_dtypes", "; ".join(dtypes))]
     props += [(f"mlir_{name}", getattr(record, name)) for name in ("outputs", "reference", "baked", "golden_report")
