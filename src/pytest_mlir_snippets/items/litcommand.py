@@ -95,8 +95,8 @@ class LitCommandItem(MlirItem):
         return line  # the file is parsed whole, under its own name
 
     @property
-    def snippet_id(self) -> str:
-        return f"{self.path}::{self.subject}"
+    def runs_on(self) -> str:
+        return RUNS_ON
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.entry_line - 1, self.name
@@ -109,10 +109,10 @@ class LitCommandItem(MlirItem):
     def run_stage(self) -> None:
         state = run_state(self.config)
         if self.stage == "execute":
-            self.compile_first(self.snippet_id, self._compile)
+            self.compile_first(lambda: self.request("compile"))
             response = state.device_manager(RUNS_ON).call(self.request("execute"), self.timeout())
         else:
-            response = state.compiled[self.snippet_id] = self._compile()
+            response = state.compile(self.compiled_subject, lambda: self.request("compile"), self.timeout())
         self.response = response
         self.show_output(response)
         if response.ir and run_state(self.config).settings.print_ir:
@@ -125,13 +125,6 @@ class LitCommandItem(MlirItem):
         if not response.ok:
             self.fail(response)
         self.hold_to_golden(response)
-
-    def _compile(self) -> Response:
-        """The compile, through the compile cache where the run's target is the cpu."""
-        state = run_state(self.config)
-        if state.settings.target == RUNS_ON:
-            return state.compile(self.request("compile"), self.timeout())
-        return state.device_manager(RUNS_ON).call(self.request("compile"), self.timeout())
 
     def describe(self, record: ItemRecord, response: Response) -> None:
         super().describe(record, response)

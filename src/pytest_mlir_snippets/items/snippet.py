@@ -33,8 +33,6 @@ STAGES = ("compile", "execute")
 class SnippetItem(MlirItem):
     _split: Split | None = None
     next_item: pytest.Item | None = None  # what this process runs next (pytest_runtest_protocol)
-    prefetched: Request | None = None  # this item's compile, sent ahead by the item before
-    cached: Response | None = None  # or its compile verdict, found in the cache then
 
     def __init__(self, *, source: SnippetSource, function: Function, stage: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -86,10 +84,6 @@ class SnippetItem(MlirItem):
     def original_line(self, line: int) -> int | None:
         return self.split.original_line(line)
 
-    @property
-    def snippet_id(self) -> str:
-        return f"{self.path}::{self.func.uid}"
-
     def reportinfo(self) -> tuple[Path, int, str]:
         # pytest -v turns dots before the "[" of the domain into "::" (Class.method); a
         # domain that does not end the node id keeps the node id as it is, pasteable
@@ -116,19 +110,16 @@ class SnippetItem(MlirItem):
         options = self._options()
         golden, unreadable = self._recorded()
         if self.stage == "execute":
-            self.compile_first(self.snippet_id, lambda: state.compile(self._compile_request(), self.timeout(),
-                                                                      self._group))
+            self.compile_first(self._compile_request, self._group)
             if unreadable is not None:  # the record says why, too
                 self.response = Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}")
                 self.fail(self.response)
             options = self._with_directive(options)
             response = manager.call(Request("execute", self.split.text, fn.name, options, golden), self.timeout())
         else:
-            response = self.cached or state.compile(self.prefetched or self._compile_request(), self.timeout(),
-                                                    self._group)
+            response = state.compile(self.compiled_subject, self._compile_request, self.timeout(), group=self._group)
         self.response = response
         if self.stage == "compile":
-            state.compiled[self.snippet_id] = response
             self._send_next_ahead()
         self._show_output(response)
         self.kind = response.kind
@@ -201,16 +192,9 @@ class SnippetItem(MlirItem):
         if not isinstance(nxt, SnippetItem) or nxt.stage != "compile" or nxt.func.duplicate_of is not None \
                 or nxt.path != self.path or any(m.name in ("skip", "xfail") for m in nxt.iter_markers()):
             return
-        state = run_state(self.config)
         if nxt._recorded()[1] is not None:  # unreadable recorded data: the item says so itself
             return
-        request = nxt._compile_request()
-        cached = state.cache().get(request, nxt._group)
-        if cached is not None:
-            nxt.cached = cached  # read once: the item takes it from here
-            return
-        if state.device_manager().submit(request):
-            nxt.prefetched = request
+        run_state(self.config).prefetch(nxt.compiled_subject, nxt._compile_request(), nxt._group)
 
     def _show_output(self, response: Response) -> None:
         settings = run_state(self.config).settings
