@@ -1,11 +1,13 @@
 """Structure rules of the package, checked on its source (fast: no MLIR, one subprocess).
 
 - the sandbox worker loads no pytest and none of the pytest-side layers;
-- no import cycle among the package's modules, nor among its packages;
+- no import cycle among the package's modules, nor among its packages, imports made for
+  types only (``if TYPE_CHECKING:``) included;
 - the backends the worker loads by name (``worker/targets``) import no pytest either;
 - no module over 300 lines;
 - records, not ``user_properties``, feed the reports; nothing splits node ids;
 - ``items/`` and ``reporting/`` do not import each other;
+- ``reporting/`` imports no ``re``: it reads records' fields, not text the plugin wrote;
 - pytest-side modules opt out of assertion rewriting.
 """
 
@@ -33,29 +35,15 @@ def module_name(path: Path) -> str:
 MODULES: dict[str, Path] = {module_name(p): p for p in sorted((SRC / PACKAGE).rglob("*.py"))}
 
 
-def _type_checking_only(tree: ast.AST) -> set[int]:
-    """ids of the nodes under ``if TYPE_CHECKING:`` (never imported at run time)."""
-    skipped: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If):
-            test = node.test
-            name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else ""
-            if name == "TYPE_CHECKING":
-                skipped.update(id(n) for statement in node.body for n in ast.walk(statement))
-    return skipped
-
-
 def imports_of(name: str) -> set[str]:
-    """The package's modules that ``name`` imports, at module level or inside functions
-    (``from a.b import c`` is module ``a.b.c`` when that is a module, else ``a.b``)."""
+    """The package's modules that ``name`` imports, at module level, inside functions or
+    for types only (``from a.b import c`` is module ``a.b.c`` when that is a module, else
+    ``a.b``)."""
     path = MODULES[name]
     tree = ast.parse(path.read_text(), str(path))
-    skipped = _type_checking_only(tree)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name.split(".")[0] == PACKAGE)
         elif isinstance(node, ast.ImportFrom):
@@ -81,6 +69,7 @@ def test_the_graph_sees_the_package() -> None:
     assert "pytest_mlir_snippets.model.record" in GRAPH["pytest_mlir_snippets.items.base"]
     assert "pytest_mlir_snippets.golden.recorded" in GRAPH["pytest_mlir_snippets.items.snippet"]  # in a function
     assert "pytest_mlir_snippets.sandbox.cache" in GRAPH["pytest_mlir_snippets.session"]  # TYPE_CHECKING and not
+    assert "pytest_mlir_snippets.model.record" in GRAPH["pytest_mlir_snippets.session"]  # TYPE_CHECKING only
 
 
 def test_the_worker_loads_no_pytest_and_no_pytest_side_layer() -> None:
@@ -269,6 +258,23 @@ def test_items_and_reporting_do_not_import_each_other() -> None:
                  for a, b in (("reporting", "items"), ("items", "reporting"))
                  if name.startswith(f"{PACKAGE}.{a}.") and module.startswith(f"{PACKAGE}.{b}.")]
     assert not offenders, offenders
+
+
+def imported_modules(tree: ast.AST) -> set[str]:
+    """Every module a source imports, by its full name (relative imports left out)."""
+    found = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    return found | {node.module for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+
+
+def test_reporting_imports_no_re() -> None:
+    """Reports read the records' fields (``subject_kind``, ``stage``, ``nodeid``, ...); a
+    regular expression there would be reading back text the plugin wrote."""
+    assert imported_modules(ast.parse("import re\nfrom re import sub\nfrom os import path\n")) >= {"re", "os"}
+    offenders = [str(path.relative_to(SRC)) for name, path in MODULES.items()
+                 if name.startswith(f"{PACKAGE}.reporting") and {"re", "regex"} & imported_modules(ast.parse(
+                     path.read_text()))]
+    assert not offenders, "reporting/ imports re: " + ", ".join(offenders)
 
 
 def test_pytest_side_modules_opt_out_of_assertion_rewriting() -> None:

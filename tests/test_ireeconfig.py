@@ -11,6 +11,7 @@ import pytest
 from pytest_mlir_snippets.items.expectfile import ExpectationsError, load_expectations
 from pytest_mlir_snippets.items.ireeconfig import IreeConfig
 from pytest_mlir_snippets.model.record import ItemRecord
+from pytest_mlir_snippets.protocol import Stage
 
 CONFIG = {
     "config_name": "cpu_llvm_sync",
@@ -49,16 +50,17 @@ def test_expected_failures_are_any_failure_of_their_stage_and_skips_skip(tmp_pat
     assert config.compile_flags == ["--iree-hal-target-backends=llvm-cpu"]
     assert config.run_flags == ["--device=local-sync"]
     fails = model(path, "test_compile_fails")
-    assert config.status_of(fails, "test_compile_fails[compile]") == "fail"
-    assert config.status_of(fails, "test_compile_fails[execute]") is None
+    assert config.status_of(fails, "test_compile_fails[compile]", Stage.COMPILE) == "fail"
+    assert config.status_of(fails, "test_compile_fails[execute]", Stage.EXECUTE) is None
     runs = model(path, "test_run_fails")
-    assert config.status_of(runs, "test_run_fails[compile]") is None
-    assert config.status_of(runs, "test_run_fails[execute]") == "fail"
-    assert config.skip_reason(model(path, "test_skip_all"), "test_skip_all[compile]") == \
+    assert config.status_of(runs, "test_run_fails[compile]", Stage.COMPILE) is None
+    assert config.status_of(runs, "test_run_fails[execute]", Stage.EXECUTE) == "fail"
+    assert config.skip_reason(model(path, "test_skip_all"), "test_skip_all[compile]", Stage.COMPILE) == \
         "skip_compile_tests in cfg.json"
-    assert config.skip_reason(model(path, "test_skip_run"), "test_skip_run[compile]") is None
-    assert config.skip_reason(model(path, "test_skip_run"), "test_skip_run[execute]") == "skip_run_tests in cfg.json"
-    assert config.status_of(model(path, "test_ok"), "test_ok[execute]") is None
+    assert config.skip_reason(model(path, "test_skip_run"), "test_skip_run[compile]", Stage.COMPILE) is None
+    assert config.skip_reason(model(path, "test_skip_run"), "test_skip_run[execute]", Stage.EXECUTE) == \
+        "skip_run_tests in cfg.json"
+    assert config.status_of(model(path, "test_ok"), "test_ok[execute]", Stage.EXECUTE) is None
     assert "expected_compile_failures in cfg.json" in config.reason("compile")
 
 
@@ -69,8 +71,9 @@ def test_a_flat_copy_matches_the_suites_names(tmp_path: Path) -> None:
     path = tmp_path / "cfg.json"
     path.write_text(json.dumps(CONFIG))
     config = IreeConfig.load(path)
-    assert config.status_of(tmp_path / "test_compile_fails" / "model.mlir", "test_compile_fails[compile]") == "fail"
-    assert config.status_of(tmp_path / "other" / "model.mlir", "x[compile]") is None
+    assert config.status_of(tmp_path / "test_compile_fails" / "model.mlir", "test_compile_fails[compile]",
+                            Stage.COMPILE) == "fail"
+    assert config.status_of(tmp_path / "other" / "model.mlir", "x[compile]", Stage.COMPILE) is None
 
 
 def record(config: Path, name: str, stage: str, kind: str) -> ItemRecord:

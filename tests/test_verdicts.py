@@ -213,14 +213,16 @@ def test_records_read_back_keep_their_types(tmp_path: Path) -> None:
 def test_summary_units_count_iterations_and_snippets_not_items() -> None:
     """A run's PyTorch benchmark is not an iteration; unsupported subjects say what they are."""
     from pytest_mlir_snippets.model.record import ItemRecord
-    from pytest_mlir_snippets.protocol import Outcome, Status
+    from pytest_mlir_snippets.protocol import Outcome, Status, SubjectKind
     from pytest_mlir_snippets.reporting.publish import summary_lines
 
     def record(function: str, stage: str, run: str = "", kind: Kind | Status = Kind.PASS,
                outcome: Outcome = Outcome.PASSED) -> ItemRecord:
         file = "run/model_linalg.mlir" if run else "ops.mlir"
+        subject = SubjectKind.SNIPPET if not run else SubjectKind.PYTORCH if stage == "pytorch" else \
+            SubjectKind.ITERATION  # a record says what it is about
         return ItemRecord(f"{file}::{function}[{stage}]", f"{function}[{stage}]", file, function, stage, kind=kind,
-                          outcome=outcome, run=run)
+                          outcome=outcome, run=run, subject_kind=subject)
 
     run = [record(v, s, "run") for v in ("v0", "v1") for s in ("contract", "compile")]
     run.append(record("pytorch", "pytorch", "run"))

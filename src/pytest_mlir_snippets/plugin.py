@@ -10,11 +10,12 @@ import json
 import time
 from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
 from pytest_mlir_snippets import settings, termination
+from pytest_mlir_snippets.api.device import DEVICE, MlirDevice, marked_target
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.items.expectfile import ExpectationsError, load_expectations
 from pytest_mlir_snippets.items.snippet import SnippetItem
@@ -22,10 +23,7 @@ from pytest_mlir_snippets.items.snippetfile import SnippetFile, is_snippet_file
 from pytest_mlir_snippets.model.layout import is_run_model
 from pytest_mlir_snippets.model.record import wire_text
 from pytest_mlir_snippets.reporting.recorder import Recorder
-from pytest_mlir_snippets.session import DEADLINE, DEVICE, STATE, RunState, check_pipeline, run_state
-
-if TYPE_CHECKING:
-    from pytest_mlir_snippets.api.device import MlirDevice
+from pytest_mlir_snippets.session import DEADLINE, STATE, RunState, check_pipeline, is_xdist_worker, run_state
 
 WIRE = "mlir_record_json"  # a report's record as JSON text, between an xdist worker and the controller
 
@@ -84,7 +82,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    if not hasattr(session.config, "workerinput"):  # the controller checks, once (xdist's workers were told)
+    if not is_xdist_worker(session.config):  # the controller checks, once (xdist's workers were told)
         check_pipeline(run_state(session.config).settings)
 
 
@@ -126,7 +124,7 @@ def pytest_report_to_serializable(config: pytest.Config, report: pytest.TestRepo
         None, dict[str, Any] | None, dict[str, Any] | None]:
     """On an xdist worker, a report's record travels as one JSON text (``WIRE``)."""
     data = yield
-    if data is not None and hasattr(config, "workerinput") and isinstance(data.get("mlir_record"), dict):
+    if data is not None and is_xdist_worker(config) and isinstance(data.get("mlir_record"), dict):
         text = wire_text(data["mlir_record"])
         if text is not None:
             del data["mlir_record"]
@@ -171,8 +169,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def mlir_target(request: pytest.FixtureRequest) -> str:
     """The target this test compiles for: ``@pytest.mark.mlir_target(NAME)``, else
     ``--mlir-target`` (ini ``mlir_target``, default cpu)."""
-    from pytest_mlir_snippets.api.device import marked_target  # the Python API: imported when a test uses it
-
     return marked_target(request.node, run_state(request.config).settings.target)
 
 
@@ -181,8 +177,6 @@ def mlir_device(request: pytest.FixtureRequest, mlir_target: str,
                 tmp_path_factory: pytest.TempPathFactory) -> MlirDevice:
     """The target's device for this pytest process: ``compile(source)`` and
     ``run(compiled, *inputs)`` in the sandbox worker (``docs/python-api.md``)."""
-    from pytest_mlir_snippets.api.device import MlirDevice
-
     node = request.node
     device = MlirDevice(run_state(request.config), mlir_target, lambda: tmp_path_factory.mktemp("compiled"),
                         lambda: node.stash.get(DEADLINE, None))

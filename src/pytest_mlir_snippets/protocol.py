@@ -64,6 +64,18 @@ class Stage(enum.StrEnum):
     CALL = "call"  # a Python test that used the mlir_device fixture
 
 
+class SubjectKind(enum.StrEnum):
+    """What an item is a part of (a record's ``subject_kind``): the reports group and name
+    items by it."""
+
+    SNIPPET = "snippet"  # a function of a snippet file, or the <file> item of one that cannot be split
+    ITERATION = "iteration"  # an optimization run's iteration (vN)
+    PYTORCH = "pytorch"  # an optimization run's PyTorch reference
+    RUN = "run"  # an optimization run as a whole: its contract on a target without run stages
+    LIT = "lit"  # a RUN command of an upstream integration test
+    PYTHON = "python"  # a Python test that used the mlir_device fixture
+
+
 class Golden(enum.StrEnum):
     """What an execute verdict compared the results with (SPEC 4): its golden basis."""
 
@@ -151,6 +163,8 @@ COMPUTED = "computed"
 # Response.info key, true when the verdict is about this machine (a package or a file it
 # lacks), not about the request: the compile cache never keeps such a verdict.
 ENVIRONMENT = "environment"
+# Response.info key: the entry's arguments as [shape, element type] pairs ("4x?", "f32"; "scalar", "i32")
+INPUT_SPECS = "input_specs"
 # Response.info key, true when the item is to be skipped rather than counted `unsupported`
 # (which is for dialects and types a target cannot handle): the machine has no device to
 # run on ("no CUDA device"). The item's record kind is then `skip`.

@@ -4,26 +4,59 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
-from pytest_mlir_snippets.protocol import Kind, Request, Response
+from pytest_mlir_snippets.protocol import Kind, Request, Response, Stage, SubjectKind
 from pytest_mlir_snippets.settings import Settings
 
 if TYPE_CHECKING:
-    from pytest_mlir_snippets.api.device import MlirDevice
-
-    # a type only: items (which hold the expectations' formats) sit above the session
-    from pytest_mlir_snippets.items.expectations import ExpectationSource
     from pytest_mlir_snippets.model.record import ItemRecord
     from pytest_mlir_snippets.sandbox.cache import CompileCache
     from pytest_mlir_snippets.sandbox.pool import DeviceManager
 
 
 DEADLINE = pytest.StashKey[float]()  # when pytest-timeout's timer ends a test (time.monotonic())
-DEVICE: pytest.StashKey[MlirDevice] = pytest.StashKey()  # a test's mlir_device, on its item
+
+
+def is_xdist_worker(config: pytest.Config) -> bool:
+    """Whether this process is an xdist worker (the controller writes the reports)."""
+    return hasattr(config, "workerinput")
+
+
+class ExpectationSource(Protocol):
+    """What items and the recorder ask of an expectations file, whatever its format
+    (``items.expectations``, ``items.ireeconfig``): the session holds one."""
+
+    path: Path
+
+    @property
+    def compile_flags(self) -> list[str]: ...
+
+    @property
+    def run_flags(self) -> list[str]: ...
+
+    def status_of(self, file: Path, name: str, stage: Stage) -> str | None: ...
+
+    def skip_reason(self, file: Path, name: str, stage: Stage) -> str | None: ...
+
+    def reason(self, stage: str) -> str: ...
+
+    def update(self, records: list[ItemRecord], rootpath: Path) -> None: ...
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a compile is of: the key of ``RunState.compile``'s memo."""
+
+    kind: SubjectKind
+    file: str  # the input file (a Python test's source: its path, or "<mlir>")
+    name: str  # a function's unique id, an iteration's folder, a RUN item's name, an entry
+    target: str  # the target it is compiled for
 
 
 @dataclass
@@ -31,23 +64,49 @@ class RunState:
     settings: Settings
     config: pytest.Config
     expectations: ExpectationSource | None = None
-    compiled: dict[str, Response] = field(default_factory=dict)  # snippet id -> compile response
+    compiled: dict[Subject, Response] = field(default_factory=dict)  # this process's compiles, by subject
+    ahead: dict[Subject, Request | Response] = field(default_factory=dict)  # compiles sent ahead (prefetch)
     managers: dict[str, DeviceManager] = field(default_factory=dict)
     compile_cache: CompileCache | None = None  # made at first use: config.cache comes after our configure
     # node id -> the record an item of this process just put on its report as data: the
     # recorder of the same process (no xdist) takes it as it is rather than decoding the data
     handed: dict[str, ItemRecord] = field(default_factory=dict)
 
-    def compile(self, request: Request, timeout: float | None, group: str | None = None) -> Response:
-        """A compile request: from the compile cache, else from the sandbox (then kept);
-        ``group``: the input file it is part of (the cache keeps a pack per file)."""
-        cache = self.cache()
-        cached = cache.get(request, group)
-        if cached is not None:
-            return cached
-        response = self.device_manager().call(request, timeout)
-        cache.put(request, response, group)
+    def compile(self, subject: Subject, request: Callable[[], Request], timeout: float | None, *,
+                group: str | None = None, cache: bool = True, remember: bool = True) -> Response:
+        """The compile of ``subject``, the one entry of every item's and ``mlir_device``'s
+        compiles: what ``prefetch`` found or sent ahead, else the compile cache's verdict
+        (``cache``; ``group``: the input file, whose pack the cache keeps), else the answer of
+        its target's sandbox worker to ``request()`` (then kept in the cache); ``remember``ed
+        for the items that build on it (``compiled_first``)."""
+        ahead = self.ahead.pop(subject, None)
+        if isinstance(ahead, Response):
+            response = ahead
+        else:
+            sent = ahead or request()
+            cached = self.cache().get(sent, group) if cache and ahead is None else None
+            response = cached or self.device_manager(subject.target).call(sent, timeout)
+            if cache and cached is None:
+                self.cache().put(sent, response, group)
+        if remember:
+            self.compiled[subject] = response
         return response
+
+    def compiled_first(self, subject: Subject, request: Callable[[], Request], timeout: float | None, *,
+                       group: str | None = None, cache: bool = True) -> Response:
+        """The compile an item builds on: this process's, else made now (``--lf``, or xdist
+        put the compile item elsewhere)."""
+        known = self.compiled.get(subject)
+        return known if known is not None else self.compile(subject, request, timeout, group=group, cache=cache)
+
+    def prefetch(self, subject: Subject, request: Request, group: str | None = None) -> None:
+        """``subject``'s compile found in the compile cache now, else sent to its worker
+        ahead (which compiles while pytest reports the item before): ``compile`` takes it."""
+        cached = self.cache().get(request, group)
+        if cached is not None:
+            self.ahead[subject] = cached
+        elif self.device_manager(subject.target).submit(request):
+            self.ahead[subject] = request
 
     def cache(self) -> CompileCache:
         if self.compile_cache is None:

@@ -19,13 +19,22 @@ from typing import Any, NoReturn
 
 import pytest
 
-from pytest_mlir_snippets.items.failures import Unsupported, diagnostic_lines, failure_of, format_failure
+from pytest_mlir_snippets.items.failures import (
+    Candidate,
+    Unsupported,
+    diagnostic_lines,
+    extract_diagnostics,
+    failure_of,
+    format_failure,
+    signature_lines,
+)
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
-from pytest_mlir_snippets.protocol import SKIP, Kind, Options, Request, Response
-from pytest_mlir_snippets.session import RunState
+from pytest_mlir_snippets.protocol import SKIP, Kind, Options, Request, Response, SubjectKind
+from pytest_mlir_snippets.session import RunState, Subject
 
 TEXT_SOURCE = "<mlir>"  # how diagnostics name a source given as text
 MARGIN = 0.5  # seconds a call ends before it: the call's timeout, not pytest-timeout's, tells of a hang
+DEVICE: pytest.StashKey[MlirDevice] = pytest.StashKey()  # a test's mlir_device, on its item
 
 
 @dataclass
@@ -52,6 +61,7 @@ class Call:
     diagnostics: list[str] = field(default_factory=list)
     output: str = ""  # the worker's captured output, for a failed call
     seconds: float = 0.0
+    signature_lines: list[Candidate] = field(default_factory=list)  # a failed call's (items.failures)
 
     def to_json(self) -> dict[str, Any]:
         return {"call": self.call, "function": self.function, "kind": self.kind, "message": self.message,
@@ -165,7 +175,8 @@ class MlirDevice:
         options = self._options(pipeline)
         if self._folders is not None:
             options.save_artifacts, options.artifact_dir = True, str(self._folders())
-        response = self._call(Request("compile", text, name, options), None, compiled.where("compile"))
+        subject = Subject(SubjectKind.PYTHON, str(path), name, self.target)  # a test's compiles are its own
+        response = self._call(Request("compile", text, name, options), None, compiled.where("compile"), subject)
         compiled.inputs = [str(t) for t in response.info.get("inputs", [])]
         compiled.outputs = [str(t) for t in response.info.get("outputs", [])]
         compiled.ir = response.ir or ""
@@ -190,13 +201,19 @@ class MlirDevice:
         result: list[Any] = response.info["values"]
         return result
 
-    def _call(self, request: Request, timeout: float | None, where: Where) -> Response:
+    def _call(self, request: Request, timeout: float | None, where: Where, compiles: Subject | None = None) -> Response:
+        """``request`` sent to the target's worker (a compile of ``compiles`` through the
+        session's one compile entry: no compile cache, no memo), and its outcome."""
         __tracebackhide__ = True
-        response: Response = self._manager.call(request, self.timeout() if timeout is None else timeout)
+        timeout = self.timeout() if timeout is None else timeout
+        response: Response = self._manager.call(request, timeout) if compiles is None else self._state.compile(
+            compiles, lambda: request, timeout, cache=False, remember=False)
         failed = not response.ok
         self.calls.append(Call(request.op, request.function, response.kind.value, response.message,
                                diagnostic_lines(response, where) if failed else [],
-                               response.stderr if failed else "", response.seconds))
+                               response.stderr if failed else "", response.seconds,
+                               signature_lines(response.diagnostics, where.path, extract_diagnostics(response.stderr))
+                               if failed else []))
         if response.kind is Kind.UNSUPPORTED:
             skip(response)
         if failed:

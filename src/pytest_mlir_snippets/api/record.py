@@ -7,18 +7,14 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pytest
 
+from pytest_mlir_snippets.api.device import DEVICE, MlirDevice
 from pytest_mlir_snippets.items.base import relative
-from pytest_mlir_snippets.items.failures import ItemFailure, Unsupported
+from pytest_mlir_snippets.items.failures import ItemFailure, Unsupported, failure_signature
 from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
-from pytest_mlir_snippets.protocol import Kind, Outcome, Stage, Status
-from pytest_mlir_snippets.session import DEVICE
-
-if TYPE_CHECKING:
-    from pytest_mlir_snippets.api.device import MlirDevice
+from pytest_mlir_snippets.protocol import Kind, Outcome, Stage, Status, SubjectKind
+from pytest_mlir_snippets.session import is_xdist_worker
 
 
 def record_python_test(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
@@ -29,11 +25,12 @@ def record_python_test(item: pytest.Item, call: pytest.CallInfo[None], report: p
     if device is None:
         return
     final = report.when == "call" or (report.when == "setup" and not report.passed)
-    if not final and not (report.when == "setup" and hasattr(item.config, "workerinput")):
+    if not final and not (report.when == "setup" and is_xdist_worker(item.config)):
         return
     line = item.location[1]
     record = ItemRecord(nodeid=item.nodeid, name=item.name, file=relative(item.config, item.path), function=item.name,
-                        stage=Stage.CALL, target=device.target, line=line + 1 if line is not None else 0)
+                        stage=Stage.CALL, target=device.target, line=line + 1 if line is not None else 0,
+                        subject_kind=SubjectKind.PYTHON)
     if final:
         complete(record, device, call, report)
         item.user_properties.extend(junit_properties(record))
@@ -68,4 +65,6 @@ def complete(record: ItemRecord, device: MlirDevice, call: pytest.CallInfo[None]
     record.output = "".join(c.output for c in failed)
     record.failure_stage = failed[-1].call if failed and record.kind not in (Kind.PASS, Status.SKIP) else ""
     record.seconds = round(sum(c.seconds for c in device.calls), 6)
-    record.sign()
+    if record.failed:
+        record.signature = failure_signature([line for c in failed for line in c.signature_lines],
+                                             record.message or record.details)

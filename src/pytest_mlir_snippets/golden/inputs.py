@@ -73,6 +73,13 @@ class TypeSpec:
         except KeyError:
             raise UnsupportedType(f"element type {self.element} cannot be fed on this target") from None
 
+    @property
+    def dims(self) -> str:
+        """The shape as reports write it: ``4x?``; ``0-d`` for a 0-d tensor, ``scalar`` for a scalar."""
+        if self.kind == "scalar":
+            return "scalar"
+        return "x".join("?" if d is None else str(d) for d in self.shape) or "0-d"
+
     def concrete_shape(self, dynamic_dim: int) -> tuple[int, ...]:
         return tuple(dynamic_dim if d is None else d for d in self.shape)
 

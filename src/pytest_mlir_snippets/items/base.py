@@ -24,6 +24,7 @@ from pytest_mlir_snippets.items.failures import (
     Unsupported,
     failure_of,
     first_error,
+    item_signature,
 )
 from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import (
@@ -35,11 +36,13 @@ from pytest_mlir_snippets.protocol import (
     Golden,
     Kind,
     Outcome,
+    Request,
     Response,
     Stage,
     Status,
+    SubjectKind,
 )
-from pytest_mlir_snippets.session import run_state
+from pytest_mlir_snippets.session import Subject, is_xdist_worker, run_state
 
 NOTHING = "nothing to compare"
 FOLDED = "computed at compile time: the constant folder was checked, not code generation"
@@ -64,12 +67,15 @@ class MlirItem(pytest.Item):
     # set as the item runs (class defaults: 10,000s of items are made at collection)
     stage: str = ""
     subject: str = ""  # the function's unique id, or the iteration's name
+    subject_kind = SubjectKind.SNIPPET
     kind: Kind | None = None  # the outcome kind (None: not decided, e.g. skipped for another's failure)
     response: Response | None = None
     expected: str | None = None
     xfail_if_fails = False  # lit XFAIL on a stage before the last: a failure is expected, a pass is fine
     skip_reason = ""
     compile_failed = False  # skipped because the compile it builds on failed
+    output_in_signature = True  # its worker's output is among the lines its failure signature is chosen from
+    unsupported_with_compile = True  # an unsupported compile makes it unsupported, not skipped for a failure
     timeout_budget: float | None = None  # pytest-timeout's for this item (pytest_timeout_set_timer)
     deadline: float | None = None
 
@@ -144,21 +150,30 @@ class MlirItem(pytest.Item):
         if response.ok and response.stderr.strip():
             self.add_report_section("call", "stdout", response.stderr)
 
-    def compile_first(self, key: str, compile_: Callable[[], Response]) -> None:
-        """An execute item's compile, made first when this process has not seen it (``--lf``,
-        or xdist put the compile item elsewhere), so that a compile failure is the compile's
-        whatever the order of items: the execute then skips ("compile failed"), or ends as
-        unsupported with it."""
-        compiled = run_state(self.config).compiled
-        if key not in compiled:
-            compiled[key] = compile_()
-        prior = compiled[key]
+    @property
+    def runs_on(self) -> str:  # the target of this item's requests
+        return run_state(self.config).settings.target
+
+    @property
+    def compiled_subject(self) -> Subject:  # what this item's compile is of (RunState.compile's key)
+        return Subject(self.subject_kind, str(self.path), self.subject, self.runs_on)
+
+    def compile_first(self, request: Callable[[], Request], group: str | None = None, cache: bool = True) -> Response:
+        """The compile this item builds on (``RunState.compiled_first``), so that a compile failure
+        is the compile's whatever the order of items: this item then skips ("compile failed"),
+        or ends as unsupported with it (``unsupported_with_compile``)."""
+        state = run_state(self.config)
+        prior = state.compiled_first(self.compiled_subject, request, self.timeout(), group=group, cache=cache)
         if not prior.ok:
             self.response = prior
-            if prior.kind is Kind.UNSUPPORTED:
+            if prior.kind is Kind.UNSUPPORTED and self.unsupported_with_compile:
                 self.fail(prior)
             self.compile_failed = True
-            self.skip(f"compile failed ({prior.kind.value}): {first_error(prior)}")
+            self.skip(f"compile failed ({prior.kind.value}): {self.compile_failure(prior)}")
+        return prior
+
+    def compile_failure(self, prior: Response) -> str:  # a failed compile in the words of a skip
+        return first_error(prior)
 
     def hold_to_golden(self, response: Response) -> None:
         """A passing verdict must have compared something independent with results computed
@@ -186,8 +201,7 @@ class MlirItem(pytest.Item):
         self.skip(why)
 
     def skip(self, reason: str, skipped: Callable[..., BaseException] = pytest.skip.Exception) -> NoReturn:
-        """Skip; the report puts it at the item's own location (its file line), not here
-        (``record_report``)."""
+        """Skip; the report puts it at the item's file line, not here (``record_report``)."""
         self.skip_reason = reason
         raise skipped(reason)
 
@@ -207,7 +221,7 @@ class MlirItem(pytest.Item):
         assert self.parent is not None
         return ItemRecord(nodeid=self.nodeid, name=self.name, file=self.parent.nodeid, function=self.subject,
                           stage=Stage(self.stage), target=run_state(self.config).settings.target,
-                          expected=self.expected or "")
+                          expected=self.expected or "", subject_kind=self.subject_kind)
 
     def describe(self, record: ItemRecord, response: Response) -> None:
         """Fill in what the response says (diagnostics at file locations, metrics, ...)."""
@@ -233,14 +247,14 @@ class MlirItem(pytest.Item):
         if shown:
             report.longrepr = str(report.longrepr)  # plain text: xdist's serializer takes no str subclass
         final = report.when == "call" or (report.when == "setup" and not report.passed)
-        if not final and not (report.when == "setup" and hasattr(self.config, "workerinput")):
+        if not final and not (report.when == "setup" and is_xdist_worker(self.config)):
             return
         record = self.skeleton()
         if final:
             self._complete(record, report, shown)
             if getattr(self.config.option, "xmlpath", None):  # the junit report's properties
                 self.user_properties.extend(junit_properties(record))
-            if not hasattr(self.config, "workerinput"):
+            if not is_xdist_worker(self.config):
                 run_state(self.config).handed[self.nodeid] = record
         report.mlir_record = record.to_json()  # type: ignore[attr-defined]
 
@@ -268,7 +282,9 @@ class MlirItem(pytest.Item):
         if report.failed and not shown:
             record.details = report.longreprtext
             record.message = record.message or report.longreprtext.strip().splitlines()[-1]
-        record.sign()
+        if record.failed and not record.signature:
+            record.signature = item_signature(self.response, self.path, getattr(self, "original_line", None),
+                                              self.output_in_signature, record.message or record.details)
 
 
 def _skip_message(report: pytest.TestReport) -> str:

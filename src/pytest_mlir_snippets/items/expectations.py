@@ -16,10 +16,10 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import write_atomic
+from pytest_mlir_snippets.protocol import Stage
 
 # "fail": any failure of that item (an IREE config's expected compile or run failure)
 STATUSES = ("pass", "compile-error", "execute-error", "golden-mismatch", "crash", "timeout", "contract-error", "skip",
@@ -34,26 +34,6 @@ HEADER = """# Expected outcome per item: "<file>::<function>[<stage>] <status>",
 
 class ExpectationsError(ValueError):
     pass
-
-
-class ExpectationSource(Protocol):
-    """What items and the recorder ask of an expectations file, whatever its format."""
-
-    path: Path
-
-    @property
-    def compile_flags(self) -> list[str]: ...
-
-    @property
-    def run_flags(self) -> list[str]: ...
-
-    def status_of(self, file: Path, name: str) -> str | None: ...
-
-    def skip_reason(self, file: Path, name: str) -> str | None: ...
-
-    def reason(self, stage: str) -> str: ...
-
-    def update(self, records: list[ItemRecord], rootpath: Path) -> None: ...
 
 
 @dataclass
@@ -85,7 +65,7 @@ class Expectations:
     def run_flags(self) -> list[str]:
         return []
 
-    def skip_reason(self, file: Path, name: str) -> str | None:
+    def skip_reason(self, file: Path, name: str, stage: Stage) -> str | None:
         return None
 
     def reason(self, stage: str) -> str:
@@ -94,7 +74,7 @@ class Expectations:
     def key(self, file: Path, name: str) -> str:
         return f"{Path(os.path.relpath(file, self.path.parent)).as_posix()}::{name}"
 
-    def status_of(self, file: Path, name: str) -> str | None:
+    def status_of(self, file: Path, name: str, stage: Stage) -> str | None:
         return self.entries.get(self.key(file, name))
 
     def update(self, records: list[ItemRecord], rootpath: Path) -> None:

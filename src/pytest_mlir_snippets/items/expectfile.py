@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_mlir_snippets.items.expectations import Expectations, ExpectationsError, ExpectationSource
+from pytest_mlir_snippets.items.expectations import Expectations, ExpectationsError
 from pytest_mlir_snippets.items.ireeconfig import ConfigError, IreeConfig
+from pytest_mlir_snippets.session import ExpectationSource
 
 
 def load_expectations(path: Path, create: bool = False) -> ExpectationSource:

@@ -5,6 +5,7 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -163,6 +164,52 @@ def diagnostic_lines(response: Response, item: Located) -> list[str]:
     for d in response.diagnostics:
         lines += format_diagnostic(d, item)
     return lines + [line for line in extract_diagnostics(response.stderr) if line not in lines]
+
+
+# what a failure signature masks in MLIR's and the worker's words: paths, hex, numbers
+_MASKS = ((re.compile(r"(?<![\w.])(?:/[\w.\-~]+)+"), "<path>"), (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
+          (re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?"), "N"))
+Candidate = tuple[bool, str]  # a line a failure signature may be: (it says error, the line masked)
+
+
+def masked(text: str) -> str:
+    """The first line of ``text`` with paths, hex and numbers masked."""
+    text = text.splitlines()[0] if text else ""
+    for pattern, mask in _MASKS:
+        text = pattern.sub(mask, text)
+    return text.strip()
+
+
+def signature_lines(diagnostics: list[Diagnostic], path: Path, output: list[str] | None = None,
+                    original_line: Callable[[int], int | None] = lambda line: line) -> list[Candidate]:
+    """A failure's diagnostics (each note after its own), then its worker's noteworthy output
+    lines, as candidates for its signature: where each is (a file's path is ``<path>``, its
+    line and column ``N``), its severity and MLIR's words, masked."""
+    found: list[Candidate] = []
+    place = "<path>" if path.is_absolute() else str(path)
+    for d in diagnostics:
+        where = place if d.line is None else \
+            f"{place}:N:N" if original_line(d.line) is not None else f"{place} (split module line N:N)"
+        said = f"{d.severity}: {d.message}"
+        found.append(("error" in said.lower(), f"{where}: {masked(said)}"))
+        found += signature_lines(d.notes, path, None, original_line)
+    return found + [("error" in line.lower(), masked(line)) for line in output or []]
+
+
+def failure_signature(candidates: list[Candidate], message: str) -> str:
+    """What groups failures of one root cause: the first candidate that says error, else the
+    first candidate, else the message, masked."""
+    return next((line for error, line in candidates if error), candidates[0][1] if candidates else masked(message))
+
+
+def item_signature(response: Response | None, path: Path, original_line: Callable[[int], int | None] | None,
+                   with_output: bool, message: str) -> str:
+    """An item's failure signature: from its failed response's diagnostics (and, ``with_output``,
+    its worker's noteworthy output), else from ``message``."""
+    failed = response is not None and response.kind is not Kind.PASS
+    candidates = signature_lines(response.diagnostics, path, extract_diagnostics(response.stderr) if with_output
+                                 else None, original_line or (lambda line: line)) if response and failed else []
+    return failure_signature(candidates, message)
 
 
 def expectation_line(kind: Kind, expected: str | None) -> list[str]:

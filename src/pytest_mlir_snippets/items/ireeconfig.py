@@ -42,13 +42,14 @@ from typing import Any
 from pytest_mlir_snippets.items.expectations import STATUSES, Expectations
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import write_atomic
+from pytest_mlir_snippets.protocol import Stage
 
 REQUIRED = ("config_name", "iree_compile_flags", "iree_run_module_flags")  # as IREE's runner checks them
 OWN = "pytest_mlir_snippets"  # the plugin's key: expected outcomes of items that are not IREE tests
 LISTS = ("skip_compile_tests", "skip_run_tests", "expected_compile_failures", "expected_run_failures")
 FAILURE_KINDS = frozenset({"compile-error", "execute-error", "golden-mismatch", "crash", "timeout"})
 IREE_FLAGS = "run_module_io_flags.txt"
-_STAGE = re.compile(r"\[(\w+)\]$")
+FAILURES = {Stage.COMPILE: "expected_compile_failures", Stage.EXECUTE: "expected_run_failures"}  # a stage's list
 
 
 class ConfigError(ValueError):
@@ -140,30 +141,26 @@ class IreeConfig:
             return folder.name
 
     # -------------------------------------------------------- expectations
-    def status_of(self, file: Path, name: str) -> str | None:
+    def status_of(self, file: Path, name: str, stage: Stage) -> str | None:
         """"fail" (any failure) for the stage the config expects to fail, else None."""
         if not self.is_test_file(file):
-            return self.others.status_of(file, name) if self.others else None
-        m = _STAGE.search(name)
-        if m is None:
-            return None
-        key = {"compile": "expected_compile_failures", "execute": "expected_run_failures"}.get(m.group(1))
+            return self.others.status_of(file, name, stage) if self.others else None
+        key = FAILURES.get(stage)
         return "fail" if key and self._listed(key, file.parent) else None
 
-    def skip_reason(self, file: Path, name: str) -> str | None:
-        m = _STAGE.search(name)
-        if m is None or not self.is_test_file(file):
+    def skip_reason(self, file: Path, name: str, stage: Stage) -> str | None:
+        if stage not in FAILURES or not self.is_test_file(file):
             return None
-        keys = ("skip_compile_tests",) + (("skip_run_tests",) if m.group(1) == "execute" else ())
+        keys = ("skip_compile_tests",) + (("skip_run_tests",) if stage == Stage.EXECUTE else ())
         for key in keys:
             if self._listed(key, file.parent):
                 return f"{key} in {self.path.name}"
         return None
 
     def reason(self, stage: str) -> str:
-        if stage not in ("compile", "execute"):
+        key = FAILURES.get(Stage(stage))
+        if key is None:
             return f"expected to fail ({OWN} in {self.path.name})"
-        key = "expected_compile_failures" if stage == "compile" else "expected_run_failures"
         return f"expected to fail at {stage} ({key} in {self.path.name})"
 
     def update(self, records: list[ItemRecord], rootpath: Path) -> None:
@@ -173,7 +170,7 @@ class IreeConfig:
         if self.others is not None:
             self.others.adopt(others, rootpath)
         for record in records:
-            key = {"compile": "expected_compile_failures", "execute": "expected_run_failures"}.get(record.stage)
+            key = FAILURES.get(record.stage)
             file = rootpath / record.file
             if key is None or not self.is_test_file(file):
                 continue

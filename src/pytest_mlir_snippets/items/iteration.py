@@ -36,7 +36,7 @@ from pytest_mlir_snippets.model.layout import (
 )
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import write_atomic
-from pytest_mlir_snippets.protocol import Diagnostic, Golden, Kind, Request, Response
+from pytest_mlir_snippets.protocol import Diagnostic, Golden, Kind, Request, Response, Stage, SubjectKind
 from pytest_mlir_snippets.session import run_state
 from pytest_mlir_snippets.settings import RUN_TIMEOUT
 
@@ -65,16 +65,20 @@ class OptimizationRun(pytest.File):
 
 
 class IterationItem(MlirItem):
+    output_in_signature = False  # its record's diagnostics are MLIR's alone
+    unsupported_with_compile = False  # a stage after an unsupported compile skips for it, as for a failure
+
     def __init__(self, *, folder: Path, stage: str, target: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.folder = folder
         self.stage = stage
         self.target = target
         self.run_dir = folder.parent if is_iteration(folder.name) else folder
-        self.subject = folder.name if folder != self.run_dir else ("pytorch" if stage.startswith("pytorch") else
-                                                                   "run")
+        self.subject_kind = SubjectKind.ITERATION if folder != self.run_dir else (
+            SubjectKind.PYTORCH if stage.startswith("pytorch") else SubjectKind.RUN)
+        self.subject = folder.name if self.subject_kind is SubjectKind.ITERATION else self.subject_kind.value
         expectations = run_state(self.config).expectations
-        self.expect(expectations.status_of(self.path, self.name) if expectations else None)
+        self.expect(expectations.status_of(self.path, self.name, Stage(self.stage)) if expectations else None)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         schedule = self.folder / "transform.mlir"
@@ -115,22 +119,17 @@ class IterationItem(MlirItem):
     def _call(self, request: Request) -> Response:
         return run_state(self.config).device_manager(self.target).call(request, self.timeout())
 
-    def _compiled(self) -> Response:
-        """The iteration's compile (schedule + pipeline), once per process."""
-        cache: dict[str, Response] = run_state(self.config).compiled
-        key = f"iteration::{self.folder}::{self.target}"
-        if key not in cache:
-            cache[key] = self._call(self._request("iteration"))
-        return cache[key]
+    @property
+    def runs_on(self) -> str:  # the run's target
+        return self.target
 
     def _prior_compile(self) -> Response:
-        """The compile this stage builds on; the stage skips when it failed."""
-        response = self._compiled()
-        if not response.ok:
-            self.response = response
-            self.compile_failed = True
-            self.skip(f"compile failed ({response.kind.value}): {response.message}")
-        return response
+        """The compile (schedule + pipeline, once per process, not from the compile cache) this
+        stage builds on; the stage skips when it failed."""
+        return self.compile_first(lambda: self._request("iteration"), cache=False)
+
+    def compile_failure(self, prior: Response) -> str:  # the worker's words, whole
+        return prior.message
 
     # ------------------------------------------------------------------ stages
     def _contract(self) -> None:
@@ -156,7 +155,8 @@ class IterationItem(MlirItem):
         vN/kernels.ptx (when the pipeline makes a GPU binary) and vN/config.json; for
         another target than the run's own, with its name in theirs (vN/config.cpu.json),
         as the benchmark tables do, so that one target's compile never rewrites another's."""
-        response = self._compiled()
+        response = run_state(self.config).compiled_first(self.compiled_subject, lambda: self._request("iteration"),
+                                                         self.timeout(), cache=False)
         suffix = "" if self.target == declared_target(self.run_dir) else f".{self.target}"
         if response.ir is not None:
             write_atomic(self.folder / f"gpu{suffix}.mlir", response.ir)

@@ -27,7 +27,7 @@ from pytest_mlir_snippets.items.failures import (
 )
 from pytest_mlir_snippets.mlirtext.litscript import LitCommand, LitScript, directive_verdict
 from pytest_mlir_snippets.model.record import ItemRecord
-from pytest_mlir_snippets.protocol import Kind, Request, Response
+from pytest_mlir_snippets.protocol import Kind, Request, Response, Stage, SubjectKind
 from pytest_mlir_snippets.registry import NAMES
 from pytest_mlir_snippets.session import run_state
 
@@ -49,6 +49,8 @@ def _names_targets(comment: str) -> bool:
 
 class LitCommandItem(MlirItem):
     """One RUN command at one stage."""
+
+    subject_kind = SubjectKind.LIT
 
     def __init__(self, *, command: LitCommand, script: LitScript, text: str, entry_line: int,
                  entry_comments: list[str], subject: str, stage: str, **kwargs: Any) -> None:
@@ -75,7 +77,7 @@ class LitCommandItem(MlirItem):
             self.add_marker(pytest.mark.skip(reason=skipped))
         xfail = own_xfail if has_own else file_xfail
         expectations = state.expectations
-        listed = expectations.status_of(self.path, self.name) if expectations else None
+        listed = expectations.status_of(self.path, self.name, Stage(self.stage)) if expectations else None
         last = self.stage == ("compile" if state.settings.skip_exec else "execute")
         self.expect(listed, any_failure=xfail and listed is None, last_stage=last,
                     reason=expectations.reason(self.stage) if expectations else "expected to fail (XFAIL)")
@@ -93,8 +95,8 @@ class LitCommandItem(MlirItem):
         return line  # the file is parsed whole, under its own name
 
     @property
-    def snippet_id(self) -> str:
-        return f"{self.path}::{self.subject}"
+    def runs_on(self) -> str:
+        return RUNS_ON
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.entry_line - 1, self.name
@@ -107,10 +109,10 @@ class LitCommandItem(MlirItem):
     def run_stage(self) -> None:
         state = run_state(self.config)
         if self.stage == "execute":
-            self.compile_first(self.snippet_id, self._compile)
+            self.compile_first(lambda: self.request("compile"))
             response = state.device_manager(RUNS_ON).call(self.request("execute"), self.timeout())
         else:
-            response = state.compiled[self.snippet_id] = self._compile()
+            response = state.compile(self.compiled_subject, lambda: self.request("compile"), self.timeout())
         self.response = response
         self.show_output(response)
         if response.ir and run_state(self.config).settings.print_ir:
@@ -123,13 +125,6 @@ class LitCommandItem(MlirItem):
         if not response.ok:
             self.fail(response)
         self.hold_to_golden(response)
-
-    def _compile(self) -> Response:
-        """The compile, through the compile cache where the run's target is the cpu."""
-        state = run_state(self.config)
-        if state.settings.target == RUNS_ON:
-            return state.compile(self.request("compile"), self.timeout())
-        return state.device_manager(RUNS_ON).call(self.request("compile"), self.timeout())
 
     def describe(self, record: ItemRecord, response: Response) -> None:
         super().describe(record, response)

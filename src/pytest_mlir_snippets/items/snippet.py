@@ -24,7 +24,7 @@ from pytest_mlir_snippets.mlirtext.directives import DirectiveError, directive
 from pytest_mlir_snippets.mlirtext.splitter import Function, SnippetSource, Split
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import artifact_dir
-from pytest_mlir_snippets.protocol import Kind, Options, Request, Response
+from pytest_mlir_snippets.protocol import INPUT_SPECS, Kind, Options, Request, Response, Stage
 from pytest_mlir_snippets.session import run_state
 
 STAGES = ("compile", "execute")
@@ -33,8 +33,6 @@ STAGES = ("compile", "execute")
 class SnippetItem(MlirItem):
     _split: Split | None = None
     next_item: pytest.Item | None = None  # what this process runs next (pytest_runtest_protocol)
-    prefetched: Request | None = None  # this item's compile, sent ahead by the item before
-    cached: Response | None = None  # or its compile verdict, found in the cache then
 
     def __init__(self, *, source: SnippetSource, function: Function, stage: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -61,8 +59,8 @@ class SnippetItem(MlirItem):
             self.kind = Kind.UNSUPPORTED
             self.add_marker(pytest.mark.skip(reason=f"UNSUPPORTED: {target} (a line above the function)"))
         expectations = state.expectations
-        listed = expectations.status_of(self.path, self.name) if expectations else None
-        skipped = expectations.skip_reason(self.path, self.name) if expectations else None
+        listed = expectations.status_of(self.path, self.name, Stage(self.stage)) if expectations else None
+        skipped = expectations.skip_reason(self.path, self.name, Stage(self.stage)) if expectations else None
         if skipped:  # an IREE config's skip_compile_tests / skip_run_tests
             self.add_marker(pytest.mark.skip(reason=skipped))
         last = self.stage == (STAGES[0] if state.settings.skip_exec else STAGES[-1])
@@ -85,10 +83,6 @@ class SnippetItem(MlirItem):
 
     def original_line(self, line: int) -> int | None:
         return self.split.original_line(line)
-
-    @property
-    def snippet_id(self) -> str:
-        return f"{self.path}::{self.func.uid}"
 
     def reportinfo(self) -> tuple[Path, int, str]:
         # pytest -v turns dots before the "[" of the domain into "::" (Class.method); a
@@ -116,19 +110,16 @@ class SnippetItem(MlirItem):
         options = self._options()
         golden, unreadable = self._recorded()
         if self.stage == "execute":
-            self.compile_first(self.snippet_id, lambda: state.compile(self._compile_request(), self.timeout(),
-                                                                      self._group))
+            self.compile_first(self._compile_request, self._group)
             if unreadable is not None:  # the record says why, too
                 self.response = Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}")
                 self.fail(self.response)
             options = self._with_directive(options)
             response = manager.call(Request("execute", self.split.text, fn.name, options, golden), self.timeout())
         else:
-            response = self.cached or state.compile(self.prefetched or self._compile_request(), self.timeout(),
-                                                    self._group)
+            response = state.compile(self.compiled_subject, self._compile_request, self.timeout(), group=self._group)
         self.response = response
         if self.stage == "compile":
-            state.compiled[self.snippet_id] = response
             self._send_next_ahead()
         self._show_output(response)
         self.kind = response.kind
@@ -201,16 +192,9 @@ class SnippetItem(MlirItem):
         if not isinstance(nxt, SnippetItem) or nxt.stage != "compile" or nxt.func.duplicate_of is not None \
                 or nxt.path != self.path or any(m.name in ("skip", "xfail") for m in nxt.iter_markers()):
             return
-        state = run_state(self.config)
         if nxt._recorded()[1] is not None:  # unreadable recorded data: the item says so itself
             return
-        request = nxt._compile_request()
-        cached = state.cache().get(request, nxt._group)
-        if cached is not None:
-            nxt.cached = cached  # read once: the item takes it from here
-            return
-        if state.device_manager().submit(request):
-            nxt.prefetched = request
+        run_state(self.config).prefetch(nxt.compiled_subject, nxt._compile_request(), nxt._group)
 
     def _show_output(self, response: Response) -> None:
         settings = run_state(self.config).settings
@@ -236,6 +220,8 @@ class SnippetItem(MlirItem):
             record.failure_stage = str(response.info.get("stage", self.stage))
             record.diagnostics = diagnostic_lines(response, self)
         record.inputs = list(response.info.get("inputs", []))
+        specs = response.info.get(INPUT_SPECS, [])  # [shape, element type] of each input
+        record.input_shapes, record.input_dtypes = [str(s) for s, _ in specs], [str(e) for _, e in specs]
         record.outputs = [str(o) for o in response.info.get("outputs", [])]
         record.reference = str(response.info.get("reference", ""))
         record.baked = str(response.info.get("baked", ""))

@@ -20,7 +20,7 @@ from pytest_mlir_snippets.items.snippet import STAGES, SnippetItem
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
 from pytest_mlir_snippets.model.layout import in_optimization_run
 from pytest_mlir_snippets.paths import IREE_FLAGS, sidecar_name
-from pytest_mlir_snippets.protocol import Kind, Response
+from pytest_mlir_snippets.protocol import Kind, Response, Stage
 from pytest_mlir_snippets.session import run_state
 
 
@@ -123,7 +123,7 @@ class FileErrorItem(MlirItem):
         self.stage = "file"
         self.subject = "<file>"
         expectations = run_state(self.config).expectations
-        self.expect(expectations.status_of(self.path, self.name) if expectations else None)
+        self.expect(expectations.status_of(self.path, self.name, Stage(self.stage)) if expectations else None)
 
     def reportinfo(self) -> tuple[Path, int, str]:
         """The failure's header names the file and says what went wrong with it (the item's

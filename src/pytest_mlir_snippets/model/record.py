@@ -13,22 +13,21 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 import enum
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_mlir_snippets.protocol import Computed, Golden, Kind, Outcome, Stage, Status
+from pytest_mlir_snippets.protocol import Computed, Golden, Kind, Outcome, Stage, Status, SubjectKind
 
 FAILURE_KINDS = tuple(k.value for k in Kind if k not in (Kind.PASS, Kind.UNSUPPORTED))
 METRICS = ("max_abs_err", "max_rel_err", "pcc")
-_PATH = re.compile(r"(?<![\w.])(?:/[\w.\-~]+)+")
-_HEX = re.compile(r"0x[0-9a-fA-F]+")
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+RUN_KINDS = frozenset({SubjectKind.ITERATION, SubjectKind.PYTORCH, SubjectKind.RUN})  # an optimization run's items
 
 
 def shape_and_dtype(type_text: str) -> tuple[str, str]:
-    """``tensor<4x?xf32>`` -> (``4x?``, ``f32``); a scalar ``i32`` -> (``scalar``, ``i32``)."""
+    """``tensor<4x?xf32>`` -> (``4x?``, ``f32``); a scalar ``i32`` -> (``scalar``, ``i32``): for
+    a record without input specs (JSON written before them, a compile of a target that sends
+    none)."""
     if "<" not in type_text:
         return "scalar", type_text
     body = type_text.split("<", 1)[1].rsplit(">", 1)[0].split(",")[0]
@@ -39,22 +38,12 @@ def shape_and_dtype(type_text: str) -> tuple[str, str]:
     return dims or "0-d", element
 
 
-def failure_signature(diagnostics: list[str], message: str) -> str:
-    """The first diagnostic (else the message) with paths, hex and numbers masked,
-    so that failures with one root cause group together."""
-    first = next((d for d in diagnostics if "error" in d.lower()), diagnostics[0] if diagnostics else message)
-    first = first.splitlines()[0] if first else ""
-    masked = _PATH.sub("<path>", first)
-    masked = _HEX.sub("0x?", masked)
-    return _NUMBER.sub("N", masked).strip()
-
-
 @dataclass
 class ItemRecord:
     nodeid: str
     name: str  # the item's name in its file: add_0[compile], v3[benchmark], <file>
     file: str  # the input file's node id: a snippet file, or an optimization run's model_linalg.mlir
-    function: str  # a function's unique id; an iteration (v3); "pytorch"; "<file>"; "run"
+    function: str  # the subject's name: a function's unique id, "<file>", v3, "pytorch", "run", a RUN item, a test
     stage: Stage
     kind: Kind | Status = Kind.PASS  # an outcome kind, or skip, not-run, error
     outcome: Outcome = Outcome.NONE  # pytest's
@@ -70,6 +59,8 @@ class ItemRecord:
     compile_failed: bool = False  # skipped because the compile it builds on failed: a failure of its subject
     metrics: dict[str, float] = field(default_factory=dict)
     inputs: list[str] = field(default_factory=list)
+    input_shapes: list[str] = field(default_factory=list)  # of each input: 4x?, 0-d, scalar
+    input_dtypes: list[str] = field(default_factory=list)  # of each input: its element type
     outputs: list[str] = field(default_factory=list)
     golden: Golden | None = None  # what an execute (or correctness) verdict compared with; None: no verdict
     reference: str = ""  # the golden in words (which check ops, which interpreter, why not another)
@@ -82,8 +73,9 @@ class ItemRecord:
     info: dict[str, Any] = field(default_factory=dict)  # host ops, kernels, compile cache, ...
     expected: str = ""  # the expectation this item was held to, if any
     worker: str = ""  # the xdist worker that lost it, for an item lost with its worker
-    signature: str = ""
+    signature: str = ""  # what groups failures of one root cause: the first error, masked (items.failures)
     run: str = ""  # an optimization run's folder, relative to the rootdir
+    subject_kind: SubjectKind = SubjectKind.SNIPPET  # what ``function`` names
 
     @property
     def failed(self) -> bool:
@@ -104,7 +96,8 @@ class ItemRecord:
 
     @property
     def is_snippet(self) -> bool:
-        return not self.run
+        """Not an optimization run's: a snippet, a RUN command or a Python test."""
+        return self.subject_kind not in RUN_KINDS
 
     @property
     def subject(self) -> str:
@@ -120,16 +113,12 @@ class ItemRecord:
         known = cls.__dataclass_fields__
         record = cls(**{k: v for k, v in data.items() if k in known})
         record.stage = Stage(record.stage)
+        record.subject_kind = SubjectKind(data["subject_kind"]) if "subject_kind" in data else _subject_kind(data)
         record.kind = _kind(str(record.kind))
         record.outcome = Outcome(record.outcome)
         record.golden = Golden(record.golden) if record.golden else None
         record.computed = Computed(record.computed) if record.computed else None
         return record
-
-    def sign(self) -> None:
-        """Fill in the failure signature of a failed record."""
-        if self.failed and not self.signature:
-            self.signature = failure_signature(self.diagnostics, self.message or self.details)
 
 
 def wire_text(data: dict[str, Any]) -> str | None:
@@ -146,13 +135,27 @@ def wire_text(data: dict[str, Any]) -> str | None:
     return text if json.loads(text) == data else None
 
 
+def _subject_kind(data: dict[str, Any]) -> SubjectKind:
+    """The subject kind of a record written before records had one (the JSON of an earlier
+    version, read by ``mlir-snippets report``), from its stage, run and function."""
+    if data.get("stage") == Stage.CALL:
+        return SubjectKind.PYTHON
+    if data.get("run"):
+        if data.get("stage") in (Stage.PYTORCH, Stage.PYTORCH_COMPILE):
+            return SubjectKind.PYTORCH
+        return SubjectKind.RUN if data.get("function") == "run" else SubjectKind.ITERATION
+    info = data.get("info")
+    return SubjectKind.LIT if isinstance(info, dict) and "command" in info else SubjectKind.SNIPPET
+
+
 def _kind(value: str) -> Kind | Status:
     return Status(value) if value in Status.__members__.values() else Kind(value)
 
 
 _FIELD_TYPES: dict[str, Any] = {"golden": (str, type(None)), "computed": (str, type(None)), "compile_failed": bool,
                                 "line": int, "duration": (int, float), "seconds": (int, float),
-                                "diagnostics": list, "inputs": list, "outputs": list,
+                                "diagnostics": list, "inputs": list, "input_shapes": list, "input_dtypes": list,
+                                "outputs": list,
                                 "metrics": dict, "benchmark": dict, "info": dict}  # the others: str
 
 
@@ -169,7 +172,7 @@ def check_json(data: dict[str, Any]) -> None:
                             f"unexpected {type(value).__name__} {str(value)[:40]}")
     try:
         ItemRecord.from_json({"nodeid": "", "name": "", "file": "", "function": "", "stage": Stage.COMPILE, **{
-            k: data[k] for k in ("stage", "kind", "outcome", "golden", "computed") if k in data}})
+            k: data[k] for k in ("stage", "kind", "outcome", "golden", "computed", "subject_kind") if k in data}})
     except ValueError as error:
         raise TypeError(f"{str(data.get('nodeid', 'a record'))!r}: {error}") from None
 
@@ -249,7 +252,8 @@ def junit_properties(record: ItemRecord) -> list[tuple[str, object]]:
                   ("mlir_diagnostics", "\n".join(record.diagnostics))]
     props += [(f"mlir_{name}", value) for name, value in {**record.metrics, **record.benchmark}.items()]
     if record.inputs:
-        shapes, dtypes = zip(*(shape_and_dtype(t) for t in record.inputs))
+        shapes, dtypes = (record.input_shapes, record.input_dtypes) if record.input_shapes else \
+            zip(*(shape_and_dtype(t) for t in record.inputs))
         props += [("mlir_inputs", record.inputs), ("mlir_input_shapes", "; ".join(shapes)),
                   ("mlir_input_dtypes", "; ".join(dtypes))]
     props += [(f"mlir_{name}", getattr(record, name)) for name in ("outputs", "reference", "baked", "golden_report")

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_mlir_snippets.model import history
-from pytest_mlir_snippets.model.layout import CHECKS, REFERENCE, declared_target, is_iteration, iterations
+from pytest_mlir_snippets.model.layout import CHECKS, REFERENCE, declared_target, iterations
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import write_atomic
-from pytest_mlir_snippets.protocol import Stage
+from pytest_mlir_snippets.protocol import Stage, SubjectKind
 from pytest_mlir_snippets.worker.benchstats import BLOCK, BLOCK_SLOWED, FIGURES, SLOWED, STATS
 
 PLOT = "speedup.png"
@@ -119,7 +119,7 @@ def write_run(run: Path, target: str, records: list[ItemRecord], out: Path | Non
     suffix = "" if target == declared_target(run) else f".{target}"
     pytorch = seen.get(("pytorch", "pytorch")) or _earlier_pytorch(stored.get(history.PYTORCH))
     names = [f.name for f in iterations(run)] if run.is_dir() else sorted(
-        {r.function for r in records if is_iteration(r.function)}, key=lambda name: int(name[1:]))
+        {r.function for r in records if r.subject_kind == SubjectKind.ITERATION}, key=lambda name: int(name[1:]))
     rows = []
     for folder in (run / name for name in names):
         data = dict(stored.get(folder.name, {}))
@@ -212,7 +212,7 @@ def _earlier_pytorch(entry: dict[str, Any] | None) -> ItemRecord | None:
     ``pytorch[benchmark]`` item), as a record that says when they were measured."""
     if not entry or not any(k in entry for k in history.PYTORCH_FIGURES):
         return None
-    record = ItemRecord("", "pytorch[benchmark]", "", "pytorch", Stage.PYTORCH)
+    record = ItemRecord("", "pytorch[benchmark]", "", "pytorch", Stage.PYTORCH, subject_kind=SubjectKind.PYTORCH)
     record.benchmark = {k: entry[k] for k in history.PYTORCH_FIGURES if k in entry}
     record.info["earlier"] = str(entry.get("measured", "an earlier run"))
     return record

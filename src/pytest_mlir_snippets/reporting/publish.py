@@ -10,10 +10,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pytest_mlir_snippets.model.layout import is_iteration
 from pytest_mlir_snippets.model.record import ItemRecord, check_json, counts, golden_counts, tally
 from pytest_mlir_snippets.paths import write_atomic
-from pytest_mlir_snippets.protocol import Kind, Outcome, Stage, Status
+from pytest_mlir_snippets.protocol import Kind, Outcome, Stage, Status, SubjectKind
 from pytest_mlir_snippets.reporting.runreport import RunInfo, write_reports
 from pytest_mlir_snippets.reporting.shards import lost_items
 
@@ -55,7 +54,7 @@ def records_json(records: list[ItemRecord], functions: Functions, run: RunInfo, 
         "version": JSON_VERSION, "target": run.target, "mode": run.mode, "rootdir": str(rootdir),
         "files": {file: [list(f) for f in fns] for file, fns in sorted(functions.items())},
         "items": [r.to_json() for r in sorted(records, key=lambda r: r.nodeid)],
-        "not_run": list(run.not_run), "interrupted": run.interrupted,
+        "not_run": list(run.not_run), "not_run_files": run.file_of, "interrupted": run.interrupted,
     }
 
 
@@ -89,11 +88,22 @@ def read_records(documents: list[tuple[str, Any]]) -> tuple[list[ItemRecord], Fu
     modes = {doc["mode"] for doc in docs}
     ran = set(records) | {r.file for r in records.values()}  # what one run left out, another may have run
     not_run = sorted({str(n) for doc in docs for n in doc.get("not_run") or []} - ran)
+    file_of = {n: file for doc in docs for n, file in _files_of_not_run(doc).items() if n in not_run}
     run = RunInfo(", ".join(sorted({doc["target"] for doc in docs})),
                   docs[0]["mode"] if len(modes) == 1 else "mixed: " + ", ".join(sorted(modes)),
                   (note,) if note else (), tuple(not_run),
-                  "; ".join(sorted({str(doc["interrupted"]) for doc in docs if doc.get("interrupted")})))
+                  "; ".join(sorted({str(doc["interrupted"]) for doc in docs if doc.get("interrupted")})),
+                  file_of=file_of)
     return list(records.values()), functions, run, Path(docs[0]["rootdir"])
+
+
+def _files_of_not_run(doc: dict[str, Any]) -> dict[str, str]:
+    """The input file of each item a document says was not run; a document written before
+    ``not_run_files`` gives each the input file its node id starts with."""
+    given = doc.get("not_run_files")
+    if isinstance(given, dict):
+        return {str(n): str(file) for n, file in given.items()}
+    return {str(n): file for n in doc.get("not_run") or [] for file in doc["files"] if str(n).startswith(f"{file}::")}
 
 
 def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "",
@@ -105,9 +115,9 @@ def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "",
     A file that cannot be split into snippets (its ``<file>`` item) is a file error, no snippet."""
     unsplit = [r for r in records if r.stage == Stage.FILE]
     snippets = tally([r for r in records if r.is_snippet and r.stage != Stage.FILE])
-    iterations = tally([r for r in records if not r.is_snippet and is_iteration(r.function)])
+    iterations = tally([r for r in records if r.subject_kind == SubjectKind.ITERATION])
     # a run's own items (its folder's contract, the PyTorch benchmark) are no iteration
-    run_items = tally([r for r in records if not r.is_snippet and not is_iteration(r.function)])
+    run_items = tally([r for r in records if r.subject_kind in (SubjectKind.PYTORCH, SubjectKind.RUN)])
     file_errors = tally(unsplit).failed
     has = (snippets.subjects > 0, iterations.subjects > 0)
 
@@ -139,7 +149,8 @@ def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "",
         every = "all " if succeeded and not skipped and not unsupported else ""
         clauses = [f"{every}{subjects(snippets.succeeded, iterations.succeeded, True)} succeeded"] \
             if succeeded or not skipped else []
-        subjects_of = [r for r in records if r.stage != Stage.FILE and (r.is_snippet or is_iteration(r.function))]
+        subjects_of = [r for r in records
+                       if r.stage != Stage.FILE and (r.is_snippet or r.subject_kind == SubjectKind.ITERATION)]
         clauses += [_partly_run(subjects_of, subjects(snippets.skipped, iterations.skipped))] if skipped else []
         note = ", ".join(unsupported_note)
         verdict = f"{'; '.join(clauses)} across {files} file(s)" + (f" ({note})" if note else "")

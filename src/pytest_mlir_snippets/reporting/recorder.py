@@ -1,7 +1,7 @@
 """The controller's view of a run: a record per item, and every report built from them.
 
 Registered on the controller and on xdist workers alike; only the controller (the
-process without ``workerinput``) writes reports. Records arrive as data on test
+process that is no xdist worker) writes reports. Records arrive as data on test
 reports (``report.mlir_record``, see ``items.base``), so ``-n 0`` and ``-n 2`` give
 the same reports; an item lost with a crashed xdist worker gets its record from the
 skeleton its setup report carried (``pytest_handlecrashitem``).
@@ -23,7 +23,7 @@ from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import Kind, Outcome
 from pytest_mlir_snippets.reporting.partial import Selection
 from pytest_mlir_snippets.reporting.shards import Plan, plan_entry
-from pytest_mlir_snippets.session import RunState
+from pytest_mlir_snippets.session import RunState, is_xdist_worker
 
 if TYPE_CHECKING:  # publishing (run reports, benchmark tables) is imported when a run ends
     from pytest_mlir_snippets.reporting.publish import Functions
@@ -66,7 +66,7 @@ class Recorder:
         self.started: dict[str, dict[str, Any]] = {}  # skeletons of items running on xdist workers
         self.functions: Functions = {}  # input files (node ids) -> their functions ([] for runs)
         self.collected: Functions = {}  # an xdist controller's: the functions its workers collected
-        self.is_worker = hasattr(config, "workerinput")
+        self.is_worker = is_xdist_worker(config)
         self.problems: list[str] = []
         self.interrupted = ""
         self.start_time = time.strftime("%Y-%m-%d %H:%M:%S")  # a partial run's updates are marked with it
@@ -103,8 +103,17 @@ class Recorder:
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.selection.deselect(item.nodeid for item in items if is_ours(item))
 
-    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        self.selection.collect_report(report)
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[
+            None, pytest.CollectReport, pytest.CollectReport]:
+        """An input file's items as it made them: innermost, inside ``--lf``'s wrapper, which
+        drops the items that passed last time (or answers with no items for a whole file)."""
+        report: pytest.CollectReport = yield
+        if isinstance(collector, pytest.File) and collector.path.suffix == ".mlir" and report.passed:
+            items = [x.nodeid for x in report.result if isinstance(x, pytest.Item) and is_ours(x)]
+            if items or not report.result:
+                self.selection.file_collected(collector.nodeid, items)
+        return report
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -180,12 +189,9 @@ class Recorder:
         from pytest_mlir_snippets.reporting.runreport import RunInfo
 
         settings = self.state.settings
-        stages = ("compile",) if settings.skip_exec else ("compile", "execute")
-        expected = (f"{file}::{uid}[{stage}]" for file, fns in self.functions.items() for uid, _ in fns
-                    for stage in stages)
-        not_run = self.selection.not_run(self.records, {r.file for r in self.records.values()}, expected)
+        not_run, file_of = self.selection.not_run(self.records, {r.file for r in self.records.values()})
         return RunInfo(settings.target, "compile only" if settings.skip_exec else "compile and execute",
-                       not_run=not_run, interrupted=self.interrupted)
+                       not_run=not_run, interrupted=self.interrupted, file_of=file_of)
 
     @property
     def ran_nothing(self) -> bool:

@@ -7,8 +7,8 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
+from itertools import groupby
 from pathlib import Path
 
 from pytest_mlir_snippets.model.record import ItemRecord, counts, golden_counts, tally
@@ -31,15 +31,16 @@ class RunInfo:
     interrupted: str = ""  # why the run stopped early (KeyboardInterrupt), if it did
     # input files whose report is their last full run updated by partial runs: when that run started
     updated_from: dict[str, str] = field(default_factory=dict)
+    file_of: dict[str, str] = field(default_factory=dict)  # the items of not_run: their input files
 
     def not_run_in(self, file: str | None) -> list[str]:
         """What this run did not run, of one input file (None: of all of them)."""
-        return [n for n in self.not_run if file is None or n == file or n.startswith(f"{file}::")]
+        return [n for n in self.not_run if file is None or n == file or self.file_of.get(n) == file]
 
     @property
     def files_not_run(self) -> list[str]:
         """Input files none of whose items ran (``--lf`` collects only the files that failed)."""
-        return [n for n in self.not_run if "::" not in n]
+        return [n for n in self.not_run if n not in self.file_of]
 
 
 def report_path(input_file: Path) -> Path:
@@ -96,8 +97,21 @@ def _golden_lines(records: list[ItemRecord]) -> list[str]:
 
 
 def _natural(name: str) -> tuple[object, ...]:
-    """v2 before v10."""
-    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
+    """v2 before v10: text and numbers in turn, text first (``("v", 10, "")``)."""
+    parts: list[object] = [""]
+    for digits, chars in groupby(name, str.isdecimal):
+        text = "".join(chars)
+        if digits:
+            parts += [int(text), ""]
+        else:
+            parts[-1] = text
+    return tuple(parts)
+
+
+def _targets(records: list[ItemRecord], run: RunInfo) -> str:
+    """The targets the records ran on (a RUN command runs on cpu whatever the run's
+    target); the run's own for a report without records."""
+    return ", ".join(sorted({r.target for r in records if r.target})) or run.target
 
 
 def _metric(record: ItemRecord | None, name: str) -> str:
@@ -141,7 +155,7 @@ def render_file_report(path: Path, functions: list[tuple[str, int]], records: li
     snippets = all(r.is_snippet for r in records)
     lines = [
         "MLIR snippet run report" if snippets else "MLIR optimization run report",
-        f"target:   {run.target if snippets else ', '.join(sorted({r.target for r in records}))}",
+        f"target:   {_targets(records, run)}",
         f"input:    {path}",
         f"mode:     {run.mode}",
         *(f"note:     {note}" for note in run.notes),
@@ -202,7 +216,7 @@ def render_combined(per_file: dict[Path, list[ItemRecord]], functions: dict[Path
     everything = [r for records in per_file.values() for r in records]
     lines = [
         "MLIR snippet run report (combined)",
-        f"target:   {run.target}",
+        f"target:   {_targets(everything, run)}",
         f"mode:     {run.mode}",
         f"inputs:   {len(per_file)} file(s)",
         *(f"note:     {note}" for note in run.notes),

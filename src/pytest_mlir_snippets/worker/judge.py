@@ -17,7 +17,17 @@ import numpy as np
 from pytest_mlir_snippets.golden import compare as goldens
 from pytest_mlir_snippets.golden.checks import judge as judge_checks
 from pytest_mlir_snippets.golden.inputs import TypeSpec
-from pytest_mlir_snippets.protocol import COMPUTED, GOLDEN, NO_INDEPENDENT, Computed, Diagnostic, Golden, Kind, Options
+from pytest_mlir_snippets.protocol import (
+    COMPUTED,
+    GOLDEN,
+    INPUT_SPECS,
+    NO_INDEPENDENT,
+    Computed,
+    Diagnostic,
+    Golden,
+    Kind,
+    Options,
+)
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
 
 NOTHING = "nothing to compare: no results, no buffer written, no checks"
@@ -32,7 +42,8 @@ def judge_outputs(compiled: Compiled, options: Options, golden: dict[str, Any] |
     or a golden-mismatch. A reference that cannot be computed leaves golden ``none`` with
     the reason: no independent golden, not an error of the item."""
     args, results = compiled.signature
-    info: dict[str, Any] = {"inputs": compiled.info["inputs"], "outputs": compiled.info["outputs"]}
+    info: dict[str, Any] = {"inputs": compiled.info["inputs"], INPUT_SPECS: [[s.dims, s.element] for s in args],
+                            "outputs": compiled.info["outputs"]}
     if compiled.info.get("checks"):
         info.update(computed(compiled, [i for c in compiled.info["checks"] for i in (c.first, c.first + 1)], actual))
         return _judge_checks(compiled, actual, info)

@@ -15,7 +15,7 @@ import numpy as np
 from pytest_mlir_snippets.golden.compare import OP_ULP
 from pytest_mlir_snippets.golden.inputs import UnsupportedType
 from pytest_mlir_snippets.mlirtext import ireeops as iree_text
-from pytest_mlir_snippets.protocol import Diagnostic, Kind
+from pytest_mlir_snippets.protocol import INPUT_SPECS, Diagnostic, Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools, oneprocess
@@ -81,6 +81,7 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
             mlirtools.run_passes(parsed, part, passmanager.PassManager.parse, diags,
                                  stages[i] if stages else "lowering")
         info: dict[str, Any] = {"source": module, "front_end": kind or "upstream", "inputs": [str(s) for s in args],
+                                INPUT_SPECS: [[s.dims, s.element] for s in args],
                                 "outputs": [str(s) for s in results]}
         if baked:
             info.update(baked=baked, constants=dict(constants or {}))
