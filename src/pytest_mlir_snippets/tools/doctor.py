@@ -1,5 +1,7 @@
 """``mlir-snippets doctor``: where the installed MLIR tools are (so that a user can put them
-on PATH and run a reproducer by hand) and which targets can work on this machine."""
+on PATH and run a reproducer by hand) and which targets can work on this machine.
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
