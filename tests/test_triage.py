@@ -44,11 +44,26 @@ def test_the_failing_pass_and_the_ir_it_was_given() -> None:
 
 
 @pytest.mark.slow
-def test_a_compile_error_names_its_pass(pytester: pytest.Pytester) -> None:
+def test_a_compile_error_names_its_pass_and_hands_over_a_reproducer(pytester: pytest.Pytester) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
     (pytester.path / "ops.mlir").write_text(ADD)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--mlir-skip-exec",
+    out = pytester.path / "records.json"
+    result = pytester.runpytest("-p", "no:cacheprovider", "--mlir-skip-exec", f"--mlir-json={out}",
                                 "--mlir-pipeline=builtin.module(canonicalize, one-shot-bufferize, cse)")
-    result.stdout.fnmatch_lines(["*lowering failed in one-shot-bufferize*", "*ops.mlir:2:*op was not bufferized*"])
+    result.stdout.fnmatch_lines(["*lowering failed in one-shot-bufferize*", "*ops.mlir:2:*op was not bufferized*",
+                                 "*Captured reproducer*", "sh */reproduce.sh"])
+    record = json.loads(out.read_text())["items"][0]
+    assert record["failing_pass"] == "one-shot-bufferize"
+    script = pytester.path / record["reproducer"]
+    assert script.name == "reproduce.sh" and (script.parent / "before-one-shot-bufferize.mlir").is_file()
+    clean = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/")}
+    done = subprocess.run(["sh", str(script)], env=clean, capture_output=True, text=True, cwd="/")
+    assert done.returncode != 0 and "error: op was not bufferized" in done.stderr  # the same first diagnostic
 
 
 def test_doctor_names_the_tools_folders_and_the_targets(pytester: pytest.Pytester) -> None:

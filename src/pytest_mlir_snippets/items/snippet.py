@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_mlir_snippets.items import ireecmake
+from pytest_mlir_snippets.items import ireecmake, reproducer
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.items.expectations import lit_lines
 from pytest_mlir_snippets.items.failures import (
@@ -42,6 +42,7 @@ class SnippetItem(MlirItem):
         self.stage = stage
         self.subject = function.uid
         self._memo: dict[str, Any] = {}  # options and recorded data, read once, dropped after the run
+        self.reproducer = ""  # a failed compile's reproduce.sh, relative to the output root
         self.extra_keyword_matches.update((stage, function.uid))
         self._expectation()
 
@@ -209,6 +210,14 @@ class SnippetItem(MlirItem):
             (folder / "compiled.mlir").write_text(response.ir)
             if response.info.get("ptx"):
                 (folder / "kernels.ptx").write_text(response.info["ptx"])
+        if response.kind is Kind.COMPILE_ERROR:  # kept whatever the options: the pass, its input, a script
+            folder = artifact_dir(settings.output_root, self.path, self.func.uid, settings.target,
+                                  self.config.rootpath)
+            script = reproducer.write(folder, response, f"{self.nodeid}")
+            if script is not None:
+                (folder / "snippet.mlir").write_text(self.split.text)
+                self.reproducer = str(script.relative_to(settings.output_root))
+                self.add_report_section("call", "reproducer", f"sh {script}")
         if settings.save_artifacts and response.info.get("files"):
             write_files(artifact_dir(settings.output_root, self.path, self.func.uid, settings.target,
                                      self.config.rootpath), response.info["files"], self.split.text)
@@ -224,6 +233,8 @@ class SnippetItem(MlirItem):
         record.input_shapes, record.input_dtypes = [str(s) for s, _ in specs], [str(e) for _, e in specs]
         record.outputs = [str(o) for o in response.info.get("outputs", [])]
         record.reference = str(response.info.get("reference", ""))
+        record.failing_pass = str(response.info.get("failing_pass", ""))
+        record.reproducer = self.reproducer
         record.baked = str(response.info.get("baked", ""))
         if "golden_report" in response.info:  # tt-mlir's, kept whole
             record.golden_report = json.dumps(response.info["golden_report"], sort_keys=True)

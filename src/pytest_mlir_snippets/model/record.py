@@ -76,6 +76,8 @@ class ItemRecord:
     signature: str = ""  # what groups failures of one root cause: the first error, masked (items.failures)
     run: str = ""  # an optimization run's folder, relative to the rootdir
     subject_kind: SubjectKind = SubjectKind.SNIPPET  # what ``function`` names
+    failing_pass: str = ""  # a failed compile's pass, as written in its pipeline (or import, translation)
+    reproducer: str = ""  # its reproduce.sh, relative to the output root
 
     @property
     def failed(self) -> bool:
