@@ -64,6 +64,8 @@ def test_a_compile_error_names_its_pass_and_hands_over_a_reproducer(pytester: py
     clean = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/")}
     done = subprocess.run(["sh", str(script)], env=clean, capture_output=True, text=True, cwd="/")
     assert done.returncode != 0 and "error: op was not bufferized" in done.stderr  # the same first diagnostic
+    pytester.runpytest("-p", "no:cacheprovider", "--mlir-skip-exec").assert_outcomes(passed=1)  # fixed
+    assert not script.parent.exists()  # its reproducer went with the failure
 
 
 def test_doctor_names_the_tools_folders_and_the_targets(pytester: pytest.Pytester) -> None:

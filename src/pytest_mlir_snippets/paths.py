@@ -31,6 +31,9 @@ def sidecar_name(path: Path, function: str) -> str:
     return f"{path.stem}.{safe_name(function)}.npz"
 
 
+ARTIFACTS = "ops_mlir_snippets"  # the folder of items' artifacts under the output root: never collected
+
+
 def artifact_dir(root: Path, file: Path, uid: str, target: str, rootdir: Path) -> Path:
     """``<root>/ops_mlir_snippets/<file>/<func>/<target>/``, always inside root.
 
@@ -39,7 +42,7 @@ def artifact_dir(root: Path, file: Path, uid: str, target: str, rootdir: Path) -
     ``model.mlir``) keep their artifacts apart. Each component goes through
     ``safe_name``: the ``..`` of a file outside the rootdir becomes a hashed name."""
     relative = Path(os.path.relpath(file, rootdir)).parts
-    return root.joinpath("ops_mlir_snippets", *map(safe_name, relative), safe_name(uid), safe_name(target))
+    return root.joinpath(ARTIFACTS, *map(safe_name, relative), safe_name(uid), safe_name(target))
 
 
 def write_atomic(path: Path, text: str) -> None:

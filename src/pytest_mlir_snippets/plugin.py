@@ -22,6 +22,7 @@ from pytest_mlir_snippets.items.snippet import SnippetItem
 from pytest_mlir_snippets.items.snippetfile import SnippetFile, is_snippet_file
 from pytest_mlir_snippets.model.layout import is_run_model
 from pytest_mlir_snippets.model.record import wire_text
+from pytest_mlir_snippets.paths import ARTIFACTS
 from pytest_mlir_snippets.reporting.recorder import Recorder
 from pytest_mlir_snippets.session import DEADLINE, STATE, RunState, check_pipeline, is_xdist_worker, run_state
 
@@ -84,6 +85,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     if not is_xdist_worker(session.config):  # the controller checks, once (xdist's workers were told)
         check_pipeline(run_state(session.config).settings)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The items' artifacts (snippets, compiled IR, reproducers) are outputs, not tests."""
+    if collection_path.name != ARTIFACTS:
+        return None
+    return collection_path.parent == run_state(config).settings.output_root or None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:

@@ -24,12 +24,27 @@ def tool(name: str) -> str:
     return str(found) if found is not None else name
 
 
+def remove(folder: Path) -> None:
+    """A reproducer an earlier run left in ``folder``, gone (the item compiles now): the
+    folder too when nothing else is in it."""
+    script = folder / "reproduce.sh"
+    if not script.is_file():
+        return
+    for path in (script, *folder.glob("before-*.mlir")):
+        path.unlink(missing_ok=True)
+    if {p.name for p in folder.iterdir()} <= {"snippet.mlir"}:
+        (folder / "snippet.mlir").unlink(missing_ok=True)
+        folder.rmdir()
+
+
 def write(folder: Path, response: Response, title: str) -> Path | None:
     """``reproduce.sh`` (and the IR it reads) in ``folder`` for a compile that failed in a
-    pass the worker named; None when it named none (the failure is elsewhere)."""
+    pass the worker named, replacing an earlier one; None when it named none (the failure
+    is elsewhere)."""
     info = response.info
     if not info.get("failing_pipeline") or not info.get("before_pass_ir"):
         return None
+    remove(folder)
     folder.mkdir(parents=True, exist_ok=True)
     failing = str(info["failing_pass"])
     before = folder / f"before-{_UNSAFE.sub('_', failing.split('{')[0])}.mlir"

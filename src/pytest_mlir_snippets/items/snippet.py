@@ -210,10 +210,14 @@ class SnippetItem(MlirItem):
             (folder / "compiled.mlir").write_text(response.ir)
             if response.info.get("ptx"):
                 (folder / "kernels.ptx").write_text(response.info["ptx"])
-        if response.kind is Kind.COMPILE_ERROR:  # kept whatever the options: the pass, its input, a script
+        if self.stage == "compile":  # a failure's reproducer, kept whatever the options; gone once it passes
             folder = artifact_dir(settings.output_root, self.path, self.func.uid, settings.target,
                                   self.config.rootpath)
-            script = reproducer.write(folder, response, f"{self.nodeid}")
+            script = None
+            if response.kind is Kind.COMPILE_ERROR:
+                script = reproducer.write(folder, response, self.nodeid)
+            else:
+                reproducer.remove(folder)
             if script is not None:
                 (folder / "snippet.mlir").write_text(self.split.text)
                 self.reproducer = str(script.relative_to(settings.output_root))
