@@ -21,7 +21,7 @@ import pytest
 
 from pytest_mlir_snippets.items.failures import Unsupported, diagnostic_lines, failure_of, format_failure
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
-from pytest_mlir_snippets.protocol import SKIP, Kind, Options, Request, Response
+from pytest_mlir_snippets.protocol import SKIP, Kind, Op, Options, Request, Response
 from pytest_mlir_snippets.session import RunState
 
 TEXT_SOURCE = "<mlir>"  # how diagnostics name a source given as text
@@ -165,7 +165,7 @@ class MlirDevice:
         options = self._options(pipeline)
         if self._folders is not None:
             options.save_artifacts, options.artifact_dir = True, str(self._folders())
-        response = self._call(Request("compile", text, name, options), None, compiled.where("compile"))
+        response = self._call(Request(Op.COMPILE, text, name, options), None, compiled.where("compile"))
         compiled.inputs = [str(t) for t in response.info.get("inputs", [])]
         compiled.outputs = [str(t) for t in response.info.get("outputs", [])]
         compiled.ir = response.ir or ""
@@ -184,7 +184,7 @@ class MlirDevice:
         if self._state.settings.skip_exec:
             pytest.skip("--mlir-skip-exec: compile only, no device opened")
         values = [v if not hasattr(v, "__array__") else _array(v) for v in inputs]
-        request = Request("run", compiled.source, function or compiled.function, self._options(compiled.pipeline),
+        request = Request(Op.RUN, compiled.source, function or compiled.function, self._options(compiled.pipeline),
                           {"inputs": values})
         response = self._call(request, timeout, compiled.where("run", function))
         result: list[Any] = response.info["values"]

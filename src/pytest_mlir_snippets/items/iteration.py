@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from pytest_mlir_snippets.client import iteration_request
 from pytest_mlir_snippets.items.base import MlirItem, item_kwargs, relative
 from pytest_mlir_snippets.items.failures import STDERR_MARKER, ItemFailure, MlirFailureRepr, expectation_line
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
@@ -36,7 +37,7 @@ from pytest_mlir_snippets.model.layout import (
 )
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import write_atomic
-from pytest_mlir_snippets.protocol import Diagnostic, Golden, Kind, Request, Response
+from pytest_mlir_snippets.protocol import Diagnostic, Golden, Kind, Op, Request, Response
 from pytest_mlir_snippets.session import run_state
 from pytest_mlir_snippets.settings import RUN_TIMEOUT
 
@@ -95,16 +96,16 @@ class IterationItem(MlirItem):
         self.hold_to_golden(response)
 
     # ------------------------------------------------------------------ requests
-    def _request(self, op: str) -> Request:
+    def _request(self, op: Op) -> Request:
         missing = missing_files(self.folder)
         if missing:
             self.skip(f"contract not met: {', '.join(f'{self.folder.name}/{name}' for name in missing)} missing")
         manager = run_state(self.config).device_manager(self.target)
         model = self.path.read_text()
         functions = SnippetSource(model).functions
-        return Request(op, model, functions[0].name if functions else "", manager.options(), attachments={
-            "schedule": (self.folder / "transform.mlir").read_text(),
-            "pipeline": (self.folder / "pass_pipeline.txt").read_text()})
+        return iteration_request(op, model, functions[0].name if functions else "", manager.options(),
+                                 (self.folder / "transform.mlir").read_text(),
+                                 (self.folder / "pass_pipeline.txt").read_text())
 
     def call_limit(self) -> float:
         """A whole model compiled and benchmarked takes longer than a snippet: RUN_TIMEOUT
@@ -120,7 +121,7 @@ class IterationItem(MlirItem):
         cache: dict[str, Response] = run_state(self.config).compiled
         key = f"iteration::{self.folder}::{self.target}"
         if key not in cache:
-            cache[key] = self._call(self._request("iteration"))
+            cache[key] = self._call(self._request(Op.ITERATION))
         return cache[key]
 
     def _prior_compile(self) -> Response:
@@ -142,7 +143,7 @@ class IterationItem(MlirItem):
         schedule = self.folder / "transform.mlir"
         if schedule.is_file():
             manager = run_state(self.config).device_manager(self.target)
-            checked = self._call(Request("schedule", schedule.read_text(), "", manager.options()))
+            checked = self._call(Request(Op.SCHEDULE, schedule.read_text(), "", manager.options()))
             if not checked.ok:
                 problems.append(f"{self.folder.name}/transform.mlir: {checked.message}")
                 _in_schedule(checked.diagnostics)
@@ -206,14 +207,14 @@ class IterationItem(MlirItem):
         """Against recorded outputs (PyTorch's, from ``mlir-snippets import-torch``) when
         the run has them, else the model on the cpu target."""
         self._prior_compile()
-        self._end(self._call(self._golden(self._request("iteration-execute"))))
+        self._end(self._call(self._golden(self._request(Op.ITERATION_EXECUTE))))
 
     def _benchmark(self) -> None:
         """Timed as ``benchstats`` says; when this code was measured before on this machine
         (same model, schedule, pipeline, target, toolchain, host), a run slower than then
         keeps timing to see that speed again (a noisy neighbour, not the code)."""
         self._prior_compile()
-        request = self._golden(self._request("iteration-benchmark"))
+        request = self._golden(self._request(Op.ITERATION_BENCHMARK))
         digest = history.code_digest(request.module, *request.attachments.values(), self.target)
         request.options.bench_previous_ms = history.reference_ms(self.run_dir, self.target, self.folder.name,
                                                                    digest)
@@ -223,12 +224,12 @@ class IterationItem(MlirItem):
         self._end(response)
 
     def _pytorch_compile(self) -> None:
-        self._pytorch_stage("pytorch-compile")
+        self._pytorch_stage(Op.PYTORCH_COMPILE)
 
     def _pytorch(self) -> None:
-        self._pytorch_stage("pytorch-benchmark")
+        self._pytorch_stage(Op.PYTORCH_BENCHMARK)
 
-    def _pytorch_stage(self, op: str) -> None:
+    def _pytorch_stage(self, op: Op) -> None:
         options = run_state(self.config).device_manager(self.target).options()
         self._end(self._call(Request(op, "", "", options, attachments={"reference": str(self.folder / REFERENCE)})))
 

@@ -27,7 +27,7 @@ from pytest_mlir_snippets.items.failures import (
 )
 from pytest_mlir_snippets.mlirtext.litscript import LitCommand, LitScript, directive_verdict
 from pytest_mlir_snippets.model.record import ItemRecord
-from pytest_mlir_snippets.protocol import Kind, Request, Response
+from pytest_mlir_snippets.protocol import Kind, Op, Request, Response
 from pytest_mlir_snippets.registry import NAMES
 from pytest_mlir_snippets.session import run_state
 
@@ -99,7 +99,7 @@ class LitCommandItem(MlirItem):
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.entry_line - 1, self.name
 
-    def request(self, op: str) -> Request:
+    def request(self, op: Op) -> Request:
         options = run_state(self.config).device_manager(RUNS_ON).options()
         return Request(op, self.text, self.command.entry, options,
                        attachments={LIT: json.dumps(self.command.to_json(), sort_keys=True)})
@@ -108,7 +108,7 @@ class LitCommandItem(MlirItem):
         state = run_state(self.config)
         if self.stage == "execute":
             self.compile_first(self.snippet_id, self._compile)
-            response = state.device_manager(RUNS_ON).call(self.request("execute"), self.timeout())
+            response = state.device_manager(RUNS_ON).call(self.request(Op.EXECUTE), self.timeout())
         else:
             response = state.compiled[self.snippet_id] = self._compile()
         self.response = response
@@ -128,8 +128,8 @@ class LitCommandItem(MlirItem):
         """The compile, through the compile cache where the run's target is the cpu."""
         state = run_state(self.config)
         if state.settings.target == RUNS_ON:
-            return state.compile(self.request("compile"), self.timeout())
-        return state.device_manager(RUNS_ON).call(self.request("compile"), self.timeout())
+            return state.compile(self.request(Op.COMPILE), self.timeout())
+        return state.device_manager(RUNS_ON).call(self.request(Op.COMPILE), self.timeout())
 
     def describe(self, record: ItemRecord, response: Response) -> None:
         super().describe(record, response)

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from pytest_mlir_snippets.golden.inputs import TypeSpec, make_inputs
+from pytest_mlir_snippets.golden.inputs import TypeSpec
 from pytest_mlir_snippets.protocol import Golden, Kind, Options
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker import benchstats, native_io
-from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
+from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
 from pytest_mlir_snippets.worker.lowering import dataflow, jit, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.lowering.interpreter import InterpreterUnavailable, interpret
@@ -148,18 +148,12 @@ class CpuBackend(Backend):
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,
                 golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
-        inputs = self.inputs(compiled, options, golden)
-        return self.judge(compiled, options, golden, inputs, self._run(compiled, inputs))
+        inputs = run_inputs(compiled, options, golden)
+        return judge_outputs(compiled, options, golden, inputs, self._run(compiled, inputs),
+                             lambda: self.reference(compiled, options, inputs, self.name))
 
     def run(self, compiled: Compiled, inputs: list[np.ndarray], options: Options) -> list[np.ndarray]:
         return self._run(compiled, inputs)
-
-    def judge(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None, inputs: list[np.ndarray],
-              actual: list[np.ndarray], target: str = "cpu") -> tuple[dict[str, float], dict[str, Any]]:
-        """Compare what a run of ``compiled`` on ``target`` produced with its golden: its
-        checks, the recorded outputs, else ``reference`` (other targets are judged here too)."""
-        return judge_outputs(compiled, options, golden, inputs, actual,
-                             lambda: self.reference(compiled, options, inputs, target))
 
     def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
         """Wall time of the call alone (arguments built once, inputs at several placements:
@@ -167,23 +161,13 @@ class CpuBackend(Backend):
         between calls, untimed."""
         self.link(compiled)
         args, results = compiled.signature
-        inputs = self.inputs(compiled, options, golden)
+        inputs = run_inputs(compiled, options, golden)
         try:
             call = jit.Placements(compiled.handle, compiled.function, args, results, inputs)
             return benchstats.measure(call.run, options, after=call.release, begin=call.restart,
                                       layouts=call.PLACES)
         except Exception as error:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"execution failed: {error}") from None
-
-    def inputs(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> list[np.ndarray]:
-        args = compiled.signature[0]
-        if golden:
-            return recorded(golden["inputs"], args, "input", options.lenient_shapes)
-        fed = compiled.info.get("fed")
-        if fed:  # the snippet's own constants, fed at run time (worker/lowering/ireeops.py)
-            own = make_inputs(args[:len(args) - len(fed)], options.seed, options.dynamic_dim)
-            return [*own, *(np.array(v, copy=True) for v in fed)]
-        return make_inputs(args, options.seed, options.dynamic_dim)
 
     def _run(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
         self.link(compiled)

@@ -1,0 +1,88 @@
+"""A worker's reference worker (``worker/reference.py``) is a ``client.Sandbox`` of its own:
+a reference that hangs or crashes is a golden that could not be computed ("no independent
+golden", naming why), never the item's timeout or crash."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from pytest_mlir_snippets.golden.inputs import TypeSpec
+from pytest_mlir_snippets.protocol import Golden, Kind, Options
+from pytest_mlir_snippets.worker.core import Compiled, SnippetFailure
+from pytest_mlir_snippets.worker.judge import judge_outputs
+from pytest_mlir_snippets.worker.reference import OtherTarget
+
+SPIN = """func.func @spin(%t: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %r = scf.while (%i = %c0) : (index) -> index {
+    %true = arith.constant true
+    scf.condition(%true) %i : index
+  } do {
+  ^bb0(%i: index):
+    %one = arith.constant 1 : index
+    %next = arith.addi %i, %one : index
+    scf.yield %next : index
+  }
+  %v = tensor.extract %t[%r] : tensor<4xf32>
+  %s = tensor.insert %v into %t[%c0] : tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+"""
+WILD = """func.func @wild(%t: tensor<4xf32>) -> tensor<4xf32> {
+  %far = arith.constant 1099511627776 : index
+  %c0 = arith.constant 0 : index
+  %0 = tensor.extract %t[%far] : tensor<4xf32>
+  %1 = tensor.insert %0 into %t[%c0] : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+"""
+ADD = """func.func @add(%t: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %t, %t : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+@pytest.fixture
+def cpu_reference():
+    reference = OtherTarget("cpu")
+    yield reference
+    reference.close()
+
+
+def _judged(reference: OtherTarget, module: str, function: str, timeout: float | None) -> dict[str, object]:
+    """What the judge says of a run whose golden is ``reference``'s outputs."""
+    spec = TypeSpec("tensor", "f32", (4,))
+    compiled = Compiled("", function, ([spec], [spec]), info={"inputs": ["tensor<4xf32>"],
+                                                               "outputs": ["tensor<4xf32>"]})
+    x = np.ones(4, np.float32)
+    metrics, info = judge_outputs(compiled, Options(timeout=timeout), None, [x], [2 * x],
+                                  lambda: reference.outputs(module, function, Options(timeout=timeout), [x]))
+    return dict(info, metrics=metrics)
+
+
+def test_a_reference_answers(cpu_reference: OtherTarget) -> None:
+    info = _judged(cpu_reference, ADD, "add", 60)
+    assert info["golden"] == Golden.DIFFERENTIAL_CPU and info["reference"] == "cpu target (plain lowering)"
+
+
+def test_a_hanging_reference_is_no_independent_golden(cpu_reference: OtherTarget) -> None:
+    start = time.perf_counter()
+    info = _judged(cpu_reference, SPIN, "spin", 8)
+    assert time.perf_counter() - start < 8  # within half the item's time, plus the start
+    assert info["golden"] == Golden.NONE and info["metrics"] == {}
+    assert str(info["reference"]).startswith("no independent golden: the reference (cpu target) gave no outputs "
+                                             "within 4 s")
+    assert _judged(cpu_reference, ADD, "add", 60)["golden"] == Golden.DIFFERENTIAL_CPU  # a fresh one next time
+
+
+def test_a_crashing_reference_is_no_independent_golden(cpu_reference: OtherTarget) -> None:
+    info = _judged(cpu_reference, WILD, "wild", 60)
+    assert info["golden"] == Golden.NONE
+    assert str(info["reference"]).startswith("no independent golden: the reference (cpu target) crashed (exit code")
+    with pytest.raises(SnippetFailure) as failure:
+        cpu_reference.outputs(WILD, "wild", Options(), [np.ones(4, np.float32)])
+    assert failure.value.kind is Kind.EXECUTE_ERROR
