@@ -194,7 +194,7 @@ class MlirDevice:
         __tracebackhide__ = True
         response: Response = self._manager.call(request, self.timeout() if timeout is None else timeout)
         failed = not response.ok
-        self.calls.append(Call(request.op, request.function, response.kind.value, response.message,
+        self.calls.append(Call(request.op.value, request.function, response.kind.value, response.message,
                                diagnostic_lines(response, where) if failed else [],
                                response.stderr if failed else "", response.seconds))
         if response.kind is Kind.UNSUPPORTED:

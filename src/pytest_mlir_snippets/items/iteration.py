@@ -143,7 +143,7 @@ class IterationItem(MlirItem):
         schedule = self.folder / "transform.mlir"
         if schedule.is_file():
             manager = run_state(self.config).device_manager(self.target)
-            checked = self._call(Request(Op.SCHEDULE, schedule.read_text(), "", manager.options()))
+            checked = manager.check_schedule(schedule.read_text(), manager.options(), self.timeout())
             if not checked.ok:
                 problems.append(f"{self.folder.name}/transform.mlir: {checked.message}")
                 _in_schedule(checked.diagnostics)
@@ -230,8 +230,8 @@ class IterationItem(MlirItem):
         self._pytorch_stage(Op.PYTORCH_BENCHMARK)
 
     def _pytorch_stage(self, op: Op) -> None:
-        options = run_state(self.config).device_manager(self.target).options()
-        self._end(self._call(Request(op, "", "", options, attachments={"reference": str(self.folder / REFERENCE)})))
+        manager = run_state(self.config).device_manager(self.target)
+        self._end(manager.pytorch(op, str(self.folder / REFERENCE), manager.options(), self.timeout()))
 
     # ------------------------------------------------------------------ records
     def source_text(self) -> tuple[str, str]:

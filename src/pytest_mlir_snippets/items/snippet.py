@@ -122,7 +122,7 @@ class SnippetItem(MlirItem):
                 self.response = Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}")
                 self.fail(self.response)
             options = self._with_directive(options)
-            response = manager.call(Request(Op.EXECUTE, self.split.text, fn.name, options, golden), self.timeout())
+            response = manager.execute(self.split.text, fn.name, options, golden, self.timeout())
         else:
             response = self.cached or state.compile(self.prefetched or self._compile_request(), self.timeout(),
                                                     self._group)

@@ -66,11 +66,11 @@ class Worker:
                 return self._dispatch(request)
         except SnippetFailure as failure:
             return Response(failure.kind, failure.message, failure.diagnostics, failure.metrics,
-                            dict(failure.info, stage=failure.info.get("stage", request.op)))
+                            dict(failure.info, stage=failure.info.get("stage", request.op.value)))
         except Exception:
             kind = Kind.COMPILE_ERROR if request.op is Op.COMPILE else Kind.EXECUTE_ERROR
             return Response(kind, f"internal error in the {self.target} backend:\n{traceback.format_exc()}",
-                            info={"stage": request.op, "internal": True})
+                            info={"stage": request.op.value, "internal": True})
 
     def _dispatch(self, request: Request) -> Response:
         if "lit" in request.attachments:  # a RUN command of MLIR's integration tests (worker/litrun.py)
