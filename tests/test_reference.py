@@ -1,6 +1,7 @@
-"""A worker's reference worker (``worker/reference.py``) is a ``client.Sandbox`` of its own:
-a reference that hangs or crashes is a golden that could not be computed ("no independent
-golden", naming why), never the item's timeout or crash."""
+"""References: which one judges a target's runs (``worker/goldens.py``), and a worker's
+reference worker (``worker/reference.py``), a ``client.Sandbox`` of its own: a reference
+that hangs or crashes is a golden that could not be computed ("no independent golden",
+naming why), never the item's timeout or crash."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import pytest
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec
 from pytest_mlir_snippets.protocol import Golden, Kind, Options
-from pytest_mlir_snippets.worker.core import Compiled, SnippetFailure
+from pytest_mlir_snippets.registry import TARGETS
+from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.goldens import ANOTHER, REFERENCES, Goldens, Unavailable, plain_cpu
 from pytest_mlir_snippets.worker.judge import judge_outputs
 from pytest_mlir_snippets.worker.reference import OtherTarget
 
@@ -86,3 +89,43 @@ def test_a_crashing_reference_is_no_independent_golden(cpu_reference: OtherTarge
     with pytest.raises(SnippetFailure) as failure:
         cpu_reference.outputs(WILD, "wild", Options(), [np.ones(4, np.float32)])
     assert failure.value.kind is Kind.EXECUTE_ERROR
+
+
+class Doubled:
+    """A plain lowering that doubles its inputs."""
+
+    def run_plain(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        return [2 * v for v in inputs]
+
+
+def _stub(front_end: str = "upstream") -> Compiled:
+    return Compiled("", "f", None, info={"source": ADD, "front_end": front_end})
+
+
+def test_every_target_judged_by_the_judge_has_its_references() -> None:
+    """tt-mlir's targets are judged by tt-mlir's own golden report."""
+    assert set(REFERENCES) == {name for name in TARGETS if not name.startswith("tt")} | {ANOTHER}
+
+
+def test_another_targets_run_is_judged_against_the_cpu_lowering() -> None:
+    x = np.ones(4, np.float32)
+    for target in ("cuda", ANOTHER):
+        found = Goldens(Doubled()).reference(target, _stub(), Options(), [x])
+        assert (found.name, found.golden) == ("cpu target (plain lowering)", Golden.DIFFERENTIAL_CPU)
+        assert np.array_equal(found.outputs[0], 2 * x)
+
+
+def test_a_reference_that_cannot_take_the_function_passes_to_the_next_and_says_why(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def busy(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
+        raise Unavailable("it was busy")
+
+    def failing(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
+        raise SnippetFailure(Kind.EXECUTE_ERROR, "it does not compile")
+
+    monkeypatch.setitem(REFERENCES, "x", (busy, plain_cpu))
+    found = Goldens(Doubled()).reference("x", _stub(), Options(), [np.ones(4, np.float32)])
+    assert found.name == "cpu target (plain lowering) (it was busy)" and found.golden == Golden.DIFFERENTIAL_CPU
+    monkeypatch.setitem(REFERENCES, "x", (failing, plain_cpu))  # a failure ends the search
+    with pytest.raises(SnippetFailure, match="it does not compile"):
+        Goldens(Doubled()).reference("x", _stub(), Options(), [np.ones(4, np.float32)])

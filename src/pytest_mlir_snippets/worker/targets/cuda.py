@@ -21,6 +21,7 @@ import numpy as np
 
 from pytest_mlir_snippets.protocol import ENVIRONMENT, SKIP, Kind, Options
 from pytest_mlir_snippets.worker import benchstats
+from pytest_mlir_snippets.worker.goldens import Goldens
 from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
 from pytest_mlir_snippets.worker.lowering import jit
 from pytest_mlir_snippets.worker.lowering import passes as lowering
@@ -62,7 +63,7 @@ class CudaBackend(Backend):
         self._why_not: str | None = None  # why nothing can run here ("": it can)
         self._broken = ""  # why the device is unusable after a failed reset
         self._device_id = 0
-        self._cpu = CpuBackend()  # the reference results (its interpreter, its plain lowering)
+        self._goldens = Goldens(plain=CpuBackend())  # the references of its runs
         self._chip: str | None = None
         self._watch = StderrWatch()
 
@@ -139,11 +140,11 @@ class CudaBackend(Backend):
 
     def execute(self, compiled: Compiled, options: Options,
                 golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
-        """Judged as the cpu target's runs are (``judge.judge_outputs``): the checks, the
-        recorded outputs, else the cpu target's reference for a run on this target."""
+        """Judged as every target's runs are (``judge.judge_outputs``): the checks, the
+        recorded outputs, else this target's references (``goldens.REFERENCES``)."""
         inputs = run_inputs(compiled, options, golden)
         return judge_outputs(compiled, options, golden, inputs, self.run(compiled, inputs, options),
-                             lambda: self._cpu.reference(compiled, options, inputs, self.name))
+                             lambda: self._goldens.reference(self.name, compiled, options, inputs))
 
     def run(self, compiled: Compiled, inputs: list[np.ndarray], options: Options) -> list[np.ndarray]:
         with self._call(compiled, inputs) as call:
