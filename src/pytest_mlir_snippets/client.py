@@ -13,6 +13,7 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+import abc
 import os
 import resource
 import select
@@ -27,13 +28,14 @@ from pytest_mlir_snippets import children
 from pytest_mlir_snippets.protocol import Kind, Op, Options, Request, Response, read_message, write_message
 
 
-class Client:
+class Client(abc.ABC):
     """One typed method per request (``protocol.Op``); a subclass says how a request is
     sent and answered (``call``). ``timeout``: seconds to wait for the answer (None: the
     client's own default where it has one, else no limit)."""
 
+    @abc.abstractmethod
     def call(self, request: Request, timeout: float | None = None) -> Response:
-        raise NotImplementedError
+        """Send ``request`` and wait for its answer (a crash or timeout is an answer too)."""
 
     def ping(self, timeout: float | None = None) -> Response:
         return self.call(Request(Op.PING), timeout)

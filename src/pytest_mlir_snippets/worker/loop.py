@@ -1,6 +1,6 @@
 """The sandbox worker: a subprocess that compiles and executes snippets.
 
-Started by ``sandbox.process.Sandbox`` as ``python -m pytest_mlir_snippets.worker TARGET``.
+Started by ``client.Sandbox`` as ``python -m pytest_mlir_snippets.worker TARGET``.
 Requests arrive on stdin, responses leave on a private copy of stdout; the real
 file descriptors 1 and 2 both go to the sandbox's capture file, so whatever MLIR,
 LLVM or a device runtime prints ends up in the item's report.
