@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from typing import IO, Any
 
 from pytest_mlir_snippets import children
@@ -154,6 +155,8 @@ class Sandbox(Client):
         assert proc.stdin is not None and proc.stdout is not None and self._log is not None
         log_start = self._log.seek(0, os.SEEK_END)
         started = time.perf_counter()
+        if timeout != request.options.timeout:  # the worker knows how long it has (a reference's share)
+            request = replace(request, options=replace(request.options, timeout=timeout))
         try:
             write_message(proc.stdin, request)  # type: ignore[arg-type]
         except (BrokenPipeError, OSError):
