@@ -155,8 +155,8 @@ class Sandbox(Client):
         assert proc.stdin is not None and proc.stdout is not None and self._log is not None
         log_start = self._log.seek(0, os.SEEK_END)
         started = time.perf_counter()
-        if timeout != request.options.timeout:  # the worker knows how long it has (a reference's share)
-            request = replace(request, options=replace(request.options, timeout=timeout))
+        if timeout is not None:  # the worker knows by when the answer is wanted (what a reference may take)
+            request = replace(request, options=replace(request.options, deadline=time.monotonic() + timeout))
         try:
             write_message(proc.stdin, request)  # type: ignore[arg-type]
         except (BrokenPipeError, OSError):

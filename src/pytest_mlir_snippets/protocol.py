@@ -166,7 +166,9 @@ class Options:
     bench_previous_ms: float = 0.0  # the same code's last settled median on this machine (0: unknown)
     iree_compile_flags: list[str] = field(default_factory=list)  # iree-cpu/iree-cuda: from an IREE config JSON
     iree_run_flags: list[str] = field(default_factory=list)  # iree-run-module's flags of that config
-    timeout: float | None = None  # seconds the caller waits for this answer (client.Sandbox.call sets it)
+    # when the caller stops waiting for this answer, on time.monotonic()'s clock (one clock for
+    # every process of the machine; client.Sandbox.call sets it; None: no limit)
+    deadline: float | None = None
 
 
 # Response.info key: the verdict's golden basis (a ``Golden`` value) on an execute's response

@@ -9,15 +9,17 @@ kept) for the reference outputs: the ``reference`` request, answered by that tar
 else its lowering; a cpu worker asks iree-cpu). The child dies with the worker (the
 parent-death signal), so the sandbox's kill of the worker (a crash, a timeout) takes it too.
 
-The reference has half the request's time (``Options.timeout``): a reference that hangs
-or crashes is a reference that could not be computed (``SnippetFailure``, which the judge
-turns into "no independent golden" with the reason), not the item's crash or timeout.
+The reference has most of the time left to the request (``SHARE`` of it, to
+``Options.deadline``; the rest is for the next golden and the answer): a reference that
+hangs or crashes is a reference that could not be computed (``SnippetFailure``, which the
+judge turns into "no independent golden" with the reason), not the item's crash or timeout.
 What the child wrote to its stderr joins the worker's (the item's captured output).
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -26,7 +28,7 @@ from pytest_mlir_snippets.client import Sandbox
 from pytest_mlir_snippets.protocol import GOLDEN, Golden, Kind, Options, Response
 from pytest_mlir_snippets.worker.core import Reference, SnippetFailure
 
-SHARE = 0.5  # of the request's time, what the reference may take
+SHARE = 0.8  # of the time left to the request, what the reference may take
 
 
 class OtherTarget:
@@ -40,7 +42,7 @@ class OtherTarget:
         """The other target's outputs for ``function`` of ``module`` on ``inputs``; a
         ``SnippetFailure`` when it cannot give them (it cannot compile or run the function,
         it crashed, it did not answer in time)."""
-        timeout = options.timeout * SHARE if options.timeout else None
+        timeout = None if options.deadline is None else max(0.1, (options.deadline - time.monotonic()) * SHARE)
         response = self._sandbox.reference(module, function, replace(options, target=self.target, pipeline=None),
                                            inputs, timeout)
         if response.stderr:
@@ -57,7 +59,7 @@ class OtherTarget:
         if response.kind is Kind.CRASH:  # started again at the next request
             return f"{who} crashed (exit code {response.info.get('returncode')}) computing the expected outputs"
         if response.kind is Kind.TIMEOUT:
-            return f"{who} gave no outputs within {timeout:g} s (half the item's time): it was stopped"
+            return f"{who} gave no outputs within {timeout:.1f} s (the item's time left): it was stopped"
         first = next((d.message for d in response.diagnostics if d.severity == "error"), "")
         return f"{who} failed: {response.message}" + (f" ({first.splitlines()[0]})" if first else "")
 
