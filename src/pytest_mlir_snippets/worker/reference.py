@@ -59,7 +59,8 @@ class OtherTarget:
         if response.kind is Kind.CRASH:  # started again at the next request
             return f"{who} crashed (exit code {response.info.get('returncode')}) computing the expected outputs"
         if response.kind is Kind.TIMEOUT:
-            return f"{who} gave no outputs within {timeout:.1f} s (the item's time left): it was stopped"
+            return (f"{who} gave no outputs within {timeout:.1f} s (four fifths of the time left to the item): "
+                    "it was stopped")
         first = next((d.message for d in response.diagnostics if d.severity == "error"), "")
         return f"{who} failed: {response.message}" + (f" ({first.splitlines()[0]})" if first else "")
 
