@@ -32,7 +32,7 @@ def main() -> None:
     from performance import snippet_file
 
     from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
-    from pytest_mlir_snippets.protocol import Options, Request
+    from pytest_mlir_snippets.protocol import Op, Options, Request
     from pytest_mlir_snippets.worker.loop import Worker
     from pytest_mlir_snippets.worker.lowering.passes import prepare_for_llvm
     from pytest_mlir_snippets.worker.lowering.runtime_libs import runner_libraries
@@ -72,10 +72,10 @@ def main() -> None:
                 parts["engine destroyed"] += cpu() - t1
     worker = Worker("cpu")
     for text, name in warm:
-        worker.handle(Request("compile", text, name, Options()))
+        worker.handle(Request(Op.COMPILE, text, name, Options()))
     t0 = cpu()
     for text, name in texts:
-        worker.handle(Request("compile", text, name, Options()))
+        worker.handle(Request(Op.COMPILE, text, name, Options()))
     worker._compiled.clear()  # its last compiles destroyed too, as the parts' were
     whole = cpu() - t0
     n = len(texts)

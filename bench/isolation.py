@@ -17,8 +17,8 @@ import statistics
 import time
 from collections.abc import Callable
 
-from pytest_mlir_snippets.protocol import Kind, Options, Request
-from pytest_mlir_snippets.sandbox.process import Sandbox
+from pytest_mlir_snippets.client import Sandbox
+from pytest_mlir_snippets.protocol import Kind, Op, Options, Request
 from pytest_mlir_snippets.worker.loop import Worker
 
 SNIPPET = """func.func @add_{n}(%a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<64xf32> {{
@@ -44,7 +44,7 @@ def median_ms(fn: Callable[[int], object], repeat: int) -> float:
     return statistics.median(samples)
 
 
-def request(op: str, n: int = 0, text: str | None = None) -> Request:
+def request(op: Op, n: int = 0, text: str | None = None) -> Request:
     return Request(op, text or SNIPPET.format(n=n), f"add_{n}" if text is None else "wild", Options())
 
 
@@ -56,28 +56,28 @@ def main() -> None:
     worker = Worker("cpu")
     sandbox = Sandbox("cpu")
     for target in (worker.handle, lambda r: sandbox.call(r, 60)):  # warm both: imports, first compile
-        assert target(request("compile")).ok and target(request("execute")).ok
+        assert target(request(Op.COMPILE)).ok and target(request(Op.EXECUTE)).ok
 
     rows: list[tuple[str, float, float]] = []
-    for label, op in (("cached compile", "compile"), ("execute (cached compile)", "execute")):
+    for label, op in (("cached compile", Op.COMPILE), ("execute (cached compile)", Op.EXECUTE)):
         inproc = median_ms(lambda _, op=op: worker.handle(request(op)), repeat)
         boxed = median_ms(lambda _, op=op: sandbox.call(request(op), 60), repeat)
         rows.append((label, inproc, boxed))
     fresh = iter(range(1, 10**6))
-    inproc = median_ms(lambda _: worker.handle(request("compile", next(fresh))), repeat // 2)
-    boxed = median_ms(lambda _: sandbox.call(request("compile", next(fresh)), 60), repeat // 2)
+    inproc = median_ms(lambda _: worker.handle(request(Op.COMPILE, next(fresh))), repeat // 2)
+    boxed = median_ms(lambda _: sandbox.call(request(Op.COMPILE, next(fresh)), 60), repeat // 2)
     rows.append(("fresh compile", inproc, boxed))
-    ping = median_ms(lambda _: sandbox.call(Request("ping"), 60), repeat)
+    ping = median_ms(lambda _: sandbox.ping(60), repeat)
 
     def restart(_: int) -> None:  # what follows a crash: a new worker opens (and probes) its device
         sandbox.close()
-        assert sandbox.call(Request("open"), 60).ok
+        assert sandbox.open_device(Options(), 60).ok
 
     restart_ms = median_ms(restart, max(5, repeat // 10))
 
     def crash(_: int) -> None:
-        assert sandbox.call(request("execute", text=CRASH), 60).kind is Kind.CRASH
-        assert sandbox.call(Request("open"), 60).ok
+        assert sandbox.call(request(Op.EXECUTE, text=CRASH), 60).kind is Kind.CRASH
+        assert sandbox.open_device(Options(), 60).ok
 
     crash_ms = median_ms(crash, max(5, repeat // 10))
     sandbox.close()

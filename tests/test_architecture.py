@@ -8,6 +8,7 @@
 - records, not ``user_properties``, feed the reports; nothing splits node ids;
 - ``items/`` and ``reporting/`` do not import each other;
 - ``reporting/`` imports no ``re``: it reads records' fields, not text the plugin wrote;
+- request ops (``protocol.Op``) are spelled in ``protocol.py`` only;
 - pytest-side modules opt out of assertion rewriting.
 """
 
@@ -19,6 +20,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from pytest_mlir_snippets.protocol import Op, Stage
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 PACKAGE = "pytest_mlir_snippets"
@@ -285,3 +290,62 @@ def test_pytest_side_modules_opt_out_of_assertion_rewriting() -> None:
     missing = [name for name, path in MODULES.items() if not name.startswith(f"{PACKAGE}.worker")
                and "PYTEST_DONT_REWRITE" not in (ast.get_docstring(ast.parse(path.read_text())) or "")]
     assert not missing
+
+
+# Words that are request ops and other things too: stages and call kinds (compile, execute,
+# run), the scanner's tokens and a check's rule (open, close), info and attachment keys
+# (reference, schedule), the run report's heading (iteration). Spelled as an op, they are
+# found by where they stand; the other ops' values are found wherever they are spelled.
+SHARED_WORDS = {s.value for s in Stage} | {"run", "open", "close", "reference", "schedule", "iteration"}
+
+
+def _request_ops_spelled(tree: ast.AST) -> list[int]:
+    """Lines that spell a request op as a string: an op's value as ``Request``'s op (or any
+    ``op=``), compared with an ``op`` (``request.op == "compile"``, ``op in ("a", "b")``),
+    given first to a function named ``*request``; an op's value not in SHARED_WORDS anywhere."""
+    ops = {op.value for op in Op}
+
+    def spelled(node: ast.AST | None) -> list[ast.Constant]:
+        items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+        return [n for n in items if isinstance(n, ast.Constant) and n.value in ops]
+
+    def named(node: ast.AST) -> str:
+        return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+             and n.value in ops and n.value not in SHARED_WORDS]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            found += [c for k in node.keywords if k.arg == "op" for c in spelled(k.value)]
+            if node.args and (named(node.func) == "Request" or named(node.func).lower().endswith("request")):
+                found += spelled(node.args[0])
+        elif isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(named(side) == "op" for side in sides):
+                found += [c for side in sides for c in spelled(side)]
+    return sorted({n.lineno for n in found})
+
+
+def test_request_ops_are_spelled_in_the_protocol_only() -> None:
+    """A request is ``Request(Op.X, ...)`` or a ``client.Client`` method; the worker answers
+    it from its table (``worker.loop.HANDLERS``), so no op is a bare string elsewhere."""
+    offenders = [f"{path.relative_to(SRC)}:{line}" for name, path in MODULES.items()
+                 if name != f"{PACKAGE}.protocol" for line in _request_ops_spelled(ast.parse(path.read_text()))]
+    assert not offenders, "request ops spelled as strings (use protocol.Op): " + ", ".join(offenders)
+
+
+def test_the_request_op_check_catches_what_it_looks_for() -> None:
+    source = ('a = Request("compile", text)\nif request.op == "execute": pass\nb = op in ("run", "x")\n'
+              'c = self._request("iteration")\nd = f(op="open")\ne = {"ping": 1}\ng = stage == "compile"\n'
+              'h = info["reference"]\nk = Request(Op.COMPILE)\nm = ["pytorch-benchmark"]\n')
+    assert _request_ops_spelled(ast.parse(source)) == [1, 2, 3, 4, 5, 6, 10]
+
+
+def test_every_request_has_a_handler() -> None:
+    from pytest_mlir_snippets.protocol import Request
+    from pytest_mlir_snippets.worker.loop import HANDLERS
+
+    assert set(HANDLERS) == set(Op)
+    assert Request("compile").op is Op.COMPILE  # a value is taken, and checked when the request is made
+    with pytest.raises(ValueError):
+        Request("compil")

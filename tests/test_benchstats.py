@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pytest_mlir_snippets import children
 from pytest_mlir_snippets.protocol import Options
-from pytest_mlir_snippets.sandbox import process as sandbox
 from pytest_mlir_snippets.worker import benchstats
 
 BLOCK = benchstats.BLOCK
@@ -217,7 +217,7 @@ def _stack(before_exec: Callable[[], None] | None) -> str:
 def test_workers_get_the_same_memory_layout_every_time() -> None:
     """Where a process's stack, heap and code sit moves a kernel's time for the process's life;
     the sandbox starts workers without address-space randomization, and the worker can tell."""
-    fix = sandbox.fixed_layout_hook()
+    fix = children.fixed_layout_hook()
     told = subprocess.run([sys.executable, "-c", "from pytest_mlir_snippets.worker import benchstats; "
                            "print(benchstats.fixed_layout())"], preexec_fn=fix, capture_output=True, text=True)
     if told.stdout.strip() != "True":

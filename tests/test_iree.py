@@ -62,7 +62,7 @@ class SandboxWorker:
     in this one, which holds the upstream ``mlir`` bindings (see worker/reference.py)."""
 
     def __init__(self) -> None:
-        from pytest_mlir_snippets.sandbox.process import Sandbox
+        from pytest_mlir_snippets.client import Sandbox
 
         self.sandbox = Sandbox("iree-cpu")
 

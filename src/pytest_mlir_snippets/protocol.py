@@ -107,6 +107,34 @@ class Computed(enum.StrEnum):
     COMPILE_TIME = "compile-time"  # none does: the constant folder computed them
 
 
+class Op(enum.StrEnum):
+    """What a request asks of the worker (``Request.op``); the worker answers each with one
+    handler (``worker/loop.py``), the pytest side sends each with one method of its client
+    (``client.Client``). The values are spelled here only; a failure's ``info["stage"]`` is
+    the op's value when the worker names no other stage."""
+
+    PING = "ping"  # the worker's pid: it is up
+    OPEN = "open"  # open the device (options: which)
+    PROBE = "probe"  # check that the open device still works
+    CLOSE = "close"  # release the device
+    CHECK_PIPELINE = "check-pipeline"  # --mlir-pipeline parsed, once before the run (module: the pipeline)
+    COMPILE = "compile"  # a split module
+    EXECUTE = "execute"  # compiled (from the worker's memo), run on inputs and judged
+    RUN = "run"  # mlir_device.run: the caller's inputs, the results returned unjudged
+    REFERENCE = "reference"  # another target's worker asks for reference outputs (worker/reference.py)
+    SCHEDULE = "schedule"  # an optimization run's transform.mlir checked (module: the schedule)
+    ITERATION = "iteration"  # an iteration compiled (attachments: schedule, pipeline): its [compile]
+    ITERATION_EXECUTE = "iteration-execute"  # ... that compile run and judged: [correctness]
+    ITERATION_BENCHMARK = "iteration-benchmark"  # ... and timed: [benchmark]
+    PYTORCH_COMPILE = "pytorch-compile"  # a run's PyTorch reference compiled (attachments: reference)
+    PYTORCH_BENCHMARK = "pytorch-benchmark"  # ... and timed
+
+    @property
+    def executes(self) -> bool:
+        """Whether the request runs code on the device (which must be open first)."""
+        return self in (Op.EXECUTE, Op.RUN, Op.ITERATION_EXECUTE, Op.ITERATION_BENCHMARK)
+
+
 @dataclass
 class Diagnostic:
     """One MLIR diagnostic, location still in the coordinates of the text that was sent."""
@@ -150,10 +178,11 @@ class Options:
     bench_previous_ms: float = 0.0  # the same code's last settled median on this machine (0: unknown)
     iree_compile_flags: list[str] = field(default_factory=list)  # iree-cpu/iree-cuda: from an IREE config JSON
     iree_run_flags: list[str] = field(default_factory=list)  # iree-run-module's flags of that config
+    # when the caller stops waiting for this answer, on time.monotonic()'s clock (one clock for
+    # every process of the machine; client.Sandbox.call sets it; None: no limit)
+    deadline: float | None = None
 
 
-# requests that run code on the device ("run": given inputs, results returned unjudged: mlir_device.run)
-EXECUTING = ("execute", "run", "iteration-execute", "iteration-benchmark")
 # Response.info key: the verdict's golden basis (a ``Golden`` value) on an execute's response
 GOLDEN = "golden"
 # the words of a verdict without an independent golden (a reference that failed, ``self``)
@@ -173,12 +202,15 @@ SKIP = "skip"
 
 @dataclass
 class Request:
-    op: str  # "compile", "execute", "open", "probe", "close", "ping", "schedule", "iteration", ...
+    op: Op
     module: str = ""  # the split module's text
     function: str = ""  # entry function symbol
     options: Options = field(default_factory=Options)
     golden: dict[str, Any] | None = None  # recorded inputs/outputs (numpy arrays)
     attachments: dict[str, str] = field(default_factory=dict)  # other texts (a run's schedule, pipeline)
+
+    def __post_init__(self) -> None:
+        self.op = Op(self.op)  # an op given by its value is checked here, not in the worker
 
 
 @dataclass

@@ -153,11 +153,11 @@ def check_pipeline(settings: Settings) -> None:
     compile-error of every item."""
     if not settings.pipeline or settings.target not in PIPELINE_TARGETS:
         return
-    from pytest_mlir_snippets.sandbox.process import Sandbox
+    from pytest_mlir_snippets.client import Sandbox
 
     sandbox = Sandbox(settings.target, settings.memory_limit)
     try:
-        answer = sandbox.call(Request("check-pipeline", settings.pipeline), timeout=max(60.0, settings.timeout))
+        answer = sandbox.check_pipeline(settings.pipeline, timeout=max(60.0, settings.timeout))
     finally:
         sandbox.close()
     if answer.kind is Kind.COMPILE_ERROR:

@@ -22,7 +22,7 @@ _PREVIOUS = pytest.StashKey[Any]()
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     # A second SIGTERM (a CI runner that gives up waiting) ends the process at once;
-    # the sandbox workers die with it (PR_SET_PDEATHSIG, sandbox/process.py).
+    # the sandbox workers die with it (PR_SET_PDEATHSIG, children.py).
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     raise KeyboardInterrupt(f"{signal.Signals(signum).name} received")
 

@@ -29,7 +29,7 @@ from pytest_mlir_snippets.items.failures import (
     signature_lines,
 )
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
-from pytest_mlir_snippets.protocol import SKIP, Kind, Options, Request, Response, SubjectKind
+from pytest_mlir_snippets.protocol import SKIP, Kind, Op, Options, Request, Response, SubjectKind
 from pytest_mlir_snippets.session import RunState, Subject
 
 TEXT_SOURCE = "<mlir>"  # how diagnostics name a source given as text
@@ -176,7 +176,7 @@ class MlirDevice:
         if self._folders is not None:
             options.save_artifacts, options.artifact_dir = True, str(self._folders())
         subject = Subject(SubjectKind.PYTHON, str(path), name, self.target)  # a test's compiles are its own
-        response = self._call(Request("compile", text, name, options), None, compiled.where("compile"), subject)
+        response = self._call(Request(Op.COMPILE, text, name, options), None, compiled.where("compile"), subject)
         compiled.inputs = [str(t) for t in response.info.get("inputs", [])]
         compiled.outputs = [str(t) for t in response.info.get("outputs", [])]
         compiled.ir = response.ir or ""
@@ -195,7 +195,7 @@ class MlirDevice:
         if self._state.settings.skip_exec:
             pytest.skip("--mlir-skip-exec: compile only, no device opened")
         values = [v if not hasattr(v, "__array__") else _array(v) for v in inputs]
-        request = Request("run", compiled.source, function or compiled.function, self._options(compiled.pipeline),
+        request = Request(Op.RUN, compiled.source, function or compiled.function, self._options(compiled.pipeline),
                           {"inputs": values})
         response = self._call(request, timeout, compiled.where("run", function))
         result: list[Any] = response.info["values"]
@@ -209,7 +209,7 @@ class MlirDevice:
         response: Response = self._manager.call(request, timeout) if compiles is None else self._state.compile(
             compiles, lambda: request, timeout, cache=False, remember=False)
         failed = not response.ok
-        self.calls.append(Call(request.op, request.function, response.kind.value, response.message,
+        self.calls.append(Call(request.op.value, request.function, response.kind.value, response.message,
                                diagnostic_lines(response, where) if failed else [],
                                response.stderr if failed else "", response.seconds,
                                signature_lines(response.diagnostics, where.path, extract_diagnostics(response.stderr))

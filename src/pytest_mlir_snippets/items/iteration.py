@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from pytest_mlir_snippets.client import iteration_request
 from pytest_mlir_snippets.items.base import MlirItem, item_kwargs, relative
 from pytest_mlir_snippets.items.failures import STDERR_MARKER, ItemFailure, MlirFailureRepr, expectation_line
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
@@ -36,7 +37,7 @@ from pytest_mlir_snippets.model.layout import (
 )
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import write_atomic
-from pytest_mlir_snippets.protocol import Diagnostic, Golden, Kind, Request, Response, Stage, SubjectKind
+from pytest_mlir_snippets.protocol import Diagnostic, Golden, Kind, Op, Request, Response, Stage, SubjectKind
 from pytest_mlir_snippets.session import run_state
 from pytest_mlir_snippets.settings import RUN_TIMEOUT
 
@@ -99,16 +100,16 @@ class IterationItem(MlirItem):
         self.hold_to_golden(response)
 
     # ------------------------------------------------------------------ requests
-    def _request(self, op: str) -> Request:
+    def _request(self, op: Op) -> Request:
         missing = missing_files(self.folder)
         if missing:
             self.skip(f"contract not met: {', '.join(f'{self.folder.name}/{name}' for name in missing)} missing")
         manager = run_state(self.config).device_manager(self.target)
         model = self.path.read_text()
         functions = SnippetSource(model).functions
-        return Request(op, model, functions[0].name if functions else "", manager.options(), attachments={
-            "schedule": (self.folder / "transform.mlir").read_text(),
-            "pipeline": (self.folder / "pass_pipeline.txt").read_text()})
+        return iteration_request(op, model, functions[0].name if functions else "", manager.options(),
+                                 (self.folder / "transform.mlir").read_text(),
+                                 (self.folder / "pass_pipeline.txt").read_text())
 
     def call_limit(self) -> float:
         """A whole model compiled and benchmarked takes longer than a snippet: RUN_TIMEOUT
@@ -126,7 +127,7 @@ class IterationItem(MlirItem):
     def _prior_compile(self) -> Response:
         """The compile (schedule + pipeline, once per process, not from the compile cache) this
         stage builds on; the stage skips when it failed."""
-        return self.compile_first(lambda: self._request("iteration"), cache=False)
+        return self.compile_first(lambda: self._request(Op.ITERATION), cache=False)
 
     def compile_failure(self, prior: Response) -> str:  # the worker's words, whole
         return prior.message
@@ -141,7 +142,7 @@ class IterationItem(MlirItem):
         schedule = self.folder / "transform.mlir"
         if schedule.is_file():
             manager = run_state(self.config).device_manager(self.target)
-            checked = self._call(Request("schedule", schedule.read_text(), "", manager.options()))
+            checked = manager.check_schedule(schedule.read_text(), manager.options(), self.timeout())
             if not checked.ok:
                 problems.append(f"{self.folder.name}/transform.mlir: {checked.message}")
                 _in_schedule(checked.diagnostics)
@@ -155,7 +156,7 @@ class IterationItem(MlirItem):
         vN/kernels.ptx (when the pipeline makes a GPU binary) and vN/config.json; for
         another target than the run's own, with its name in theirs (vN/config.cpu.json),
         as the benchmark tables do, so that one target's compile never rewrites another's."""
-        response = run_state(self.config).compiled_first(self.compiled_subject, lambda: self._request("iteration"),
+        response = run_state(self.config).compiled_first(self.compiled_subject, lambda: self._request(Op.ITERATION),
                                                          self.timeout(), cache=False)
         suffix = "" if self.target == declared_target(self.run_dir) else f".{self.target}"
         if response.ir is not None:
@@ -206,14 +207,14 @@ class IterationItem(MlirItem):
         """Against recorded outputs (PyTorch's, from ``mlir-snippets import-torch``) when
         the run has them, else the model on the cpu target."""
         self._prior_compile()
-        self._end(self._call(self._golden(self._request("iteration-execute"))))
+        self._end(self._call(self._golden(self._request(Op.ITERATION_EXECUTE))))
 
     def _benchmark(self) -> None:
         """Timed as ``benchstats`` says; when this code was measured before on this machine
         (same model, schedule, pipeline, target, toolchain, host), a run slower than then
         keeps timing to see that speed again (a noisy neighbour, not the code)."""
         self._prior_compile()
-        request = self._golden(self._request("iteration-benchmark"))
+        request = self._golden(self._request(Op.ITERATION_BENCHMARK))
         digest = history.code_digest(request.module, *request.attachments.values(), self.target)
         request.options.bench_previous_ms = history.reference_ms(self.run_dir, self.target, self.folder.name,
                                                                    digest)
@@ -223,14 +224,14 @@ class IterationItem(MlirItem):
         self._end(response)
 
     def _pytorch_compile(self) -> None:
-        self._pytorch_stage("pytorch-compile")
+        self._pytorch_stage(Op.PYTORCH_COMPILE)
 
     def _pytorch(self) -> None:
-        self._pytorch_stage("pytorch-benchmark")
+        self._pytorch_stage(Op.PYTORCH_BENCHMARK)
 
-    def _pytorch_stage(self, op: str) -> None:
-        options = run_state(self.config).device_manager(self.target).options()
-        self._end(self._call(Request(op, "", "", options, attachments={"reference": str(self.folder / REFERENCE)})))
+    def _pytorch_stage(self, op: Op) -> None:
+        manager = run_state(self.config).device_manager(self.target)
+        self._end(manager.pytorch(op, str(self.folder / REFERENCE), manager.options(), self.timeout()))
 
     # ------------------------------------------------------------------ records
     def source_text(self) -> tuple[str, str]:

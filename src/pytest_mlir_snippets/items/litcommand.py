@@ -27,7 +27,7 @@ from pytest_mlir_snippets.items.failures import (
 )
 from pytest_mlir_snippets.mlirtext.litscript import LitCommand, LitScript, directive_verdict
 from pytest_mlir_snippets.model.record import ItemRecord
-from pytest_mlir_snippets.protocol import Kind, Request, Response, Stage, SubjectKind
+from pytest_mlir_snippets.protocol import Kind, Op, Request, Response, Stage, SubjectKind
 from pytest_mlir_snippets.registry import NAMES
 from pytest_mlir_snippets.session import run_state
 
@@ -101,7 +101,7 @@ class LitCommandItem(MlirItem):
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.entry_line - 1, self.name
 
-    def request(self, op: str) -> Request:
+    def request(self, op: Op) -> Request:
         options = run_state(self.config).device_manager(RUNS_ON).options()
         return Request(op, self.text, self.command.entry, options,
                        attachments={LIT: json.dumps(self.command.to_json(), sort_keys=True)})
@@ -109,10 +109,10 @@ class LitCommandItem(MlirItem):
     def run_stage(self) -> None:
         state = run_state(self.config)
         if self.stage == "execute":
-            self.compile_first(lambda: self.request("compile"))
-            response = state.device_manager(RUNS_ON).call(self.request("execute"), self.timeout())
+            self.compile_first(lambda: self.request(Op.COMPILE))
+            response = state.device_manager(RUNS_ON).call(self.request(Op.EXECUTE), self.timeout())
         else:
-            response = state.compile(self.compiled_subject, lambda: self.request("compile"), self.timeout())
+            response = state.compile(self.compiled_subject, lambda: self.request(Op.COMPILE), self.timeout())
         self.response = response
         self.show_output(response)
         if response.ir and run_state(self.config).settings.print_ir:

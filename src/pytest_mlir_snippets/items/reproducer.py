@@ -18,7 +18,7 @@ _UNSAFE = re.compile(r"[^\w.\-]+")
 
 def tool(name: str) -> str:
     """The absolute path of the installed tool ``name``, else the name (PATH decides)."""
-    from pytest_mlir_snippets.tools.doctor import tool_path
+    from pytest_mlir_snippets.mlirtext.litlocal import tool_path
 
     found = tool_path(name)
     return str(found) if found is not None else name

@@ -24,7 +24,7 @@ from pytest_mlir_snippets.mlirtext.directives import DirectiveError, directive
 from pytest_mlir_snippets.mlirtext.splitter import Function, SnippetSource, Split
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import artifact_dir
-from pytest_mlir_snippets.protocol import INPUT_SPECS, Kind, Options, Request, Response, Stage
+from pytest_mlir_snippets.protocol import INPUT_SPECS, Kind, Op, Options, Request, Response, Stage
 from pytest_mlir_snippets.session import run_state
 
 STAGES = ("compile", "execute")
@@ -116,7 +116,7 @@ class SnippetItem(MlirItem):
                 self.response = Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}")
                 self.fail(self.response)
             options = self._with_directive(options)
-            response = manager.call(Request("execute", self.split.text, fn.name, options, golden), self.timeout())
+            response = manager.execute(self.split.text, fn.name, options, golden, self.timeout())
         else:
             response = state.compile(self.compiled_subject, self._compile_request, self.timeout(), group=self._group)
         self.response = response
@@ -166,7 +166,7 @@ class SnippetItem(MlirItem):
         """This function's compile, with its recorded inputs (a compile may bake small
         integer inputs in)."""
         golden = self._recorded()[0]
-        return Request("compile", self.split.text, self.func.name, self._options(),
+        return Request(Op.COMPILE, self.split.text, self.func.name, self._options(),
                        {"inputs": golden["inputs"]} if golden else None)
 
     def _recorded(self) -> tuple[dict[str, Any] | None, Exception | None]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 import importlib.util
 import platform
+import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,15 @@ def tool_dirs() -> tuple[Path | None, Path | None]:
         found.append(next((Path(p) for p in paths if (Path(p) / "bin").is_dir()), None))
     return found[0], found[1]
 
+
+
+def tool_path(name: str) -> Path | None:
+    """An installed tool: the wheels' own folders first, then this Python's scripts, then PATH."""
+    for folder in (*(d / "bin" for d in tool_dirs() if d is not None), Path(sys.executable).parent):
+        if (folder / name).is_file():
+            return folder / name
+    found = shutil.which(name)
+    return Path(found) if found else None
 
 
 class _Config:

@@ -12,12 +12,12 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from pytest_mlir_snippets.protocol import EXECUTING, SKIP, Kind, Options, Request, Response
-from pytest_mlir_snippets.sandbox.process import Sandbox
+from pytest_mlir_snippets.client import Client, Sandbox
+from pytest_mlir_snippets.protocol import SKIP, Kind, Options, Request, Response
 from pytest_mlir_snippets.settings import Settings
 
 
-class DeviceManager:
+class DeviceManager(Client):
     def __init__(self, settings: Settings,
                  on_open: Callable[[int | None, dict[str, Any]], None] | None = None) -> None:
         self.settings = settings
@@ -43,7 +43,7 @@ class DeviceManager:
     def call(self, request: Request, timeout: float | None = None) -> Response:
         """Send ``request`` (opening the device first, if the worker has none open)."""
         timeout = self.settings.timeout if timeout is None else timeout
-        if request.op in EXECUTING and not self._device_is_open():
+        if request.op.executes and not self._device_is_open():
             opened = self._open(timeout)
             if not opened.ok:
                 if not opened.info.get(SKIP):  # "no CUDA device" says it all
@@ -55,14 +55,14 @@ class DeviceManager:
 
     def submit(self, request: Request) -> bool:
         """Send a compile request ahead (see ``Sandbox.submit``); ``call`` takes its answer."""
-        return request.op not in EXECUTING and self.sandbox.submit(request)
+        return not request.op.executes and self.sandbox.submit(request)
 
     def _device_is_open(self) -> bool:
         """Open on the current worker (a replaced worker has lost its device)."""
         return self.sandbox.alive and self._device_worker == self.sandbox.starts
 
     def _open(self, timeout: float | None) -> Response:
-        response = self.sandbox.call(Request("open", options=self.options()), timeout)
+        response = self.sandbox.open_device(self.options(), timeout)
         if response.ok:
             self.opened += 1
             self._device_worker = self.sandbox.starts
@@ -72,6 +72,6 @@ class DeviceManager:
 
     def close(self) -> None:
         if self._device_is_open():
-            self.sandbox.call(Request("close", options=self.options()), self.settings.timeout)
+            self.sandbox.close_device(self.options(), self.settings.timeout)
         self._device_worker = None
         self.sandbox.close()

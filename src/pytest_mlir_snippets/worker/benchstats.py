@@ -37,6 +37,8 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from pytest_mlir_snippets.children import ADDR_NO_RANDOMIZE
+
 if TYPE_CHECKING:  # numpy where it is used: the pytest process reads only this module's constants
     import numpy as np
 
@@ -53,7 +55,6 @@ SLOWED = 1.25  # a probe over this many times the usual one: the CPU ran slowed
 BLOCK_SLOWED = 1.1  # a block's median call over this many times the usual block's: slowed
 BLOCK = 32  # calls; jit.Placements keeps one placement for a block
 STEADY = 0.75  # a block counts when this share of its probes ran at the usual speed
-ADDR_NO_RANDOMIZE = 0x0040000  # personality(2): the process's memory layout is not randomized
 AGREES = 1.03  # settled: the median within this many times the same code's last settled one
 SHARE = 0.3  # settled: the calls that count are at least this share of those timed in the time asked
 # the time asked ends early once the warm-up says this many blocks per layout fit in it: a

@@ -16,7 +16,7 @@ import numpy as np
 
 from pytest_mlir_snippets.golden import compare as goldens
 from pytest_mlir_snippets.golden.checks import judge as judge_checks
-from pytest_mlir_snippets.golden.inputs import TypeSpec
+from pytest_mlir_snippets.golden.inputs import TypeSpec, make_inputs
 from pytest_mlir_snippets.protocol import (
     COMPUTED,
     GOLDEN,
@@ -75,6 +75,19 @@ def judge_outputs(compiled: Compiled, options: Options, golden: dict[str, Any] |
                              metrics=comparison.metrics(), info=info)
     # empty results: their shapes were compared, no value was (no PCC over zero values)
     return (comparison.metrics() if any(np.asarray(a).size for a in actual) else {}), info
+
+
+def run_inputs(compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> list[np.ndarray]:
+    """What a run of ``compiled`` is given: the recorded inputs, else seeded ones (``golden.inputs``)
+    followed by the values of the snippet's own constants fed at run time (``info["fed"]``)."""
+    args = compiled.signature[0]
+    if golden:
+        return recorded(golden["inputs"], args, "input", options.lenient_shapes)
+    fed = compiled.info.get("fed")
+    if fed:  # the snippet's own constants, fed at run time (worker/lowering/ireeops.py)
+        own = make_inputs(args[:len(args) - len(fed)], options.seed, options.dynamic_dim)
+        return [*own, *(np.array(v, copy=True) for v in fed)]
+    return make_inputs(args, options.seed, options.dynamic_dim)
 
 
 def tolerance_rule(compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> goldens.Tolerance:

@@ -24,7 +24,7 @@ from typing import Any
 from pytest_mlir_snippets import children
 from pytest_mlir_snippets.golden.filecheck import filecheck
 from pytest_mlir_snippets.mlirtext.litscript import LLI, TRANSLATE, LitCommand, tool
-from pytest_mlir_snippets.protocol import GOLDEN, Golden, Kind, Request, Response
+from pytest_mlir_snippets.protocol import GOLDEN, Golden, Kind, Op, Request, Response
 from pytest_mlir_snippets.worker.core import SnippetFailure
 
 LIT = "lit"  # Request.attachments key: the LitCommand, as JSON
@@ -49,7 +49,7 @@ def handle(request: Request) -> Response:
     info: dict[str, Any] = {"command": command.text, "front_end": "lit RUN line"}
     if notes:  # what of another LLVM version was replaced (legacy.py), said on the record
         info["legacy"] = notes
-    if request.op == "compile":
+    if request.op is Op.COMPILE:
         return Response(Kind.PASS, info=info, ir=lowered if request.options.print_ir else None)
     return execute(lowered, command, request.module, info)
 

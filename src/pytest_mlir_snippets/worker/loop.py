@@ -1,6 +1,6 @@
 """The sandbox worker: a subprocess that compiles and executes snippets.
 
-Started by ``sandbox.process.Sandbox`` as ``python -m pytest_mlir_snippets.worker TARGET``.
+Started by ``client.Sandbox`` as ``python -m pytest_mlir_snippets.worker TARGET``.
 Requests arrive on stdin, responses leave on a private copy of stdout; the real
 file descriptors 1 and 2 both go to the sandbox's capture file, so whatever MLIR,
 LLVM or a device runtime prints ends up in the item's report.
@@ -20,7 +20,17 @@ from dataclasses import replace
 from typing import Any
 
 from pytest_mlir_snippets.golden.recorded import specializable
-from pytest_mlir_snippets.protocol import ENVIRONMENT, GOLDEN, Kind, Request, Response, read_message, write_message
+from pytest_mlir_snippets.protocol import (
+    ENVIRONMENT,
+    GOLDEN,
+    Kind,
+    Op,
+    Request,
+    Response,
+    Stage,
+    read_message,
+    write_message,
+)
 from pytest_mlir_snippets.worker import native_io
 from pytest_mlir_snippets.worker.given import given
 from pytest_mlir_snippets.worker.lowering.shlo.refine import dynamic_dim
@@ -57,76 +67,98 @@ class Worker:
                 return self._dispatch(request)
         except SnippetFailure as failure:
             return Response(failure.kind, failure.message, failure.diagnostics, failure.metrics,
-                            dict(failure.info, stage=failure.info.get("stage", request.op)))
+                            dict(failure.info, stage=failure.info.get("stage", request.op.value)))
         except MemoryError as error:  # inputs or results larger than this machine (or --mlir-memory-limit)
-            return Response(Kind.UNSUPPORTED, f"{request.op} of @{request.function}: {error}",
-                            info={"stage": request.op})
+            return Response(Kind.UNSUPPORTED, f"{request.op.value} of @{request.function}: {error}",
+                            info={"stage": request.op.value})
         except Exception as error:  # one line naming the stage and the error; the traceback below it
-            kind = Kind.COMPILE_ERROR if request.op == "compile" else Kind.EXECUTE_ERROR
-            return Response(kind, f"internal error in the {self.target} backend, {request.op} of "
+            kind = Kind.COMPILE_ERROR if request.op is Op.COMPILE else Kind.EXECUTE_ERROR
+            return Response(kind, f"internal error in the {self.target} backend, {request.op.value} of "
                             f"@{request.function}: {type(error).__name__}: {error}\n{traceback.format_exc()}",
-                            info={"stage": request.op, "internal": True})
+                            info={"stage": request.op.value, "internal": True})
 
     def _dispatch(self, request: Request) -> Response:
-        op = request.op
         if "lit" in request.attachments:  # a RUN command of MLIR's integration tests (worker/litrun.py)
             from pytest_mlir_snippets.worker import litrun
 
             return litrun.handle(request)
-        if op == "ping":
-            return Response(Kind.PASS, info={"pid": os.getpid()})
-        if op == "open":
-            self.backend.configure(request.options)
-            info = self.backend.open_device(request.options.device_id)
-            self.backend.probe()
-            return Response(Kind.PASS, info=info)
-        if op == "probe":
-            self.backend.probe()
-            return Response(Kind.PASS)
-        if op == "close":
-            self.backend.close_device()
-            return Response(Kind.PASS)
-        if op == "reference":  # another target's worker asks for reference outputs (worker/reference.py)
-            ref = self.backend.reference_for(request.module, request.function, request.options,
-                                             request.golden["inputs"] if request.golden else [])
-            return Response(Kind.PASS, info={"values": ref.outputs, "reference": ref.name, GOLDEN: ref.golden.value})
-        if op == "schedule":
-            return check_schedule(request.module)
-        if op == "check-pipeline":  # --mlir-pipeline, once before the run
-            from pytest_mlir_snippets.worker.lowering.passnames import check_pipeline
+        return HANDLERS[request.op](self, request)
 
-            why = check_pipeline(request.module)
-            return Response(Kind.COMPILE_ERROR, why) if why else Response(Kind.PASS)
-        if op == "iteration":  # its [compile]; [host_ops], [launch] read the response, the runs the same compile
-            compiled = self._compile_iteration(request)
-            return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir)
-        if op in ("pytorch-compile", "pytorch-benchmark"):
-            from pytest_mlir_snippets.worker.optrun import pytorch_ref
+    # ------------------------------------------------------------------ handlers (HANDLERS)
+    def _ping(self, request: Request) -> Response:
+        return Response(Kind.PASS, info={"pid": os.getpid()})
 
-            run = pytorch_ref.compile_reference if op == "pytorch-compile" else pytorch_ref.benchmark_reference
-            return run(request.attachments["reference"], request.options)
-        if op in ("iteration-execute", "iteration-benchmark"):
-            iteration = self._compile_iteration(request)
-            if op == "iteration-benchmark":
-                with self._reset_after_failure():
-                    metrics = self.backend.benchmark(iteration, request.options, request.golden)
-                return Response(Kind.PASS, metrics=metrics, info={k: iteration.info[k] for k in ITERATION_KEYS
-                                                                  if k in iteration.info})
-            response = self._execute(iteration, request)  # what the compile's own responses said, less
-            response.info = {k: v for k, v in response.info.items() if k not in ("ptx", "host_ops", "kernels")}
-            return response
-        compiled = self._compile(replace(request, golden=None) if op == "run" else request)
-        if op == "compile":
-            return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir or None)
-        if op == "execute":
-            return self._execute(compiled, request)
-        if op == "run":  # mlir_device.run: the caller's inputs, the results back
-            inputs = given(request.golden["inputs"] if request.golden else [], compiled.signature[0])
-            with self._reset_after_failure(stage="run"):  # inputs that do not fit leave the device alone
-                values = self.backend.run(compiled, inputs, request.options)
-            return Response(Kind.PASS, info={"values": values})
-        raise ValueError(f"unknown request {op!r}")
+    def _open(self, request: Request) -> Response:
+        self.backend.configure(request.options)
+        info = self.backend.open_device(request.options.device_id)
+        self.backend.probe()
+        return Response(Kind.PASS, info=info)
 
+    def _probe(self, request: Request) -> Response:
+        self.backend.probe()
+        return Response(Kind.PASS)
+
+    def _close(self, request: Request) -> Response:
+        self.backend.close_device()
+        return Response(Kind.PASS)
+
+    def _check_pipeline(self, request: Request) -> Response:
+        from pytest_mlir_snippets.worker.lowering.passnames import check_pipeline
+
+        why = check_pipeline(request.module)
+        return Response(Kind.COMPILE_ERROR, why) if why else Response(Kind.PASS)
+
+    def _check_schedule(self, request: Request) -> Response:
+        return check_schedule(request.module)
+
+    def _reference(self, request: Request) -> Response:
+        ref = self.backend.reference_for(request.module, request.function, request.options,
+                                         request.golden["inputs"] if request.golden else [])
+        return Response(Kind.PASS, info={"values": ref.outputs, "reference": ref.name, GOLDEN: ref.golden.value})
+
+    def _compile_only(self, request: Request) -> Response:
+        compiled = self._compile(request)
+        return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir or None)
+
+    def _execute_request(self, request: Request) -> Response:
+        return self._execute(self._compile(request), request)
+
+    def _run(self, request: Request) -> Response:
+        """mlir_device.run: the caller's inputs, the results back."""
+        compiled = self._compile(replace(request, golden=None))
+        inputs = given(request.golden["inputs"] if request.golden else [], compiled.signature[0])
+        with self._reset_after_failure(stage="run"):  # inputs that do not fit leave the device alone
+            values = self.backend.run(compiled, inputs, request.options)
+        return Response(Kind.PASS, info={"values": values})
+
+    def _iteration(self, request: Request) -> Response:
+        """An iteration's [compile]; [host_ops], [launch] read the response, the runs the same compile."""
+        compiled = self._compile_iteration(request)
+        return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir)
+
+    def _iteration_execute(self, request: Request) -> Response:
+        response = self._execute(self._compile_iteration(request), request)  # what the compile's responses said, less
+        response.info = {k: v for k, v in response.info.items() if k not in ("ptx", "host_ops", "kernels")}
+        return response
+
+    def _iteration_benchmark(self, request: Request) -> Response:
+        iteration = self._compile_iteration(request)
+        with self._reset_after_failure():
+            metrics = self.backend.benchmark(iteration, request.options, request.golden)
+        return Response(Kind.PASS, metrics=metrics, info={k: iteration.info[k] for k in ITERATION_KEYS
+                                                          if k in iteration.info})
+
+    def _pytorch_compile(self, request: Request) -> Response:
+        from pytest_mlir_snippets.worker.optrun import pytorch_ref
+
+        return pytorch_ref.compile_reference(request.attachments["reference"], request.options)
+
+    def _pytorch_benchmark(self, request: Request) -> Response:
+        from pytest_mlir_snippets.worker.optrun import pytorch_ref
+
+        return pytorch_ref.benchmark_reference(request.attachments["reference"], request.options)
+
+    # ------------------------------------------------------------------ compiles and runs
     def _execute(self, compiled: Compiled, request: Request) -> Response:
         with self._reset_after_failure(stage="execute"):
             metrics, info = self.backend.execute(compiled, request.options, request.golden)
@@ -152,7 +184,7 @@ class Worker:
         [correctness] and [benchmark] run that same compile (``compiles``: how many this
         worker made, on every response that uses one)."""
         attached = request.attachments
-        key = ("iteration", request.module, attached["schedule"], attached["pipeline"], request.function)
+        key = (Op.ITERATION, request.module, attached["schedule"], attached["pipeline"], request.function)
 
         def compile_() -> Compiled:
             self.iteration_compiles += 1
@@ -177,7 +209,7 @@ class Worker:
             try:
                 cached = compile_()
             except SnippetFailure as failure:
-                failure.info["stage"] = "compile"
+                failure.info["stage"] = Stage.COMPILE.value
                 cached = failure
             self._compiled[key] = cached
             while len(self._compiled) > CACHE_SIZE:
@@ -187,6 +219,26 @@ class Worker:
         if isinstance(cached, SnippetFailure):
             raise cached
         return cached
+
+
+# each request's handler (a request the table lacks is a KeyError: an internal error)
+HANDLERS: dict[Op, Callable[[Worker, Request], Response]] = {
+    Op.PING: Worker._ping,
+    Op.OPEN: Worker._open,
+    Op.PROBE: Worker._probe,
+    Op.CLOSE: Worker._close,
+    Op.CHECK_PIPELINE: Worker._check_pipeline,
+    Op.COMPILE: Worker._compile_only,
+    Op.EXECUTE: Worker._execute_request,
+    Op.RUN: Worker._run,
+    Op.REFERENCE: Worker._reference,
+    Op.SCHEDULE: Worker._check_schedule,
+    Op.ITERATION: Worker._iteration,
+    Op.ITERATION_EXECUTE: Worker._iteration_execute,
+    Op.ITERATION_BENCHMARK: Worker._iteration_benchmark,
+    Op.PYTORCH_COMPILE: Worker._pytorch_compile,
+    Op.PYTORCH_BENCHMARK: Worker._pytorch_benchmark,
+}
 
 
 def _public(info: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """The ``cpu`` target: upstream MLIR bindings down to LLVM, run by the ExecutionEngine.
 
-Reference for the golden check: recorded outputs when the snippet has them,
-else the same snippet through the plain lowering (no fusion, no tiling, no
-vectorization), run on the same inputs.
+Its plain lowering (no fusion, no tiling, no vectorization: ``run_plain``) is a reference
+for other targets' runs and the last one for its own; which reference a run is judged
+against is chosen in ``worker/goldens.py``.
 """
 
 from __future__ import annotations
@@ -12,16 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from pytest_mlir_snippets.golden.inputs import TypeSpec, make_inputs
-from pytest_mlir_snippets.protocol import Golden, Kind, Options
-from pytest_mlir_snippets.registry import TARGETS
+from pytest_mlir_snippets.golden.inputs import TypeSpec
+from pytest_mlir_snippets.protocol import Kind, Options
 from pytest_mlir_snippets.worker import benchstats, native_io
-from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
+from pytest_mlir_snippets.worker.goldens import ANOTHER, Goldens
+from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
 from pytest_mlir_snippets.worker.lowering import dataflow, decompose, jit, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
-from pytest_mlir_snippets.worker.lowering.interpreter import InterpreterUnavailable, interpret
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
-from pytest_mlir_snippets.worker.reference import OtherTarget
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
 
 FRONT = "func.func(tosa-to-scf, tosa-to-linalg-named, tosa-to-linalg, tosa-to-arith, tosa-to-tensor)"
@@ -86,7 +84,7 @@ class CpuBackend(Backend):
 
         self.engine_type = ExecutionEngine
         self._reference: dict[tuple[str, str], Compiled] = {}
-        self._second: OtherTarget | None = None  # iree-cpu in a child process, for differential checks
+        self._goldens = Goldens(plain=self)  # the references of its runs and of reference requests
 
     # ------------------------------------------------------------------ compile
     def compile(self, module: str, function: str, options: Options,
@@ -163,18 +161,12 @@ class CpuBackend(Backend):
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,
                 golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
-        inputs = self.inputs(compiled, options, golden)
-        return self.judge(compiled, options, golden, inputs, self._run(compiled, inputs))
+        inputs = run_inputs(compiled, options, golden)
+        return judge_outputs(compiled, options, golden, inputs, self._run(compiled, inputs),
+                             lambda: self._goldens.reference(self.name, compiled, options, inputs))
 
     def run(self, compiled: Compiled, inputs: list[np.ndarray], options: Options) -> list[np.ndarray]:
         return self._run(compiled, inputs)
-
-    def judge(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None, inputs: list[np.ndarray],
-              actual: list[np.ndarray], target: str = "cpu") -> tuple[dict[str, float], dict[str, Any]]:
-        """Compare what a run of ``compiled`` on ``target`` produced with its golden: its
-        checks, the recorded outputs, else ``reference`` (other targets are judged here too)."""
-        return judge_outputs(compiled, options, golden, inputs, actual,
-                             lambda: self.reference(compiled, options, inputs, target))
 
     def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
         """Wall time of the call alone (arguments built once, inputs at several placements:
@@ -182,23 +174,13 @@ class CpuBackend(Backend):
         between calls, untimed."""
         self.link(compiled)
         args, results = compiled.signature
-        inputs = self.inputs(compiled, options, golden)
+        inputs = run_inputs(compiled, options, golden)
         try:
             call = jit.Placements(compiled.handle, compiled.function, args, results, inputs)
             return benchstats.measure(call.run, options, after=call.release, begin=call.restart,
                                       layouts=call.PLACES)
         except Exception as error:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"execution failed: {error}") from None
-
-    def inputs(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> list[np.ndarray]:
-        args = compiled.signature[0]
-        if golden:
-            return recorded(golden["inputs"], args, "input", options.lenient_shapes)
-        fed = compiled.info.get("fed")
-        if fed:  # the snippet's own constants, fed at run time (worker/lowering/ireeops.py)
-            own = make_inputs(args[:len(args) - len(fed)], options.seed, options.dynamic_dim)
-            return [*own, *(np.array(v, copy=True) for v in fed)]
-        return make_inputs(args, options.seed, options.dynamic_dim)
 
     def _run(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
         self.link(compiled)
@@ -211,47 +193,17 @@ class CpuBackend(Backend):
 
     def reference_for(self, module: str, function: str, options: Options, inputs: list[np.ndarray]) -> Reference:
         """Another target's reference (``worker/reference.py``): what the cpu target gives
-        for ``function`` of ``module`` on ``inputs``."""
+        for ``function`` of ``module`` on ``inputs`` (``goldens.REFERENCES[ANOTHER]``)."""
         from pytest_mlir_snippets.worker.lowering.frontend import front_end
 
         stub = Compiled("", function, None, info={"source": module, "front_end": front_end(module) or "upstream"})
-        return self.reference(stub, options, inputs, target="")
-
-    def reference(self, compiled: Compiled, options: Options, inputs: list[np.ndarray], target: str) -> Reference:
-        """The reference for a run of ``compiled`` on ``target``: StableHLO's interpreter;
-        else, for another target, this target's plain lowering (a second compiler); for a
-        cpu function, iree-cpu where IREE is installed; the plugin's own plain lowering
-        (golden ``self``) only where no second compiler can take the function. Why the
-        better ones could not run is said in the reference's name."""
-        why_not = []
-        if compiled.info.get("front_end") == "stablehlo":
-            try:
-                return Reference(interpret(compiled.info["source"], compiled.function, inputs, self.name),
-                                 "StableHLO reference interpreter", Golden.INTERPRETER)
-            except InterpreterUnavailable as why:
-                why_not.append(f"the StableHLO interpreter could not run it: {why}")
-        if target != self.name:
-            return Reference(self._run_reference(compiled, inputs), "cpu target (plain lowering)" + _because(why_not),
-                             Golden.DIFFERENTIAL_CPU)
-        if _has_iree():
-            if self._second is None:
-                self._second = OtherTarget("iree-cpu")
-            try:
-                found = self._second.outputs(compiled.info["source"], compiled.function, options, inputs)
-                return Reference(found.outputs, found.name + _because(why_not), found.golden)
-            except SnippetFailure as failure:
-                why_not.append(f"iree-cpu could not take it: {failure.message.splitlines()[0]}")
-        else:
-            why_not.append("no second compiler installed (pytest-mlir-snippets[iree] gives iree-cpu)")
-        return Reference(self._run_reference(compiled, inputs), "plugin's own plain lowering (cpu)"
-                         + _because(why_not), Golden.SELF)
+        return self._goldens.reference(ANOTHER, stub, options, inputs)
 
     def close_device(self) -> None:
-        if self._second is not None:
-            self._second.close()
-            self._second = None
+        self._goldens.close()
 
-    def _run_reference(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    def run_plain(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        """``compiled``'s function (``info["source"]``) through the plain lowering, run on ``inputs``."""
         source = compiled.info.get("source", "")
         key = (source, compiled.function)
         if key not in self._reference:
@@ -268,14 +220,6 @@ class CpuBackend(Backend):
             inputs = [*inputs, *fed]
         with native_io.quiet_stdout():  # a snippet that prints has printed once already
             return self._run(reference, inputs)
-
-
-def _because(why_not: list[str]) -> str:
-    return f" ({'; '.join(why_not)})" if why_not else ""
-
-
-def _has_iree() -> bool:
-    return not TARGETS["iree-cpu"].absent()
 
 
 __all__ = ["CpuBackend", "TypeSpec", "default_pipeline"]

@@ -21,6 +21,8 @@ import numpy as np
 
 from pytest_mlir_snippets.protocol import ENVIRONMENT, SKIP, Kind, Options
 from pytest_mlir_snippets.worker import benchstats
+from pytest_mlir_snippets.worker.goldens import Goldens
+from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
 from pytest_mlir_snippets.worker.lowering import jit
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.native_io import StderrWatch
@@ -61,7 +63,7 @@ class CudaBackend(Backend):
         self._why_not: str | None = None  # why nothing can run here ("": it can)
         self._broken = ""  # why the device is unusable after a failed reset
         self._device_id = 0
-        self._cpu = CpuBackend()  # inputs and the reference results
+        self._goldens = Goldens(plain=CpuBackend())  # the references of its runs
         self._chip: str | None = None
         self._watch = StderrWatch()
 
@@ -131,7 +133,7 @@ class CudaBackend(Backend):
         program = Program(ptx)
         if ptx and self._runnable() is not None:
             try:
-                program.engine = cuda_host.engine(low.module, self._cpu.engine_type, opt_level)
+                program.engine = cuda_host.engine(low.module, opt_level)
             except Exception as error:
                 raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error,
                                               failing_pass="translation") from None
@@ -139,8 +141,11 @@ class CudaBackend(Backend):
 
     def execute(self, compiled: Compiled, options: Options,
                 golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
-        inputs = self._cpu.inputs(compiled, options, golden)
-        return self._cpu.judge(compiled, options, golden, inputs, self.run(compiled, inputs, options), target=self.name)
+        """Judged as every target's runs are (``judge.judge_outputs``): the checks, the
+        recorded outputs, else this target's references (``goldens.REFERENCES``)."""
+        inputs = run_inputs(compiled, options, golden)
+        return judge_outputs(compiled, options, golden, inputs, self.run(compiled, inputs, options),
+                             lambda: self._goldens.reference(self.name, compiled, options, inputs))
 
     def run(self, compiled: Compiled, inputs: list[np.ndarray], options: Options) -> list[np.ndarray]:
         with self._call(compiled, inputs) as call:
@@ -151,7 +156,7 @@ class CudaBackend(Backend):
     def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
         """Wall time of the call (its launches, each synchronized by the host code), as on cpu."""
         device = self._started()
-        with self._call(compiled, self._cpu.inputs(compiled, options, golden)) as call:
+        with self._call(compiled, run_inputs(compiled, options, golden)) as call:
             stats = benchstats.measure(call.run, options, after=lambda: call.release(device.free))
             self._check("the GPU run failed")
             return stats

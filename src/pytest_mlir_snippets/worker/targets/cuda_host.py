@@ -68,10 +68,12 @@ def libraries() -> list[str]:
     return [*runner_libraries(), runtime]
 
 
-def engine(module: Any, engine_type: Any, opt_level: int) -> Any:
+def engine(module: Any, opt_level: int) -> Any:
     """The host code JIT-compiled (machine code at the first call) with managed allocations."""
+    from mlir.execution_engine import ExecutionEngine
+
     managed_allocations(module)
-    return engine_type(module, opt_level=opt_level, shared_libs=libraries())
+    return ExecutionEngine(module, opt_level=opt_level, shared_libs=libraries())
 
 
 @functools.cache

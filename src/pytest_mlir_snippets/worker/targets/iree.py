@@ -30,8 +30,8 @@ from pytest_mlir_snippets.golden.inputs import make_inputs
 from pytest_mlir_snippets.mlirtext.ireeops import CheckSite, IreeSyntaxError, rewrite
 from pytest_mlir_snippets.protocol import ENVIRONMENT, Golden, Kind, Options
 from pytest_mlir_snippets.registry import TARGETS
+from pytest_mlir_snippets.worker.goldens import Goldens
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
-from pytest_mlir_snippets.worker.reference import OtherTarget
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.targets.iree_check import EXPORTS, as_checks
 from pytest_mlir_snippets.worker.targets.iree_compiler import ONNX_TO_TORCH, Compiler
@@ -67,7 +67,7 @@ class IreeBackend(Backend):
         self._compiler: Compiler | None = None
         self._runtime: Runtime | None = None
         self._run_flags = sort_run_flags([])
-        self._reference: OtherTarget | None = None  # the cpu target in a child process, for reference runs
+        self._goldens = Goldens()  # the references of its runs: a cpu worker of its own (goldens.cpu_worker)
 
     def missing(self) -> str | None:
         absent = TARGETS[self.name].absent()
@@ -157,7 +157,7 @@ class IreeBackend(Backend):
             actual = self._checked(compiled, runtime)
         try:
             metrics, info = judge_outputs(compiled, options, golden, inputs, actual,
-                                          lambda: self._reference_outputs(compiled, options, inputs))
+                                          lambda: self._goldens.reference(self.name, compiled, options, inputs))
         except SnippetFailure as failure:
             if options.save_artifacts:
                 failure.info["files"] = self._run_files(compiled, inputs, golden)
@@ -174,14 +174,6 @@ class IreeBackend(Backend):
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"the call returned {len(actual)} value(s), the function "
                                  f"has {len(results)} result(s)")
         return actual
-
-    def _reference_outputs(self, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
-        """The cpu target's outputs (StableHLO's interpreter, else upstream's lowering),
-        from a cpu worker of this worker's own (the upstream bindings cannot load beside
-        IREE's: ``worker/reference.py``)."""
-        if self._reference is None:
-            self._reference = OtherTarget("cpu")
-        return self._reference.outputs(compiled.info["source"], compiled.function, options, inputs)
 
     @staticmethod
     def _checked(compiled: Compiled, runtime: Runtime) -> list[np.ndarray]:
@@ -254,8 +246,7 @@ class IreeBackend(Backend):
     def close_device(self) -> None:
         if self._runtime is not None:
             self._runtime.close()
-        if self._reference is not None:
-            self._reference.close()
+        self._goldens.close()
 
 
 def _iree_version() -> str:

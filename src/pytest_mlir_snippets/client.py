@@ -1,15 +1,19 @@
-"""A worker subprocess that runs MLIR on the pytest process's behalf.
+"""The one client of a sandbox worker (``python -m pytest_mlir_snippets.worker TARGET``):
+the pytest process's workers and a worker's own reference worker (``worker/reference.py``)
+are started, framed, timed and captured here alike.
 
 One request at a time. When the worker aborts, segfaults, is killed for memory,
 or does not answer within the timeout, the call returns a ``crash`` or
 ``timeout`` response with what the worker wrote to its stderr, and the next call
-starts a fresh worker.
+starts a fresh worker. ``Client`` gives each request (``protocol.Op``) its typed method.
+
+Standard library and ``protocol`` only: the pytest process and the workers both use it.
 
 PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
-import ctypes
+import abc
 import os
 import resource
 import select
@@ -18,40 +22,80 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from typing import IO
+from dataclasses import replace
+from typing import IO, Any
 
 from pytest_mlir_snippets import children
-from pytest_mlir_snippets.protocol import Kind, Request, Response, read_message, write_message
+from pytest_mlir_snippets.protocol import Kind, Op, Options, Request, Response, read_message, write_message
 
 
-def fixed_layout_hook() -> Callable[[], None]:
-    """What turns address-space randomization off for the process it runs in before
-    ``exec`` (``setarch -R``; LLVM's benchmarking tips advise it): where code, stack and
-    buffers sit moves a kernel's time by up to ~10% from one process to the next, and
-    stays for the process's life. Nothing where the C library has no ``personality`` or
-    the kernel refuses it (containers whose seccomp profile forbids it): ``benchstats``
-    then says the layout was not fixed."""
-    try:
-        personality = ctypes.CDLL(None, use_errno=True).personality
-    except (OSError, AttributeError):
-        return lambda: None
-    personality.argtypes, personality.restype = [ctypes.c_ulong], ctypes.c_int
-    from pytest_mlir_snippets.worker.benchstats import ADDR_NO_RANDOMIZE  # not at import: pytest's process
+class Client(abc.ABC):
+    """One typed method per request (``protocol.Op``); a subclass says how a request is
+    sent and answered (``call``). ``timeout``: seconds to wait for the answer (None: the
+    client's own default where it has one, else no limit)."""
 
-    def fix() -> None:
-        current = personality(0xFFFFFFFF)  # asks, changes nothing
-        if current != -1:
-            personality(current | ADDR_NO_RANDOMIZE)
+    @abc.abstractmethod
+    def call(self, request: Request, timeout: float | None = None) -> Response:
+        """Send ``request`` and wait for its answer (a crash or timeout is an answer too)."""
 
-    return fix
+    def ping(self, timeout: float | None = None) -> Response:
+        return self.call(Request(Op.PING), timeout)
+
+    def open_device(self, options: Options, timeout: float | None = None) -> Response:
+        return self.call(Request(Op.OPEN, options=options), timeout)
+
+    def probe(self, options: Options, timeout: float | None = None) -> Response:
+        return self.call(Request(Op.PROBE, options=options), timeout)
+
+    def close_device(self, options: Options, timeout: float | None = None) -> Response:
+        return self.call(Request(Op.CLOSE, options=options), timeout)
+
+    def check_pipeline(self, pipeline: str, timeout: float | None = None) -> Response:
+        return self.call(Request(Op.CHECK_PIPELINE, pipeline), timeout)
+
+    def check_schedule(self, schedule: str, options: Options, timeout: float | None = None) -> Response:
+        return self.call(Request(Op.SCHEDULE, schedule, "", options), timeout)
+
+    def compile(self, module: str, function: str, options: Options, golden: dict[str, Any] | None = None,
+                timeout: float | None = None) -> Response:
+        return self.call(Request(Op.COMPILE, module, function, options, golden), timeout)
+
+    def execute(self, module: str, function: str, options: Options, golden: dict[str, Any] | None = None,
+                timeout: float | None = None) -> Response:
+        return self.call(Request(Op.EXECUTE, module, function, options, golden), timeout)
+
+    def run(self, module: str, function: str, options: Options, inputs: list[Any],
+            timeout: float | None = None) -> Response:
+        """``inputs``: the caller's (numpy arrays); the results come back unjudged."""
+        return self.call(Request(Op.RUN, module, function, options, {"inputs": inputs}), timeout)
+
+    def reference(self, module: str, function: str, options: Options, inputs: list[Any],
+                  timeout: float | None = None) -> Response:
+        """This worker's target's outputs for ``function`` on ``inputs``: the reference
+        of another target's run (``info``: values, reference, golden)."""
+        return self.call(Request(Op.REFERENCE, module, function, options, {"inputs": inputs}), timeout)
+
+    def pytorch(self, op: Op, reference: str, options: Options, timeout: float | None = None) -> Response:
+        """An optimization run's PyTorch reference (``reference``: the path of its
+        ``reference.py``) compiled (``PYTORCH_COMPILE``) or timed (``PYTORCH_BENCHMARK``)."""
+        assert op in (Op.PYTORCH_COMPILE, Op.PYTORCH_BENCHMARK)
+        return self.call(Request(op, "", "", options, attachments={"reference": reference}), timeout)
 
 
-class Sandbox:
+def iteration_request(op: Op, model: str, function: str, options: Options, schedule: str, pipeline: str,
+                      golden: dict[str, Any] | None = None) -> Request:
+    """The request of an iteration's stage (its attachments: schedule, pass pipeline)."""
+    assert op in (Op.ITERATION, Op.ITERATION_EXECUTE, Op.ITERATION_BENCHMARK)
+    return Request(op, model, function, options, golden, {"schedule": schedule, "pipeline": pipeline})
+
+
+class Sandbox(Client):
     """Owns one worker process for one target."""
 
     def __init__(self, target: str, memory_limit: int | None = None, env: dict[str, str] | None = None,
                  fixed_layout: bool = True) -> None:
+        """``memory_limit``: bytes of address space (RLIMIT_AS) for the worker; ``env``: its
+        environment (None: this process's); ``fixed_layout``: no address-space randomization."""
         self.target = target
         self.memory_limit = memory_limit
         self.env = env
@@ -67,7 +111,7 @@ class Sandbox:
 
     def _start(self) -> subprocess.Popen[bytes]:
         self._log = tempfile.TemporaryFile(prefix="mlir-worker-")
-        limit, fix_layout = self.memory_limit, fixed_layout_hook() if self.fixed_layout else (lambda: None)
+        limit, fix_layout = self.memory_limit, children.fixed_layout_hook() if self.fixed_layout else (lambda: None)
         die_with_parent = children.die_with_parent()
 
         def before_exec() -> None:
@@ -99,7 +143,7 @@ class Sandbox:
         self._pending = (request, log_start, time.perf_counter())
         return True
 
-    def call(self, request: Request, timeout: float | None) -> Response:
+    def call(self, request: Request, timeout: float | None = None) -> Response:
         """Send ``request`` (unless ``submit`` did) and wait at most ``timeout`` seconds for the answer."""
         if self._pending is not None:
             sent, log_start, started = self._pending
@@ -111,6 +155,8 @@ class Sandbox:
         assert proc.stdin is not None and proc.stdout is not None and self._log is not None
         log_start = self._log.seek(0, os.SEEK_END)
         started = time.perf_counter()
+        if timeout is not None:  # the worker knows by when the answer is wanted (what a reference may take)
+            request = replace(request, options=replace(request.options, deadline=time.monotonic() + timeout))
         try:
             write_message(proc.stdin, request)  # type: ignore[arg-type]
         except (BrokenPipeError, OSError):

@@ -1,0 +1,128 @@
+"""Which reference a target's runs are judged against: the one place that chooses a golden.
+
+``judge.judge_outputs`` takes, in order, the snippet's own checks, its recorded outputs
+(a recorded test's; an optimization run's PyTorch outputs), else a reference: the first
+of the target's ``REFERENCES`` that takes the function. A reference that cannot take it
+(``Unavailable``) passes to the next and its reason is said in the name of the one used;
+one that fails (``SnippetFailure``) ends the search: no independent golden. tt-mlir's
+targets are judged by tt-mlir's own golden report (``Golden.TT``, ``targets/tt.py``).
+
+Adding a golden: a ``protocol.Golden`` value, a source here and its place in the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+import numpy as np
+
+from pytest_mlir_snippets.protocol import Golden, Kind, Options
+from pytest_mlir_snippets.registry import TARGETS
+from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.lowering.interpreter import InterpreterUnavailable, interpret
+from pytest_mlir_snippets.worker.reference import OtherTarget
+
+ANOTHER = ""  # the table's key for a reference request: another target's worker asks this one
+
+
+class Unavailable(Exception):
+    """This reference cannot take the function (why, in words); the next one is tried."""
+
+
+class PlainLowering(Protocol):
+    """The cpu target's plain lowering (no fusion, no tiling, no vectorization), in this worker."""
+
+    def run_plain(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]: ...
+
+
+class Goldens:
+    """A worker's references: ``plain``, the cpu target's plain lowering where this worker
+    has one; the workers of other targets (``OtherTarget``), started at their first use."""
+
+    def __init__(self, plain: PlainLowering | None = None) -> None:
+        self._plain = plain
+        self._workers: dict[str, OtherTarget] = {}
+
+    def reference(self, target: str, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
+        """The reference for a run of ``compiled`` on ``target`` (``ANOTHER``: asked by another
+        target's worker) on ``inputs``; a ``SnippetFailure`` when none can be computed."""
+        why_not: list[str] = []
+        for source in REFERENCES[target]:
+            try:
+                found = source(self, compiled, options, inputs)
+            except Unavailable as why:
+                why_not.append(str(why))
+                continue
+            if found is not None:
+                return Reference(found.outputs, found.name + (f" ({'; '.join(why_not)})" if why_not else ""),
+                                 found.golden)
+        raise SnippetFailure(Kind.EXECUTE_ERROR, "no reference takes it: " + "; ".join(why_not))
+
+    def worker(self, target: str) -> OtherTarget:
+        if target not in self._workers:
+            self._workers[target] = OtherTarget(target)
+        return self._workers[target]
+
+    def close(self) -> None:
+        for worker in self._workers.values():
+            worker.close()
+        self._workers.clear()
+
+    def plain_lowering(self) -> PlainLowering:
+        assert self._plain is not None, "this worker has no cpu lowering"
+        return self._plain
+
+
+# A source gives a reference, None where it does not apply, or raises Unavailable (try the
+# next) or SnippetFailure (no independent golden).
+Source = Callable[[Goldens, Compiled, Options, list[np.ndarray]], Reference | None]
+
+
+def interpreter(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference | None:
+    """StableHLO's reference interpreter, for a StableHLO snippet."""
+    if compiled.info.get("front_end") != "stablehlo":
+        return None
+    try:
+        return Reference(interpret(compiled.info["source"], compiled.function, inputs, "cpu"),
+                         "StableHLO reference interpreter", Golden.INTERPRETER)
+    except InterpreterUnavailable as why:
+        raise Unavailable(f"the StableHLO interpreter could not run it: {why}") from None
+
+
+def plain_cpu(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
+    """The cpu target's plain lowering: a second compiler for another target."""
+    return Reference(goldens.plain_lowering().run_plain(compiled, inputs), "cpu target (plain lowering)",
+                     Golden.DIFFERENTIAL_CPU)
+
+
+def iree_cpu(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
+    """IREE's compiler, in a worker of its own (``worker/reference.py``), where it is installed."""
+    if TARGETS["iree-cpu"].absent():
+        raise Unavailable("no second compiler installed (pytest-mlir-snippets[iree] gives iree-cpu)")
+    try:
+        return goldens.worker("iree-cpu").outputs(compiled.info["source"], compiled.function, options, inputs)
+    except SnippetFailure as failure:
+        raise Unavailable(f"iree-cpu could not take it: {failure.message.splitlines()[0]}") from None
+
+
+def cpu_worker(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
+    """The cpu target's reference (its ``ANOTHER`` row), from a cpu worker of this worker's
+    own: upstream's bindings cannot load beside IREE's."""
+    return goldens.worker("cpu").outputs(compiled.info["source"], compiled.function, options, inputs)
+
+
+def own_plain(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
+    """The plugin's own plain lowering of the cpu target's function: a last resort, not independent."""
+    return Reference(goldens.plain_lowering().run_plain(compiled, inputs), "plugin's own plain lowering (cpu)",
+                     Golden.SELF)
+
+
+# the run's target -> its references, best first
+REFERENCES: dict[str, tuple[Source, ...]] = {
+    "cpu": (interpreter, iree_cpu, own_plain),
+    "cuda": (interpreter, plain_cpu),
+    "iree-cpu": (cpu_worker,),
+    "iree-cuda": (cpu_worker,),
+    ANOTHER: (interpreter, plain_cpu),  # the cpu target's, asked by an IREE worker
+}
