@@ -28,7 +28,7 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import make_inputs
 from pytest_mlir_snippets.mlirtext.ireeops import CheckSite, IreeSyntaxError, rewrite
-from pytest_mlir_snippets.protocol import ENVIRONMENT, Golden, Kind, Options
+from pytest_mlir_snippets.protocol import ENVIRONMENT, INPUT_SPECS, Golden, Kind, Options
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker.goldens import Goldens
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
@@ -115,8 +115,8 @@ class IreeBackend(Backend):
         args, results = out.signature
         info: dict[str, Any] = {
             "source": module, "front_end": "stablehlo" if out.input_type == "stablehlo" else out.input_type,
-            "inputs": [str(s) for s in args], "outputs": [str(s) for s in results], "iree_route": out.route,
-            "vmfb_bytes": len(out.vmfb)}
+            "inputs": [str(s) for s in args], INPUT_SPECS: [[s.dims, s.element] for s in args],
+            "outputs": [str(s) for s in results], "iree_route": out.route, "vmfb_bytes": len(out.vmfb)}
         if out.runtime is not None:  # execute's ``computed`` (worker/judge.py)
             info["runtime"] = out.runtime
         if sites:
