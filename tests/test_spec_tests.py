@@ -260,3 +260,28 @@ def test_inputs_larger_than_memory_are_one_line_not_a_traceback(pytester: pytest
     assert execute["kind"] == "unsupported"
     assert execute["message"].startswith("execute of @big: inputs need 32.0 GiB, more than the memory limit")
     assert "Traceback" not in execute["message"] and "\n" not in execute["message"]
+
+
+FLOW = """
+func.func @dynamic_constant() {
+  %a = flow.tensor.dynamic_constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi32> -> tensor<?x?xi32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d0 = tensor.dim %a, %c0 : tensor<?x?xi32>
+  %d1 = tensor.dim %a, %c1 : tensor<?x?xi32>
+  %t = flow.tensor.tie_shape %a : tensor<?x?xi32>{%d0, %d1}
+  %s = arith.addi %t, %t : tensor<?x?xi32>
+  %r = tensor.cast %s : tensor<?x?xi32> to tensor<2x2xi32>
+  check.expect_eq_const(%r, dense<[[2, 4], [6, 8]]> : tensor<2x2xi32>) : tensor<2x2xi32>
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("sabotage", [False, True])
+def test_irees_dynamic_constants_are_unfoldable_constants_of_a_dynamic_type(pytester: pytest.Pytester,
+                                                                           sabotage: bool) -> None:
+    records = _records(pytester, FLOW.replace("[6, 8]", "[6, 9]") if sabotage else FLOW)
+    execute = records["dynamic_constant[execute]"]
+    assert execute["kind"] == ("golden-mismatch" if sabotage else "pass"), execute["message"]
+    assert execute["computed"] == "runtime"

@@ -22,7 +22,8 @@ from pytest_mlir_snippets.mlirtext.scanner import _STRING  # the scanner's strin
 
 # an op at the start of a statement, with its results (``%0 = ``, ``%a, %b = ``)
 _OP = re.compile(r"(?m)^(?P<indent>[ \t]*)(?P<results>(?:%[\w$.\-#:]+\s*,\s*)*%[\w$.\-#:]+\s*=\s*)?"
-                 r"(?P<name>util\.unfoldable_constant|util\.optimization_barrier|check\.expect_\w+)\b")
+                 r"(?P<name>util\.unfoldable_constant|util\.optimization_barrier|check\.expect_\w+"
+                 r"|flow\.tensor\.dynamic_constant|flow\.tensor\.tie_shape)\b")
 _COMMENT = re.compile(r"//[^\n]*")
 _TYPE_NEXT = re.compile(r"\s*:")  # an op's type on the line after its operands
 _OPEN, _CLOSE = "([{<", ")]}>"
@@ -32,7 +33,8 @@ IREE_ONLY = ("iree_linalg_ext", "iree_tensor_ext", "iree_encoding", "iree_codege
 _DIALECT_USE = re.compile(r"(?<![\w$.%#!@\"])(?:\"(?P<quoted>[a-z_][\w]*)\.[\w.]+\""
                           r"|(?P<plain>[a-z_][\w]*)\.[a-z_][\w.]*(?=[\s(<{]))")
 _GENERIC_OP = re.compile(r'"([a-z_]\w*\.[\w.]+)"\s*\(')
-_HANDLED = ("util.unfoldable_constant", "util.optimization_barrier", "check.expect_")  # the ops read here
+_HANDLED = ("util.unfoldable_constant", "util.optimization_barrier", "check.expect_", "flow.tensor.dynamic_constant",
+            "flow.tensor.tie_shape")  # the ops read here
 _ATTRIBUTE_USE = re.compile(r"[#!](?P<dialect>[a-z_]\w*)\.")
 CHECK_OPS = ("check.expect_eq", "check.expect_eq_const", "check.expect_almost_eq", "check.expect_almost_eq_const",
              "check.expect_true", "check.expect_false", "check.expect_all_true")
@@ -65,7 +67,7 @@ def masked(text: str) -> str:
 
 
 def uses_iree_ops(text: str) -> bool:
-    return "util." in text or "check." in text
+    return "util." in text or "check." in text or "flow.tensor." in text
 
 
 def _walk(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
@@ -120,6 +122,10 @@ def _generic(name: str, body: str) -> str:
             raise IreeSyntaxError(f"{name} {body.strip()!r}")
         kind = parts[-1]
         return f'"{name}"() {{value = {body.strip()}}} : () -> {kind}'
+    if name == "flow.tensor.tie_shape":  # the value, its dynamic sizes told: the value itself here
+        value, _, kind = body.partition(":")
+        kind = kind.split("{", 1)[0].strip()
+        return f'"tensor.cast"({value.strip()}) : ({kind}) -> {kind}'
     if name == "util.optimization_barrier":
         values, _, kinds = body.partition(":")
         types = ", ".join(_split_top(kinds, ","))
@@ -189,6 +195,19 @@ def _stablehlo_check(name: str, body: str) -> str:
     return f'"{name}"({", ".join(operands)}){properties} : ({types[0]}, {types[-1]}) -> ()'
 
 
+def _dynamic_constant(body: str, results: str, temporary: str) -> str:
+    """IREE's ``flow.tensor.dynamic_constant dense<...> : T -> D`` (a constant the optimizer
+    cannot see through, of a dynamic type): an unfoldable constant of ``T`` and its cast to
+    ``D``, two ops on the op's line."""
+    value, arrow, dynamic = re.sub(r"\s*\n\s*", " ", body).rpartition("->")  # no "->" in a value
+    value, dynamic = value.strip(), dynamic.strip()
+    if not arrow or not dynamic.startswith("tensor<"):
+        raise IreeSyntaxError(f"flow.tensor.dynamic_constant {body.strip()!r}")
+    static = _split_top(value, ":")[-1]
+    return (f'{temporary} = "util.unfoldable_constant"() {{value = {value}}} : () -> {static} '
+            f'{results}"tensor.cast"({temporary}) : ({static}) -> {dynamic}')
+
+
 def rewrite(text: str) -> tuple[str, list[CheckSite]]:
     """``text`` with IREE's util and check ops in generic form, and the check ops found."""
     if not uses_iree_ops(text):
@@ -203,9 +222,13 @@ def rewrite(text: str) -> tuple[str, list[CheckSite]]:
         end = _op_end(mask, m.end("name"))
         name = m.group("name")
         original = text[m.end("name"):end]
-        generic = re.sub(r"\s*\n\s*", " ", _generic(name, _COMMENT.sub("", original)))  # one line
         results = text[m.start("results"):m.end("results")] if m.group("results") else ""
         line = text.count("\n", 0, m.start()) + 1
+        if name == "flow.tensor.dynamic_constant":  # an unfoldable constant, cast to its dynamic type
+            generic = _dynamic_constant(_COMMENT.sub("", original), results, f"%__dynamic_constant_{line}")
+            results = ""
+        else:
+            generic = re.sub(r"\s*\n\s*", " ", _generic(name, _COMMENT.sub("", original)))  # one line
         if name.startswith("check."):
             sites.append(CheckSite(name, line, len(m.group("indent")) + 1))
         out.append(text[pos:m.start()])
