@@ -36,6 +36,12 @@ _RESULTS = {
 }
 
 
+def needed(module: str) -> bool:
+    """Whether ``module``'s text may hold an op lowered here (no walk of the parsed module)."""
+    return "linalg.pack" in module or "linalg.unpack" in module or "linalg.softmax" in module \
+        or "winograd" in module
+
+
 def _static_tiles(op: Any) -> bool:
     return all(size >= 0 for size in op.attributes["static_inner_tiles"])
 

@@ -7,6 +7,7 @@ against is chosen in ``worker/goldens.py``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,23 +42,33 @@ TO_LOOPS = "func.func(convert-linalg-to-loops), convert-complex-to-standard"
 # (convert-arith-to-apfloat, libmlir_apfloat_wrappers), after convert-arith-to-llvm has taken
 # everything LLVM computes natively; their math ops compute in f32 (math-extend-to-supported-types,
 # which leaves f16 and bf16 math as it was: in f32 their results moved past openxla's ULP bounds).
+# Those steps are in the pipeline of a module that has small floats only (``SMALL``).
 SMALL_FLOATS = ("f8E4M3FN", "f8E5M2", "f8E4M3", "f8E3M4", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E8M0FNU", "f6E2M3FN",
                 "f6E3M2FN", "f4E2M1FN")
 TO_LLVM = (
     "convert-vector-to-scf, convert-scf-to-cf, expand-strided-metadata, lower-affine,"
     " convert-vector-to-llvm, finalize-memref-to-llvm,"
-    " convert-complex-to-standard, func.func(math-expand-ops{ops=rsqrt}),"
-    " math-extend-to-supported-types{extra-types=f16,bf16}, convert-math-to-funcs, convert-math-to-libm,"
-    " convert-math-to-llvm,"
-    f" func.func(arith-emulate-unsupported-floats{{source-types=bf16,{','.join(SMALL_FLOATS)} target-type=f32}},"
+    " convert-complex-to-standard, func.func(math-expand-ops{ops=rsqrt}),<math> convert-math-to-funcs,"
+    " convert-math-to-libm, convert-math-to-llvm,"
+    " func.func(arith-emulate-unsupported-floats{source-types=bf16<floats> target-type=f32},"
     " arith-expand{include-bf16=true}),"
-    " convert-arith-to-llvm, convert-arith-to-apfloat, convert-arith-to-llvm, convert-index-to-llvm,"
-    " convert-func-to-llvm, convert-cf-to-llvm,"
+    " convert-arith-to-llvm,<apfloat> convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm,"
     " convert-complex-to-llvm, convert-ub-to-llvm, reconcile-unrealized-casts"
 )
 
 
-def default_pipeline(plain: bool = False, own_deallocation: bool = False) -> list[str]:
+SMALL = re.compile(r"\bf[468]E\d")  # a small float type in a module's text
+
+
+def to_llvm(small_floats: bool) -> str:
+    """``TO_LLVM``, with the small floats' steps or without them."""
+    return (TO_LLVM.replace("<math>", " math-extend-to-supported-types{extra-types=f16,bf16},")
+            .replace("<floats>", "," + ",".join(SMALL_FLOATS))
+            .replace("<apfloat>", " convert-arith-to-apfloat, convert-arith-to-llvm,") if small_floats else
+            TO_LLVM.replace("<math>", "").replace("<floats>", "").replace("<apfloat>", ""))
+
+
+def default_pipeline(plain: bool = False, own_deallocation: bool = False, small_floats: bool = False) -> list[str]:
     """The cpu target's pipeline from upstream dialects on tensors to the LLVM dialect,
     in two parts, with ``prepare_for_llvm`` between them. ``own_deallocation``: the
     snippet frees its own buffers (``memref.dealloc``), and the ownership-based
@@ -66,10 +77,11 @@ def default_pipeline(plain: bool = False, own_deallocation: bool = False) -> lis
     ``memref.alloc(%c16)``) and checks at run time that code freeing such a buffer does
     not: "expected that the block does not have ownership" (SIGABRT), on code upstream
     runs with its own pipelines (Vector gather, compress; Linalg conv-1d). Buffers that
-    bufferization adds to such a snippet are then not freed (a leak, not a crash)."""
+    bufferization adds to such a snippet are then not freed (a leak, not a crash).
+    ``small_floats``: with the steps f8, f6 and f4 need (``SMALL`` finds them in a module)."""
     bufferize = BUFFERIZE.replace(" buffer-deallocation-pipeline,", "") if own_deallocation else BUFFERIZE
     return [f"builtin.module({FRONT}, {PLAIN if plain else OPTIMIZE}, {bufferize}, {TO_LOOPS})",
-            f"builtin.module({TO_LLVM})"]
+            f"builtin.module({to_llvm(small_floats)})"]
 
 
 def frees_own_buffers(module: str) -> bool:
@@ -90,7 +102,7 @@ class CpuBackend(Backend):
     def compile(self, module: str, function: str, options: Options,
                 constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
         pipeline = [options.pipeline] if options.pipeline else default_pipeline(
-            own_deallocation=frees_own_buffers(module))
+            own_deallocation=frees_own_buffers(module), small_floats=SMALL.search(module) is not None)
         return self._compile(module, function, pipeline, options.print_ir, constants, options.opt_level,
                              translate=not options.skip_exec, own_steps=not options.pipeline)
 
@@ -113,7 +125,7 @@ class CpuBackend(Backend):
         results depend on run-time values (a snippet's, not a reference's). ``own_steps``:
         the default pipeline's steps before it (``decompose.lower``), not for a user's pipeline."""
         with lowering.lowered(module, function, pipeline, self.name, constants,
-                              before=decompose.lower if own_steps else None) as low:
+                              before=decompose.lower if own_steps and decompose.needed(module) else None) as low:
             engine = None
             try:  # translation to LLVM IR; machine code is generated at the first call (link)
                 if translate:
@@ -208,7 +220,8 @@ class CpuBackend(Backend):
         key = (source, compiled.function)
         if key not in self._reference:
             try:
-                pipeline = default_pipeline(plain=True, own_deallocation=frees_own_buffers(source))
+                pipeline = default_pipeline(plain=True, own_deallocation=frees_own_buffers(source),
+                                            small_floats=SMALL.search(source) is not None)
                 self._reference[key] = self._compile(source, compiled.function, pipeline,
                                                      False, compiled.info.get("constants"), opt_level=0, analyze=False)
             except SnippetFailure as failure:
