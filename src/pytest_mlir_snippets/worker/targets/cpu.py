@@ -57,7 +57,7 @@ TO_LLVM = (
 )
 
 
-SMALL = re.compile(r"\bf[468]E\d")  # a small float type in a module's text
+SMALL = re.compile(r"f[468]E\d")  # a small float type in a module's text (after a shape: 4xf8E5M2)
 
 
 def to_llvm(small_floats: bool) -> str:
