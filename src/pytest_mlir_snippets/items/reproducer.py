@@ -11,17 +11,10 @@ import re
 import shlex
 from pathlib import Path
 
+from pytest_mlir_snippets.mlirtext.litscript import tool
 from pytest_mlir_snippets.protocol import Response
 
 _UNSAFE = re.compile(r"[^\w.\-]+")
-
-
-def tool(name: str) -> str:
-    """The absolute path of the installed tool ``name``, else the name (PATH decides)."""
-    from pytest_mlir_snippets.mlirtext.litlocal import tool_path
-
-    found = tool_path(name)
-    return str(found) if found is not None else name
 
 
 def remove(folder: Path) -> None:

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_mlir_snippets.mlirtext.litlocal import local_config, tool_dirs
+from pytest_mlir_snippets.mlirtext.litlocal import local_config, tool_dirs, tool_path
 
 RUNNERS = ("mlir-runner", "mlir-cpu-runner")
 OPT, TRANSLATE, LLI, FILECHECK = "mlir-opt", "mlir-translate", "lli", "FileCheck"
@@ -85,12 +85,10 @@ class LitScript:
 
 
 def tool(name: str) -> str:
-    """The wheel's executable ``name`` (mlir-opt, mlir-runner, FileCheck, lli, ...), else the name."""
-    mlir, llvm = tool_dirs()
-    for folder in (mlir, llvm):
-        if folder is not None and (folder / "bin" / name).is_file():
-            return str(folder / "bin" / name)
-    return name
+    """The installed executable ``name`` (mlir-opt, mlir-runner, FileCheck, lli, torch-mlir-opt,
+    ...: ``litlocal.tool_path``), by its absolute path, else the name."""
+    found = tool_path(name)
+    return str(found) if found is not None else name
 
 
 def substitutions(source: Path, tmp_base: str) -> list[tuple[str, str]]:

@@ -38,8 +38,7 @@ _RESULTS = {
 
 def needed(module: str) -> bool:
     """Whether ``module``'s text may hold an op lowered here (no walk of the parsed module)."""
-    return "linalg.pack" in module or "linalg.unpack" in module or "linalg.softmax" in module \
-        or "winograd" in module
+    return any(name in module for name in (*PACKS, *AGGREGATES))
 
 
 def _static_tiles(op: Any) -> bool:
@@ -49,13 +48,15 @@ def _static_tiles(op: Any) -> bool:
 def _schedule(ops: list[Any], ir: Any) -> str | None:
     """The transform script for ``ops`` (each marked with its index); None: nothing to do."""
     lines, decompose = [], False
+    aggregates = sorted({op.name for op in ops if op.name in AGGREGATES})
+    if aggregates:  # all of them at once: decompose_interface takes each op the handle holds
+        lines.append(f"%aggregates = transform.structured.match ops{{{aggregates!r}}} in %root "
+                     ": (!transform.any_op) -> !transform.any_op".replace("'", '"'))
+        lines.append("%parts = transform.structured.decompose_interface %aggregates "
+                     ": (!transform.any_op) -> !transform.any_op")
     for index, op in enumerate(ops):
         name = op.name
         if name in AGGREGATES:
-            lines.append(f'%op{index} = transform.structured.match ops{{["{name}"]}} in %root '
-                         ": (!transform.any_op) -> !transform.any_op")
-            lines.append(f"%parts{index} = transform.structured.decompose_interface %op{index} "
-                         ": (!transform.any_op) -> !transform.any_op")
             continue
         static = _static_tiles(op)
         if not static and name == "linalg.unpack":
@@ -92,7 +93,6 @@ def lower(module: Any, diagnostics: mlirtools.Collector) -> None:
     from mlir.dialects.transform import interpreter
 
     ops = mlirtools.ops_where(module, ir, lambda op: op.name in PACKS or op.name in AGGREGATES)
-    ops = [op for i, op in enumerate(ops) if op.name in PACKS or op.name not in {o.name for o in ops[:i]}]
     text = _schedule(ops, ir) if ops else None
     if text is None:
         return

@@ -212,19 +212,19 @@ class TTNNBackend(TTBackend):
     def __init__(self) -> None:
         super().__init__()
         self._route: Any = None
-        self._builder = False
+        self._builder = self._plugin = False  # which routes this machine has: ``missing`` finds out, once
 
     def missing(self) -> str | None:
         builder = super().missing()
-        self._builder = builder is None
         plugin = _pjrt_plugin()
+        self._builder, self._plugin = builder is None, plugin is None
         if builder is None or plugin is None:
             return None  # StableHLO goes through the plugin; other input says what it lacks
         return f"{builder}; for StableHLO input: {plugin}"
 
     def compile(self, module: str, function: str, options: Options,
                 constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
-        if "stablehlo." in module and _pjrt_plugin() is None:
+        if "stablehlo." in module and self._plugin:
             if self._route is None:
                 from pytest_mlir_snippets.worker.targets.ttnn_pjrt import PjrtRoute
 

@@ -148,9 +148,14 @@ class Artifacts:
 
     def check_flatbuffer(self) -> None:
         """A size-prefixed flatbuffer with tt-mlir's file id ``TTNN``; ValueError if not."""
-        flat = self.flatbuffer
-        if len(flat) < 12 or struct.unpack_from("<I", flat)[0] != len(flat) - 4 or flat[8:12] != b"TTNN":
-            raise ValueError(f"the flatbuffer ({len(flat)} bytes) is not a size-prefixed TTNN file")
+        if not size_prefixed(self.flatbuffer, b"TTNN"):
+            raise ValueError(f"the flatbuffer ({len(self.flatbuffer)} bytes) is not a size-prefixed TTNN file")
+
+
+def size_prefixed(data: bytes, file_id: bytes) -> bool:
+    """Whether ``data`` is a size-prefixed flatbuffer with ``file_id`` (tt-mlir's files:
+    ``TTNN`` programs, ``TTSY`` system descriptors)."""
+    return len(data) >= 12 and struct.unpack_from("<I", data)[0] == len(data) - 4 and data[8:12] == file_id
 
 
 class Client:
@@ -203,7 +208,7 @@ def _check_descriptor(path: Path, source: str) -> None:
         data = path.read_bytes()
     except OSError as error:
         raise PluginError(f"no system descriptor at {path} (from {source}): {error.strerror}") from None
-    if len(data) < 12 or struct.unpack_from("<I", data)[0] != len(data) - 4 or data[8:12] != b"TTSY":
+    if not size_prefixed(data, b"TTSY"):
         raise PluginError(f"{path} (from {source}) is not a tt system descriptor (a size-prefixed TTSY "
                           "flatbuffer): `mlir-snippets sysdesc` writes one")
 
