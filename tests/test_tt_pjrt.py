@@ -87,6 +87,12 @@ def test_ttir_needs_the_builder_and_ttmetal_needs_d2m(pytester: pytest.Pytester)
     _, records = _records(pytester, "--mlir-target=ttnn")
     assert records["m[compile]"]["kind"] == "unsupported"
     assert "TTIR and TTNN input go through tt-mlir's builder" in records["m[compile]"]["message"]
+    (pytester.path / "t.mlir").write_text('func.func @m(%a: tensor<32x32xf32>) -> tensor<32x32xbf16> {\n'
+                                          '  %0 = "ttir.abs"(%a) : (tensor<32x32xf32>) -> tensor<32x32xf32>\n'
+                                          '  %1 = stablehlo.convert %0 : (tensor<32x32xf32>) -> tensor<32x32xbf16>\n'
+                                          '  return %1 : tensor<32x32xbf16>\n}\n')
+    _, records = _records(pytester, "--mlir-target=ttnn")  # StableHLO among TTIR ops: the builder's too
+    assert "TTIR and TTNN input go through tt-mlir's builder" in records["m[compile]"]["message"]
     (pytester.path / "t.mlir").write_text(OPS)
     _, records = _records(pytester, "--mlir-target=ttmetal")
     assert "this tt-xla build has no TTMetal (D2M) pipeline" in records["add[compile]"]["message"]

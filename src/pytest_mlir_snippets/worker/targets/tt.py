@@ -204,7 +204,8 @@ class TTMetalBackend(TTBackend):
 
 class TTNNBackend(TTBackend):
     """StableHLO through tt-xla's PJRT plugin where it is installed (``ttnn_pjrt``); TTIR
-    and TTNN input, and StableHLO without the plugin, through tt-mlir's builder."""
+    and TTNN input (StableHLO among TTIR ops too: libtt crashes on it), and StableHLO
+    without the plugin, through tt-mlir's builder."""
 
     name = "ttnn"
     runtime_name = "TTNN"
@@ -224,7 +225,7 @@ class TTNNBackend(TTBackend):
 
     def compile(self, module: str, function: str, options: Options,
                 constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
-        if "stablehlo." in module and self._plugin:
+        if self._plugin and "stablehlo." in module and "ttir." not in module and "ttnn." not in module:
             if self._route is None:
                 from pytest_mlir_snippets.worker.targets.ttnn_pjrt import PjrtRoute
 
