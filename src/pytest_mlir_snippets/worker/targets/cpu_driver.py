@@ -34,6 +34,8 @@ def driver(backend: CpuBackend, compiled: Compiled, request: Request) -> Respons
     if request.options.pipeline:
         raise SnippetFailure(Kind.UNSUPPORTED, "no driver for a --mlir-pipeline lowering: it has no "
                              "Python step to start after")
+    if compiled.info.get("checks"):
+        raise SnippetFailure(Kind.UNSUPPORTED, "no driver for a snippet with check ops: they are its golden")
     options, golden = request.options, request.golden
     inputs = run_inputs(compiled, options, golden)
     expected, basis = None, "none (the call must return)"
