@@ -137,9 +137,9 @@ def _compare(out: _Writer, k: int, name: str, slot: Slot, value: np.ndarray, tol
     out.add(f"{p}actual = memref.reinterpret_cast {name} to offset: [0], sizes: [{size}], strides: [1] : "
             f"{source} to {flat}")
     out.hold(f"driver_expected{k}", slot, value.reshape(size))
-    out.add(f"{p}expected = memref.get_global @driver_expected{k} : {flat}",
-            f"{p}n = arith.constant {size} : index",
-            f"{p}bad = scf.for %i{k} = %c0 to {p}n step %c1 iter_args({p}first = {NONE}) -> (index) {{",
+    out.add(f"{p}expected = memref.get_global @driver_expected{k} : {flat}", f"{p}size = arith.constant {size} : index")
+    failed_before = _dimensions(out, k, name, slot, shape, failed_before)
+    out.add(f"{p}bad = scf.for %i{k} = %c0 to {p}n step %c1 iter_args({p}first = {NONE}) -> (index) {{",
             f"  {p}seen = arith.cmpi ne, {p}first, {NONE} : index",
             f"  {p}next = scf.if {p}seen -> (index) {{", f"    scf.yield {p}first : index", "  } else {",
             f"    {p}x = memref.load {p}actual[%i{k}] : {flat}", f"    {p}y = memref.load {p}expected[%i{k}] : {flat}")
@@ -150,8 +150,9 @@ def _compare(out: _Writer, k: int, name: str, slot: Slot, value: np.ndarray, tol
     stride = size
     for j, dim in enumerate(shape):  # the flat index as one index per dimension
         stride //= max(dim, 1)
-        out.add(f"  {p}s{j} = arith.constant {max(stride, 1)} : index", f"  {p}d{j} = arith.constant {max(dim, 1)} : index",
-                f"  {p}q{j} = arith.divui {p}bad, {p}s{j} : index", f"  {p}m{j} = arith.remui {p}q{j}, {p}d{j} : index",
+        out.add(f"  {p}s{j} = arith.constant {max(stride, 1)} : index",
+                f"  {p}d{j} = arith.constant {max(dim, 1)} : index", f"  {p}q{j} = arith.divui {p}bad, {p}s{j} : index",
+                f"  {p}m{j} = arith.remui {p}q{j}, {p}d{j} : index",
                 f"  {p}i{j} = arith.index_cast {p}m{j} : index to i64",
                 f"  vector.print {p}i{j} : i64 punctuation <no_punctuation>")
         if j + 1 < len(shape):
@@ -165,6 +166,29 @@ def _compare(out: _Writer, k: int, name: str, slot: Slot, value: np.ndarray, tol
         out.add(f"  vector.print {printed} : {kind} punctuation <no_punctuation>")
     out.add('  vector.print str "\\n"', "}", f"{p}failed = arith.ori {failed_before}, {p}differs : i1")
     return f"{p}failed"
+
+
+def _dimensions(out: _Writer, k: int, name: str, slot: Slot, shape: tuple[int, ...], failed_before: str) -> str:
+    """``%k{k}_n``: how many elements of result ``k`` to compare: all, or none when a dynamic
+    dimension of it differs from the golden's (said by a FAIL line); the i1 that says
+    whether this or an earlier check failed."""
+    p = f"%k{k}_"
+    dynamic = [j for j, d in enumerate(slot.shape or ()) if d is None]
+    if not dynamic:
+        out.add(f"{p}n = arith.addi {p}size, %c0 : index")
+        return failed_before
+    out.add(f"{p}true = arith.constant true")
+    same = f"{p}true"
+    for j in dynamic:
+        out.add(f"{p}dim{j} = arith.constant {j} : index", f"{p}has{j} = memref.dim {name}, {p}dim{j} : {slot.text}",
+                f"{p}want{j} = arith.constant {shape[j]} : index",
+                f"{p}same{j} = arith.cmpi eq, {p}has{j}, {p}want{j} : index",
+                f"{p}all{j} = arith.andi {same}, {p}same{j} : i1")
+        same = f"{p}all{j}"
+    out.add(f"{p}n = arith.select {same}, {p}size, %c0 : index", f"{p}wrong = arith.xori {same}, {p}true : i1",
+            f"scf.if {p}wrong {{", f'  vector.print str "FAIL: result #{k} is not of shape {list(shape)}\\n"', "}",
+            f"{p}shape_failed = arith.ori {failed_before}, {p}wrong : i1")
+    return f"{p}shape_failed"
 
 
 def _equal(p: str, element: str, tolerance: tuple[float, float] | None) -> list[str]:
