@@ -6,7 +6,8 @@ target's pipeline, ``mlir-runner`` with upstream's runtime libraries as lit's
 substitutions name them, ``FileCheck %s``) and ``// CHECK: PASS``, over the driver.
 ``reproduce.sh`` runs the same commands with absolute paths; a signal that killed
 ``mlir-runner`` kills the script too, so that a crash reads as a crash.
-"""
+
+PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def lit_test(info: dict[str, Any], function: str, title: str) -> str:
     first, runner, check = (" ".join(c) for c in _commands(info))
     lines = [f"// {title}", *(f"// {line}" for line in explanation(info, function)),
              f"// RUN: {first} \\", f"// RUN: | {runner} \\", f"// RUN: | {check}", CHECK, ""]
-    return "\n".join(lines) + str(info["driver"])
+    return "\n".join(lines) + str(info["module"])
 
 
 def script(test: Path, info: dict[str, Any], function: str, title: str) -> str:

@@ -19,6 +19,7 @@ from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
 from pytest_mlir_snippets.protocol import Op, Options, Request
 
 TIMEOUT = 300.0
+_SPEC = re.compile(r"(.+?)::([^\[\]]+)(?:\[[^\]]*\])?")  # FILE::FUNC, a [stage] after it
 
 
 class ExportError(Exception):
@@ -28,10 +29,10 @@ class ExportError(Exception):
 def export_lit(spec: str, timeout: float = TIMEOUT) -> str:
     """The integration test for ``spec`` (``FILE::FUNC``, FUNC as in the node id, a
     ``[stage]`` after it ignored)."""
-    file, sep, name = spec.partition("::")
-    name = re.sub(r"\[[^\]]*\]$", "", name)
-    if not sep or not name:
+    given = _SPEC.fullmatch(spec)  # what the user typed: no item or record exists to ask
+    if given is None:
         raise ExportError(f"give FILE::FUNC (as in the node id), not {spec!r}")
+    file, name = given.group(1), given.group(2)
     path = Path(file)
     try:
         source = SnippetSource(path.read_text())

@@ -3,7 +3,7 @@ plugin compiled it, up to its last Python step (``plugin:prepare_for_llvm``, bet
 default pipeline's two parts), with a ``@main`` (``lowering/driver.py``) that calls it on
 the item's inputs and compares its results with the item's golden, at its tolerance.
 
-The answer's ``info``: ``driver`` (the module's text), ``pipeline`` (the rest of the
+The answer's ``info``: ``module`` (the driver's text), ``pipeline`` (the rest of the
 lowering, for ``mlir-opt``), ``step`` (the Python step the IR was saved after), ``entry``
 (``@main``'s name, for ``mlir-runner -e``), ``libraries`` (upstream's runtime libraries it
 needs, as lit names them: ``mlir_c_runner_utils``), ``golden`` (what it compares with).
@@ -63,7 +63,7 @@ def driver(backend: CpuBackend, compiled: Compiled, request: Request) -> Respons
     merged = _merged(saved, text)
     libraries = [*LIBRARIES, *(["mlir_float16_utils"] if "bf16" in merged or "f16" in merged else []),
                  *(["mlir_apfloat_wrappers"] if small else [])]
-    return Response(Kind.PASS, info={"driver": merged, "pipeline": rest, "step": STEP, "entry": entry,
+    return Response(Kind.PASS, info={"module": merged, "pipeline": rest, "step": STEP, "entry": entry,
                                      "libraries": libraries, "golden": basis})
 
 
