@@ -22,19 +22,19 @@ DRIVER = "driver.mlir"
 
 
 def update(folder: Path, response: Response, function: str, title: str,
-           driver: Callable[[bool], Response]) -> Path | None:
+           driver: Callable[[bool], Response]) -> tuple[Path | None, str]:
     """After an execute: ``reproduce.sh`` (and ``driver.mlir``) in ``folder`` for a failed
     one, replacing an earlier one; a passing one's removed. ``driver(compare)`` asks the
-    worker for the driver module. None when there is no script (the worker gave no driver:
-    why is in the item's report)."""
+    worker for the driver module. (the script, "") or, without one, (None, why: "" where
+    the item's outcome has none)."""
     if response.kind is Kind.PASS:
         reproducer.remove(folder)
-        return None
+        return None, ""
     if response.kind not in REPRODUCED:
-        return None
+        return None, ""
     answer = driver(response.kind is Kind.GOLDEN_MISMATCH)
     if not answer.ok:
-        return None
+        return None, answer.message.splitlines()[0] if answer.message else answer.kind.value
     reproducer.remove(folder)
     folder.mkdir(parents=True, exist_ok=True)
     first = response.message.splitlines()[0] if response.message else response.kind.value
@@ -44,4 +44,4 @@ def update(folder: Path, response: Response, function: str, title: str,
     path = folder / "reproduce.sh"
     path.write_text(script(test, answer.info, function, heading))
     path.chmod(0o755)
-    return path
+    return path, ""

@@ -202,11 +202,12 @@ class SnippetItem(MlirItem):
     def _execute_reproducer(self, response: Response, request: Request) -> None:
         settings, manager = run_state(self.config).settings, run_state(self.config).device_manager()
         folder = artifact_dir(settings.output_root, self.path, self.func.uid, settings.target, self.config.rootpath)
-        script = execrepro.update(folder, response, self.func.name, self.nodeid, lambda compare: manager.call(
+        script, why = execrepro.update(folder, response, self.func.name, self.nodeid, lambda compare: manager.call(
             dataclasses.replace(request, attachments={"compare": "yes" if compare else "no"}), self.timeout()))
         if script is not None:
             self.reproducer = str(script.relative_to(settings.output_root))
-            self.add_report_section("call", "reproducer", f"sh {script}")
+        if script is not None or why:
+            self.add_report_section("call", "reproducer", f"sh {script}" if script else f"none: {why}")
 
     def _show_output(self, response: Response) -> None:
         settings = run_state(self.config).settings
