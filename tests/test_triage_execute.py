@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from pytest_mlir_snippets.mlirtext.litscript import tool
-from pytest_mlir_snippets.worker.lowering.driver import main_text, slot_of
+from pytest_mlir_snippets.worker.lowering.driver import Bound, main_text, slot_of
 from pytest_mlir_snippets.worker.lowering.runtime_libs import runner_libraries
 from pytest_mlir_snippets.worker.targets.cpu import default_pipeline
 
@@ -40,7 +40,7 @@ IDENTITY = """module {
 CLEAN = {"PATH": str(Path(sys.executable).parent)}  # the venv's bin only
 
 
-def _driven(given: list[np.ndarray], expected: list[np.ndarray], tolerances: list[tuple[float, float] | None],
+def _driven(given: list[np.ndarray], expected: list[np.ndarray], tolerances: list[Bound | None],
             tmp_path: Path) -> str:
     """What the driver of ``@same`` prints, lowered by the cpu target's tail and run by mlir-runner."""
     slots = [slot_of("memref<3xf32>"), slot_of("memref<2xi32>")]
@@ -55,12 +55,13 @@ def _driven(given: list[np.ndarray], expected: list[np.ndarray], tolerances: lis
 
 def test_the_driver_compares_at_the_items_tolerance_and_names_the_first_difference(tmp_path: Path) -> None:
     values = [np.array([1.0, np.nan, -2.0], np.float32), np.array([7, -3], np.int32)]
-    tolerance = [(1e-3, 0.0), None]
     near = [np.array([1.0009, np.nan, -2.0], np.float32), values[1]]  # within atol; NaN matches NaN
-    assert _driven(values, near, tolerance, tmp_path).splitlines() == ["PASS"]
-    far = [np.array([1.0, np.nan, -2.5], np.float32), np.array([7, -4], np.int32)]  # sabotaged: both differ
-    assert _driven(values, far, tolerance, tmp_path).splitlines() == [
-        "FAIL: result #0 at index [2]: actual -2, expected -2.5",
+    assert _driven(values, near, [(1e-3, 0.0, 0), None], tmp_path).splitlines() == ["PASS"]
+    two_ulp = np.array([1.0, np.nan, np.nextafter(np.nextafter(np.float32(-2), 0), 0)], np.float32)
+    assert _driven(values, [two_ulp, values[1]], [(0.0, 0.0, 2), None], tmp_path).splitlines() == ["PASS"]
+    three_ulp = np.array([1.0, np.nan, np.nextafter(two_ulp[2], 0)], np.float32)  # sabotaged: each one differs
+    assert _driven(values, [three_ulp, np.array([7, -4], np.int32)], [(0.0, 0.0, 2), None], tmp_path).splitlines() == [
+        "FAIL: result #0 at index [2]: actual -2, expected -2 (difference -3.57628e-07)",
         "FAIL: result #1 at index [1]: actual -3, expected -4"]
 
 

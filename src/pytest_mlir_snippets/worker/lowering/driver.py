@@ -5,9 +5,10 @@ the first differing index and both values (``vector.print``: upstream's
 
 The inputs and the expected values are mutable ``memref.global``\\ s, loaded at run time,
 so that no pass folds the call or the comparison away. Floats pass as the plugin's
-comparison passes them (``golden.compare``): equal, both NaN, or
-``|actual - expected| <= atol + rtol * |expected|`` in f64 with the item's atol and rtol;
-integers and i1 must be equal. The text is written for a module at the memref level (the
+comparison passes them (``golden.compare``): equal, both NaN,
+``|actual - expected| <= atol + rtol * |expected|`` in f64 with the item's atol and rtol, or
+both finite and at most the item's ULP allowance apart; integers and i1 must be equal
+(the PCC gate is not checked). The text is written for a module at the memref level (the
 function bufferized), which the rest of the target's pipeline lowers with the function.
 """
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 NONE = "%none"  # index -1: no element differs
+Bound = tuple[float, float, int]  # a float result's atol, rtol and ULP allowance
 
 
 class DriverUnsupported(ValueError):
@@ -86,11 +88,11 @@ class _Writer:
 
 
 def main_text(function: str, args: list[Slot], results: list[Slot], inputs: list[np.ndarray],
-              expected: list[np.ndarray] | None, tolerances: list[tuple[float, float] | None],
+              expected: list[np.ndarray] | None, tolerances: list[Bound | None],
               entry: str = "main") -> str:
     """The driver's globals and ``@entry``: ``@function`` called on ``inputs``; its results
     (a function without results: its memref arguments, after the call) compared with
-    ``expected`` (each float result with its (atol, rtol) of ``tolerances``); without
+    ``expected`` (each float result within its (atol, rtol, ulp) of ``tolerances``); without
     ``expected``, ``PASS`` once the call returned."""
     out = _Writer()
     out.add("%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index", f"{NONE} = arith.constant -1 : index")
@@ -118,7 +120,7 @@ def main_text(function: str, args: list[Slot], results: list[Slot], inputs: list
     return "\n".join([*out.globals, f"  func.func @{entry}() {{", *out.body, "  }"])
 
 
-def _compare(out: _Writer, k: int, name: str, slot: Slot, value: np.ndarray, tolerance: tuple[float, float] | None,
+def _compare(out: _Writer, k: int, name: str, slot: Slot, value: np.ndarray, tolerance: Bound | None,
              failed_before: str) -> str:
     """Result ``k`` (``name``) against ``value``; the i1 that says whether this or an earlier one failed."""
     shape = tuple(value.shape) if slot.shape is not None else ()
@@ -159,11 +161,16 @@ def _compare(out: _Writer, k: int, name: str, slot: Slot, value: np.ndarray, tol
             out.add('  vector.print str ", "')
     out.add('  vector.print str "]: actual "', f"  {p}fx = memref.load {p}actual[{p}bad] : {flat}",
             f"  {p}fy = memref.load {p}expected[{p}bad] : {flat}")
+    shown = []
     for side, label in (("fx", ""), ("fy", "expected ")):
         if label:
             out.add(f'  vector.print str ", {label}"')
         printed, kind = _printable(out, f"{p}{side}", slot.element)
         out.add(f"  vector.print {printed} : {kind} punctuation <no_punctuation>")
+        shown.append(printed)
+    if slot.is_float:  # six digits may print both alike: their difference says by how much
+        out.add(f"  {p}by = arith.subf {shown[0]}, {shown[1]} : f64", '  vector.print str " (difference "',
+                f"  vector.print {p}by : f64 punctuation <no_punctuation>", '  vector.print str ")"')
     out.add('  vector.print str "\\n"', "}", f"{p}failed = arith.ori {failed_before}, {p}differs : i1")
     return f"{p}failed"
 
@@ -191,21 +198,53 @@ def _dimensions(out: _Writer, k: int, name: str, slot: Slot, shape: tuple[int, .
     return f"{p}shape_failed"
 
 
-def _equal(p: str, element: str, tolerance: tuple[float, float] | None) -> list[str]:
+def _equal(p: str, element: str, tolerance: Bound | None) -> list[str]:
     """Lines that set ``{p}ok``: ``{p}x`` (actual) passes against ``{p}y`` (expected)."""
     if not (element.startswith(("f", "bf", "tf"))):
         return [f"{p}ok = arith.cmpi eq, {p}x, {p}y : {element}"]
-    atol, rtol = tolerance or (0.0, 0.0)
+    atol, rtol, ulp = tolerance or (0.0, 0.0, 0)
     lines = [] if element == "f64" else [f"{p}x64 = arith.extf {p}x : {element} to f64",
                                          f"{p}y64 = arith.extf {p}y : {element} to f64"]
     x, y = (f"{p}x", f"{p}y") if element == "f64" else (f"{p}x64", f"{p}y64")
-    return [*lines, f"{p}eq = arith.cmpf oeq, {x}, {y} : f64", f"{p}xn = arith.cmpf uno, {x}, {x} : f64",
-            f"{p}yn = arith.cmpf uno, {y}, {y} : f64", f"{p}nan = arith.andi {p}xn, {p}yn : i1",
-            f"{p}diff = arith.subf {x}, {y} : f64", f"{p}ad = math.absf {p}diff : f64",
-            f"{p}ay = math.absf {y} : f64", f"{p}atol = arith.constant {_f64(atol)} : f64",
-            f"{p}rtol = arith.constant {_f64(rtol)} : f64", f"{p}scaled = arith.mulf {p}rtol, {p}ay : f64",
-            f"{p}bound = arith.addf {p}atol, {p}scaled : f64", f"{p}near = arith.cmpf ole, {p}ad, {p}bound : f64",
-            f"{p}either = arith.ori {p}eq, {p}nan : i1", f"{p}ok = arith.ori {p}either, {p}near : i1"]
+    lines += [f"{p}eq = arith.cmpf oeq, {x}, {y} : f64", f"{p}xn = arith.cmpf uno, {x}, {x} : f64",
+              f"{p}yn = arith.cmpf uno, {y}, {y} : f64", f"{p}nan = arith.andi {p}xn, {p}yn : i1",
+              f"{p}diff = arith.subf {x}, {y} : f64", f"{p}ad = math.absf {p}diff : f64",
+              f"{p}ay = math.absf {y} : f64", f"{p}atol = arith.constant {_f64(atol)} : f64",
+              f"{p}rtol = arith.constant {_f64(rtol)} : f64", f"{p}scaled = arith.mulf {p}rtol, {p}ay : f64",
+              f"{p}bound = arith.addf {p}atol, {p}scaled : f64", f"{p}close = arith.cmpf ole, {p}ad, {p}bound : f64",
+              f"{p}either = arith.ori {p}eq, {p}nan : i1"]
+    width = _WIDTHS.get(element[:2] if element.startswith("f8") else element)
+    if not ulp or width is None:
+        return [*lines, f"{p}ok = arith.ori {p}either, {p}close : i1"]
+    return [*lines, *_ulps(p, element, width, ulp, x, y), f"{p}near = arith.ori {p}close, {p}ulp_ok : i1",
+            f"{p}ok = arith.ori {p}either, {p}near : i1"]
+
+
+_WIDTHS = {"f64": 64, "f32": 32, "f16": 16, "bf16": 16, "f8": 8}
+
+
+def _ulps(p: str, element: str, width: int, ulp: int, x: str, y: str) -> list[str]:
+    """Lines that set ``{p}ulp_ok``: both finite and at most ``ulp`` values of the type apart
+    (``golden.compare.ulp_difference``: the magnitudes' distance, their sum across zero)."""
+    bits = f"i{width}"
+    lines = [f"{p}inf = arith.constant 0x7FF0000000000000 : f64", f"{p}ax = math.absf {x} : f64",
+             f"{p}xf = arith.cmpf one, {p}ax, {p}inf : f64", f"{p}yf = arith.cmpf one, {p}ay, {p}inf : f64",
+             f"{p}finite = arith.andi {p}xf, {p}yf : i1",
+             f"{p}mask = arith.constant {(1 << (width - 1)) - 1} : i64",
+             f"{p}sign = arith.constant {1 << (width - 1)} : i64"]
+    for side in ("x", "y"):
+        raw = f"{p}{side}"
+        lines += [f"{p}{side}b = arith.bitcast {raw} : {element} to {bits}"]
+        wide = f"{p}{side}b"
+        if width < 64:
+            lines.append(f"{p}{side}w = arith.extui {wide} : {bits} to i64")
+            wide = f"{p}{side}w"
+        lines += [f"{p}{side}m = arith.andi {wide}, {p}mask : i64", f"{p}{side}s = arith.andi {wide}, {p}sign : i64"]
+    return [*lines, f"{p}same = arith.cmpi eq, {p}xs, {p}ys : i64", f"{p}hi = arith.maxui {p}xm, {p}ym : i64",
+            f"{p}lo = arith.minui {p}xm, {p}ym : i64", f"{p}apart = arith.subi {p}hi, {p}lo : i64",
+            f"{p}across = arith.addi {p}xm, {p}ym : i64", f"{p}dist = arith.select {p}same, {p}apart, {p}across : i64",
+            f"{p}allowed = arith.constant {ulp} : i64", f"{p}within = arith.cmpi ule, {p}dist, {p}allowed : i64",
+            f"{p}ulp_ok = arith.andi {p}finite, {p}within : i1"]
 
 
 def _printable(out: _Writer, value: str, element: str) -> tuple[str, str]:

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from pytest_mlir_snippets.golden.inputs import DTYPES
 from pytest_mlir_snippets.golden.recorded import specializable
 from pytest_mlir_snippets.protocol import Kind, Request, Response
 from pytest_mlir_snippets.worker.core import Compiled, SnippetFailure
 from pytest_mlir_snippets.worker.judge import recorded, run_inputs, tolerance_rule
 from pytest_mlir_snippets.worker.lowering import decompose, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
-from pytest_mlir_snippets.worker.lowering.driver import DriverUnsupported, main_text, slot_of
+from pytest_mlir_snippets.worker.lowering.driver import Bound, DriverUnsupported, main_text, slot_of
 from pytest_mlir_snippets.worker.targets.cpu import SMALL, CpuBackend, default_pipeline, frees_own_buffers
 
 STEP = "plugin:prepare_for_llvm"
@@ -42,9 +43,9 @@ def driver(backend: CpuBackend, compiled: Compiled, request: Request) -> Respons
     if request.attachments.get("compare") != "no":
         expected, basis = _expected(backend, compiled, request, inputs)
     rule = tolerance_rule(compiled, options, golden)
-    tolerances: list[tuple[float, float] | None] = [
-        rule.resolve(value.dtype, np.asarray(value, np.float64)) if np.asarray(value).dtype.kind == "f" else None
-        for value in expected or []]
+    tolerances: list[Bound | None] = [
+        (*rule.resolve(value.dtype, np.asarray(value, np.float64)), rule.ulp) if value.dtype.kind == "f" else None
+        for value in map(np.asarray, expected or [])]
     module, function = request.module, request.function
     small = SMALL.search(module) is not None
     first, rest = default_pipeline(own_deallocation=frees_own_buffers(module), small_floats=small)
@@ -69,15 +70,19 @@ def driver(backend: CpuBackend, compiled: Compiled, request: Request) -> Respons
 
 def _expected(backend: CpuBackend, compiled: Compiled, request: Request,
               inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:
-    """What the item's results were compared with: its recorded outputs, else its reference."""
+    """What the item's results were compared with: its recorded outputs, else its reference
+    (in the results' element types: the driver holds them as the function's raw bits)."""
     golden = request.golden
     args, results = compiled.signature
+    produced = results or [spec for spec in args if spec.kind == "memref"]
     if golden and golden.get("outputs") is not None:
-        produced = results or [spec for spec in args if spec.kind == "memref"]
         return (recorded(golden["outputs"], produced, "output", request.options.lenient_shapes),
                 str(golden.get("source", "recorded outputs")))
     found = backend.reference(compiled, request.options, inputs)
-    return found.outputs, found.name
+    outputs = [np.asarray(v) for v in found.outputs]
+    if len(outputs) == len(produced):  # else the driver says how many it has of each
+        outputs = [v.astype(s.dtype, copy=False) if s.element in DTYPES else v for v, s in zip(outputs, produced)]
+    return outputs, found.name
 
 
 def _merged(module: str, driver: str) -> str:
