@@ -30,6 +30,11 @@ func.func @wild_load(%t: tensor<4xf32>) -> f32 {
   %0 = tensor.extract %t[%far] : tensor<4xf32>
   return %0 : f32
 }
+
+func.func @relu(%a: !torch.vtensor<[2,3],f32>) -> !torch.vtensor<[2,3],f32> {
+  %0 = torch.aten.relu %a : !torch.vtensor<[2,3],f32> -> !torch.vtensor<[2,3],f32>
+  return %0 : !torch.vtensor<[2,3],f32>
+}
 """
 # the bufferized form the driver calls (what cpu_driver.py finds after prepare_for_llvm)
 IDENTITY = """module {
@@ -77,18 +82,21 @@ def test_failed_executes_hand_over_reproducers_and_export_lit_round_trips(pytest
     (pytester.path / "ops.mlir").write_text(OPS)
     given = np.random.default_rng(1).standard_normal((2, 3)).astype(np.float32)
     np.savez(pytester.path / "ops.scale.npz", input_0=given, output_0=(given + given) * np.float32(1.5))
+    np.savez(pytester.path / "ops.relu.npz", input_0=given, output_0=np.maximum(given, 0) * np.float32(2))
     out = pytester.path / "records.json"
     result = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-json={out}", "ops.mlir")
-    result.assert_outcomes(passed=2, failed=2)
+    result.assert_outcomes(passed=3, failed=3)
     result.stdout.fnmatch_lines(["*golden-mismatch: @scale*", "*Captured reproducer*", "sh */scale/cpu/reproduce.sh",
                                  "*crash: @wild_load*", "*Captured reproducer*", "sh */wild_load/cpu/reproduce.sh"])
     records = {r["nodeid"]: r for r in json.loads(out.read_text())["items"]}
     scripts = {name: pytester.path / records[f"ops.mlir::{name}[execute]"]["reproducer"]
-               for name in ("scale", "wild_load")}
+               for name in ("scale", "wild_load", "relu")}
     assert scripts["scale"] == pytester.path / "ops_mlir_snippets/ops.mlir/scale/cpu/reproduce.sh"
     mismatch = _run(scripts["scale"])  # a wrong result: FileCheck fails on the driver's FAIL line
     assert mismatch.returncode == 1 and "FAIL: result #0 at index [0, 0]" in mismatch.stdout
     assert "CHECK: {{^}}PASS" in mismatch.stderr and "expected string not found" in mismatch.stderr
+    torch = _run(scripts["relu"])  # a torch-dialect input: its legalization is in the IR the driver holds
+    assert torch.returncode == 1 and "FAIL: result #0 at index [0, 0]" in torch.stdout, torch.stdout
     crash = _run(scripts["wild_load"])  # a segfault: the script dies of the same signal
     assert crash.returncode == -signal.SIGSEGV, crash.stderr[-500:]
     driver = (scripts["scale"].parent / "driver.mlir").read_text()
