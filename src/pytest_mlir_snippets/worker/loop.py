@@ -163,10 +163,12 @@ class Worker:
         if self.target != "cpu":
             return Response(Kind.UNSUPPORTED, f"no driver module for target {self.target}: its compiled form "
                             "is not MLIR that mlir-runner runs")
+        from pytest_mlir_snippets.worker.targets.cpu import CpuBackend
         from pytest_mlir_snippets.worker.targets.cpu_driver import driver
 
-        compiled = self._compile(request)
-        return driver(self.backend, compiled, request)  # type: ignore[arg-type]
+        backend = self.backend
+        assert isinstance(backend, CpuBackend)
+        return driver(backend, self._compile(request), request)
 
     # ------------------------------------------------------------------ compiles and runs
     def _execute(self, compiled: Compiled, request: Request) -> Response:
