@@ -19,6 +19,7 @@ from pytest_mlir_snippets.protocol import INPUT_SPECS, Diagnostic, Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools, oneprocess
+from pytest_mlir_snippets.worker.lowering.failingpass import marked, plugin_step, received
 from pytest_mlir_snippets.worker.lowering import ireeops as iree_ops
 
 
@@ -56,10 +57,11 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
                                           else (module, None, "", []))
     with mlirtools.context_for(ir, text) as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         try:
-            parsed = ir.Module.parse(text)
+            with marked(lambda: received("import", text, "mlir-opt", [])):
+                parsed = ir.Module.parse(text)
         except Exception as error:
-            raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error,
-                                failing_pass="import") from None
+            failure = diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error)
+            raise failure.with_info(received("import", text, "mlir-opt", [])) from None
         if iree and not kind:
             fed = iree_ops.give_meaning(parsed, ir, function, "arith.constant")
             checks = check_ops.capture(parsed, ir, function, dialect="arith")
@@ -73,10 +75,12 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
         approximated = sorted(mlirtools.ops_by_name(parsed, ir, frozenset(OP_ULP)))  # ULP allowances of the golden
         keep_manual_deallocation(parsed, diags)
         if before is not None:
-            before(parsed, diags)
+            plugin_step(getattr(before, "__module__", "before").rsplit(".", 1)[-1], parsed,
+                        lambda: before(parsed, diags))
         for i, part in enumerate(pipeline):
             if i:
-                (between or prepare_for_llvm)(parsed)
+                step = between or prepare_for_llvm
+                plugin_step(getattr(step, "__name__", "between"), parsed, lambda: step(parsed))
             # a PassManager per run: reusing one across modules crashed an ONNX test (test_mvn_expanded_ver18)
             mlirtools.run_passes(parsed, part, passmanager.PassManager.parse, diags,
                                  stages[i] if stages else "lowering")
