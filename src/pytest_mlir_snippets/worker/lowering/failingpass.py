@@ -97,8 +97,11 @@ def marked(found: dict[str, Any] | Callable[[], dict[str, Any]]) -> Iterator[Non
 
 
 def translation(module: Any) -> dict[str, Any]:
-    """What a translation to LLVM IR received, and ``mlir-translate``'s command for it."""
-    return received("translation", module, "mlir-translate", ["--mlir-to-llvmir"])
+    """What a translation to LLVM IR received, and ``mlir-translate``'s command for it. In
+    generic form: ``mlir-translate`` registers the dialects it translates alone, and reads the
+    others' ops as unregistered ones, which its translation then rejects as the item's did."""
+    text = module.operation.get_asm(enable_debug_info=True, print_generic_op_form=True)
+    return received("translation", text, "mlir-translate", ["--allow-unregistered-dialect", "--mlir-to-llvmir"])
 
 
 def received(step: str, ir: Any, tool: str, args: list[str]) -> dict[str, Any]:
