@@ -190,11 +190,11 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
     ctx.allow_unregistered_dialects = True  # the check and util dialects' ops, in generic form; others named below
     with ctx, tir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         try:
-            with marked(lambda: received("import", module_text, "torch-mlir-opt", [])):
+            with marked(lambda: received("import", module_text, "torch-mlir-opt", ["--allow-unregistered-dialect"])):
                 module = tir.Module.parse(module_text)
         except Exception as error:
             failure = diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error)
-            raise failure.with_info(received("import", module_text, "torch-mlir-opt", [])) from None
+            raise failure.with_info(received("import", module_text, "torch-mlir-opt", ["--allow-unregistered-dialect"])) from None
         mlirtools.reject_unregistered(module, tir, ctx, target, allowed=("check.", "util."))
         signature, checks = None, []
         if kind == "stablehlo" and fed is not None:

@@ -57,11 +57,11 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
                                           else (module, None, "", []))
     with mlirtools.context_for(ir, text) as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         try:
-            with marked(lambda: received("import", text, "mlir-opt", [])):
+            with marked(lambda: received("import", text, "mlir-opt", ["--allow-unregistered-dialect"])):
                 parsed = ir.Module.parse(text)
         except Exception as error:
             failure = diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error)
-            raise failure.with_info(received("import", text, "mlir-opt", [])) from None
+            raise failure.with_info(received("import", text, "mlir-opt", ["--allow-unregistered-dialect"])) from None
         if iree and not kind:
             fed = iree_ops.give_meaning(parsed, ir, function, "arith.constant")
             checks = check_ops.capture(parsed, ir, function, dialect="arith")
