@@ -22,7 +22,8 @@ _UNSAFE = re.compile(r"[^\w.\-]+")
 def remove(folder: Path) -> None:
     """A reproducer an earlier run left in ``folder``, gone (the item compiles now): the
     folder too when nothing else is in it."""
-    kept = [path for path in (folder / "reproduce.sh", *folder.glob("before-*.mlir")) if path.is_file()]
+    kept = [path for path in (folder / "reproduce.sh", folder / "input.mlir", *folder.glob("before-*.mlir"))
+            if path.is_file()]
     if not kept:
         return
     for path in kept:
@@ -49,19 +50,39 @@ def write(folder: Path, response: Response, title: str) -> Path | None:
         return None
     args = (list(info["failing_args"]) if "failing_args" in info else
             ["--allow-unregistered-dialect", f"--pass-pipeline={info['failing_pipeline']}"])
-    command = [native_tool(str(info["failing_tool"])), *args, before.name]
+    tool_name = str(info["failing_tool"])
+    about = _about(failing, before.name, tool_name)
+    if "failing_input" in info:  # the whole compile, on the text the tool was given
+        (folder / "input.mlir").write_text(str(info["failing_input"]))
+        command = [native_tool(tool_name), "input.mlir", *args]
+    else:
+        command = [native_tool(tool_name), *args, before.name]
     script = folder / "reproduce.sh"
-    step = {"import": "the parse and verification", "translation": "the translation to LLVM IR"}.get(
-        failing, failing)
     script.write_text("#!/bin/sh\n"
                       f"# {title}: {response.message.splitlines()[0] if response.message else response.kind.value}\n"
-                      f"# {before.name} is the IR {step} was given (the plugin's steps before it applied);\n"
-                      f"# this runs {step} alone on it, as the item's compile did"
-                      f"{', and dies the same way' if response.kind is Kind.CRASH else ''}.\n"
+                      + "".join(f"# {line}\n" for line in about)
+                      + f"# It fails{', killed by the same signal,' if response.kind is Kind.CRASH else ''} "
+                      "as the item's compile did.\n"
                       'case $0 in */*) cd "${0%/*}" || exit 2 ;; esac\n'
                       f"exec {' '.join(shlex.quote(part) for part in command)}\n")
     script.chmod(0o755)
     return script
+
+
+def _about(failing: str, before: str, tool_name: str) -> list[str]:
+    """The script's comment: what it runs, on what."""
+    if tool_name == "iree-compile":
+        alone = [] if failing in ("iree-compile", "import") else [
+            f"{before} is the IR {failing} received, with its pipeline: `iree-opt --run-reproducer {before}`",
+            "runs that pass alone."]
+        return ["input.mlir is the text IREE's compiler was given; this compiles it with the item's flags.", *alone]
+    if failing == "import":
+        return [f"{before} is the text the compile parsed; this parses and verifies it."]
+    if failing == "translation":
+        return [f"{before} is the IR the translation to LLVM IR received (after the pipeline and the",
+                "plugin's steps), in generic form; this translates it."]
+    return [f"{before} is the IR {failing} received (the plugin's steps and passes before it applied);",
+            "this runs that pass alone on it."]
 
 
 def native_tool(name: str) -> str:

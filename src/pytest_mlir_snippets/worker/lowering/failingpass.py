@@ -104,6 +104,12 @@ def translation(module: Any) -> dict[str, Any]:
     return received("translation", text, "mlir-translate", ["--allow-unregistered-dialect", "--mlir-to-llvmir"])
 
 
+def imported(text: str, tool: str) -> dict[str, Any]:
+    """What a parse received (``import``), and the tool that parses and verifies it as the
+    worker's context does (unregistered dialects allowed)."""
+    return received("import", text, tool, ["--allow-unregistered-dialect"])
+
+
 def received(step: str, ir: Any, tool: str, args: list[str]) -> dict[str, Any]:
     """What a step that is not a pass of a pipeline received, and the command that runs it
     alone on that IR (``failing_tool`` and ``failing_args``; the IR's file is added last):

@@ -21,7 +21,7 @@ from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import ireeops, mlirtools, onnx, shlo, torch_rewrites
 from pytest_mlir_snippets.worker.lowering.bake import bake_inputs
-from pytest_mlir_snippets.worker.lowering.failingpass import marked, plugin_step, received
+from pytest_mlir_snippets.worker.lowering.failingpass import imported, marked, plugin_step
 from pytest_mlir_snippets.worker.lowering.shlo import refine
 
 # StableHLO: first to plain StableHLO (callees inlined, without the inliner's canonicalization,
@@ -190,11 +190,11 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
     ctx.allow_unregistered_dialects = True  # the check and util dialects' ops, in generic form; others named below
     with ctx, tir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         try:
-            with marked(lambda: received("import", module_text, "torch-mlir-opt", ["--allow-unregistered-dialect"])):
+            with marked(lambda: imported(module_text, "torch-mlir-opt")):
                 module = tir.Module.parse(module_text)
         except Exception as error:
             failure = diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error)
-            raise failure.with_info(received("import", module_text, "torch-mlir-opt", ["--allow-unregistered-dialect"])) from None
+            raise failure.with_info(imported(module_text, "torch-mlir-opt")) from None
         mlirtools.reject_unregistered(module, tir, ctx, target, allowed=("check.", "util."))
         signature, checks = None, []
         if kind == "stablehlo" and fed is not None:

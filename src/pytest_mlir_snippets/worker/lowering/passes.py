@@ -4,6 +4,7 @@ then the pipeline's parts with ``prepare_for_llvm`` between them."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -19,8 +20,8 @@ from pytest_mlir_snippets.protocol import INPUT_SPECS, Diagnostic, Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools, oneprocess
-from pytest_mlir_snippets.worker.lowering.failingpass import marked, plugin_step, received
 from pytest_mlir_snippets.worker.lowering import ireeops as iree_ops
+from pytest_mlir_snippets.worker.lowering.failingpass import imported, marked, plugin_step
 
 
 @dataclass
@@ -57,11 +58,11 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
                                           else (module, None, "", []))
     with mlirtools.context_for(ir, text) as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         try:
-            with marked(lambda: received("import", text, "mlir-opt", ["--allow-unregistered-dialect"])):
+            with marked(lambda: imported(text, "mlir-opt")):
                 parsed = ir.Module.parse(text)
         except Exception as error:
             failure = diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error)
-            raise failure.with_info(received("import", text, "mlir-opt", ["--allow-unregistered-dialect"])) from None
+            raise failure.with_info(imported(text, "mlir-opt")) from None
         if iree and not kind:
             fed = iree_ops.give_meaning(parsed, ir, function, "arith.constant")
             checks = check_ops.capture(parsed, ir, function, dialect="arith")
@@ -80,7 +81,7 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
         for i, part in enumerate(pipeline):
             if i:
                 step = between or prepare_for_llvm
-                plugin_step(getattr(step, "__name__", "between"), parsed, lambda: step(parsed))
+                plugin_step(getattr(step, "__name__", "between"), parsed, functools.partial(step, parsed))
             # a PassManager per run: reusing one across modules crashed an ONNX test (test_mvn_expanded_ver18)
             mlirtools.run_passes(parsed, part, passmanager.PassManager.parse, diags,
                                  stages[i] if stages else "lowering")
