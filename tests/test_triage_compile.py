@@ -17,7 +17,7 @@ import pytest
 
 from pytest_mlir_snippets.protocol import PROGRESS_ENV
 from pytest_mlir_snippets.worker.core import SnippetFailure
-from pytest_mlir_snippets.worker.lowering.failingpass import locate, marked, plugin_step
+from pytest_mlir_snippets.worker.lowering.failingpass import begin, locate, marked, plugin_step
 
 try:
     from test_iree import needs_iree
@@ -37,6 +37,11 @@ LOAD_I1 = """func.func @load_i1(%m: memref<4xi1>, %i: index) -> i1 {
 UNTRANSLATED = """func.func @twice(%a: f32) -> f32 {
   %0 = arith.addf %a, %a : f32
   return %0 : f32
+}
+"""
+ADD_TENSORS = """func.func @add(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
 }
 """
 MISTYPED = """func.func @mistyped(%a: tensor<4xf32>) -> tensor<4xf32> {
@@ -63,17 +68,21 @@ def first_error(text: str) -> str:
 
 
 def test_a_plugin_step_that_raises_is_named_with_the_ir_it_received() -> None:
-    from mlir import ir
+    from mlir import ir, passmanager
 
     def broken(module: ir.Module) -> None:
         module.body.operations[0].erase()  # it changes the module, then fails
         raise ValueError("no pattern for this op")
 
+    begin()
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.parse(UNTRANSLATED)
         with pytest.raises(SnippetFailure) as caught:
             plugin_step("prepare_for_llvm", module, lambda: broken(module))
-        assert plugin_step("prepare_for_llvm", ir.Module.parse(UNTRANSLATED), lambda: 7) == 7
+        tensors = ir.Module.parse(ADD_TENSORS)
+        assert plugin_step("shlo.rewrite", tensors, lambda: 7) == 7
+        found = locate(tensors.operation, "builtin.module(one-shot-bufferize)", passmanager.PassManager.parse)
+    assert found is not None and found["after_step"] == "plugin:shlo.rewrite"  # the script starts after it
     failure = caught.value
     assert failure.info["failing_pass"] == "plugin:prepare_for_llvm"
     assert failure.message == "plugin:prepare_for_llvm failed: ValueError: no pattern for this op"
@@ -177,3 +186,20 @@ def test_an_iree_compile_error_names_irees_pass_and_reproduces_with_iree_compile
     (script.parent / "input.mlir").write_text(CHOLESKY.replace('"stablehlo.cholesky"(%a) {lower = true}',
                                                                '"stablehlo.abs"(%a)'))
     assert clean_run(script).returncode == 0  # sabotage: the script compiles what input.mlir holds
+
+
+def test_a_script_after_a_plugin_step_names_it_and_a_plugin_step_gets_none(tmp_path: Path) -> None:
+    from pytest_mlir_snippets.items import reproducer
+    from pytest_mlir_snippets.protocol import Kind, Response
+
+    info = {"failing_pass": "cse", "before_pass_ir": ADD_TENSORS, "failing_pipeline": "builtin.module(cse)",
+            "failing_tool": "mlir-opt", "after_step": "plugin:prepare_for_llvm"}
+    script = reproducer.write(tmp_path / "a", Response(Kind.COMPILE_ERROR, "lowering failed in cse", info=info), "t")
+    assert script is not None and "right after plugin:prepare_for_llvm, a Python step" in script.read_text()
+    assert clean_run(script).returncode == 0  # cse does not fail: the script runs what it says
+    step = {"failing_pass": "plugin:onnx.expand", "before_pass_ir": ADD_TENSORS}
+    assert reproducer.write(tmp_path / "b", Response(Kind.COMPILE_ERROR, "plugin:onnx.expand failed", info=step),
+                            "t") is None
+    assert (tmp_path / "b" / "before-plugin_onnx.expand.mlir").read_text() == ADD_TENSORS
+    reproducer.remove(tmp_path / "b")  # the item passes again: its folder goes
+    assert not (tmp_path / "b").exists()

@@ -51,7 +51,7 @@ def write(folder: Path, response: Response, title: str) -> Path | None:
     args = (list(info["failing_args"]) if "failing_args" in info else
             ["--allow-unregistered-dialect", f"--pass-pipeline={info['failing_pipeline']}"])
     tool_name = str(info["failing_tool"])
-    about = _about(failing, before.name, tool_name)
+    about = _about(failing, before.name, tool_name, str(info.get("after_step", "")))
     if "failing_input" in info:  # the whole compile, on the text the tool was given
         (folder / "input.mlir").write_text(str(info["failing_input"]))
         command = [native_tool(tool_name), "input.mlir", *args]
@@ -69,7 +69,7 @@ def write(folder: Path, response: Response, title: str) -> Path | None:
     return script
 
 
-def _about(failing: str, before: str, tool_name: str) -> list[str]:
+def _about(failing: str, before: str, tool_name: str, after_step: str) -> list[str]:
     """The script's comment: what it runs, on what."""
     if tool_name == "iree-compile":
         alone = [] if failing in ("iree-compile", "import") else [
@@ -81,8 +81,10 @@ def _about(failing: str, before: str, tool_name: str) -> list[str]:
     if failing == "translation":
         return [f"{before} is the IR the translation to LLVM IR received (after the pipeline and the",
                 "plugin's steps), in generic form; this translates it."]
+    start = [f"It starts from the IR right after {after_step}, a Python step of the plugin's that no",
+             "command-line tool runs."] if after_step else []
     return [f"{before} is the IR {failing} received (the plugin's steps and passes before it applied);",
-            "this runs that pass alone on it."]
+            "this runs that pass alone on it.", *start]
 
 
 def native_tool(name: str) -> str:

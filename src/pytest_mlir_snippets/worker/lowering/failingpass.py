@@ -25,6 +25,12 @@ from pytest_mlir_snippets.protocol import PROGRESS_ENV, Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 
 T = TypeVar("T")
+_LAST_STEP: list[str] = []  # the plugin's step that ran last in this compile (``begin`` forgets it)
+
+
+def begin() -> None:
+    """A compile starts: no step of the plugin's has run yet."""
+    _LAST_STEP.clear()
 
 _OPEN, _CLOSE = "({[<", ")}]>"
 
@@ -128,7 +134,9 @@ def plugin_step(name: str, module: Any, step: Callable[[], T]) -> T:
         if progress_file():
             found["before_pass_ir"] = snapshot.get_asm(enable_debug_info=True)
         with marked(found):
-            return step()
+            done = step()
+        _LAST_STEP[:] = [found["failing_pass"]]
+        return done
     except SnippetFailure:
         raise  # the step's own verdict (unsupported, ...)
     except Exception as error:
@@ -144,13 +152,14 @@ def locate(snapshot: Any, pipeline: str, pass_manager: Callable[[str], Any]) -> 
     pipeline that runs it alone (``failing_pipeline``), found by running ``pipeline``'s
     passes one at a time on ``snapshot`` (a copy of the module before the pipeline); with
     the command-line tool whose passes these are (``failing_tool``: ``torch-mlir-opt`` for
-    torch-mlir's bindings, else ``mlir-opt``). None when each runs: ``snapshot`` is then
+    torch-mlir's bindings, else ``mlir-opt``); ``after_step``: the plugin's step that ran
+    last before them, which no command-line tool runs. None when each runs: ``snapshot`` is then
     lowered by the whole pipeline. Each pass is ``marked`` while it runs."""
     tool = tool_of(pass_manager)
     for written, alone in steps(pipeline):
         before = snapshot.get_asm(enable_debug_info=True)  # with the snippet's locations
         found = {"failing_pass": written, "before_pass_ir": before, "failing_pipeline": alone,
-                 "failing_tool": tool}
+                 "failing_tool": tool, **({"after_step": _LAST_STEP[0]} if _LAST_STEP else {})}
         try:
             with marked(found):
                 pass_manager(alone).run(snapshot)

@@ -21,7 +21,7 @@ from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools, oneprocess
 from pytest_mlir_snippets.worker.lowering import ireeops as iree_ops
-from pytest_mlir_snippets.worker.lowering.failingpass import imported, marked, plugin_step
+from pytest_mlir_snippets.worker.lowering.failingpass import begin, imported, marked, plugin_step
 
 
 @dataclass
@@ -45,6 +45,7 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
 
     kind = frontend.front_end(module)
     oneprocess.refuse(module, target)
+    begin()  # the plugin's steps that ran before a failing pass are this compile's
     iree = iree_text.uses_iree_ops(module)
     if iree:  # IREE's util and check ops, in generic form (IREE-only dialects: unsupported)
         iree_ops.reject_iree_only(module, target)
