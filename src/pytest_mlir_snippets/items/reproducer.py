@@ -8,12 +8,11 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shlex
 from pathlib import Path
 
-from pytest_mlir_snippets.mlirtext.litscript import tool
+from pytest_mlir_snippets.mlirtext.native import native_tool
 from pytest_mlir_snippets.protocol import Kind, Response
 
 _UNSAFE = re.compile(r"[^\w.\-]+")
@@ -85,16 +84,3 @@ def _about(failing: str, before: str, tool_name: str, after_step: str) -> list[s
              "command-line tool runs."] if after_step else []
     return [f"{before} is the IR {failing} received (the plugin's steps and passes before it applied);",
             "this runs that pass alone on it.", *start]
-
-
-def native_tool(name: str) -> str:
-    """The installed tool ``name`` by its absolute path: the executable itself where the
-    package's script on PATH only runs it in a child process (torch-mlir's
-    ``torch-mlir-opt``), so that a crash kills the script's own process with its signal."""
-    if name == "torch-mlir-opt":
-        spec = importlib.util.find_spec("torch_mlir")
-        for location in (spec.submodule_search_locations or []) if spec else []:
-            binary = Path(location) / "_mlir_libs" / name
-            if binary.is_file():
-                return str(binary)
-    return tool(name)

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pytest_mlir_snippets.mlirtext.litlocal import tool_path
+from pytest_mlir_snippets.mlirtext.native import native_tool
 from pytest_mlir_snippets.worker.lowering.failingpass import steps
 
 _PIPELINE = re.compile(r'^\s*pipeline:\s*"(.*)",?\s*$', re.MULTILINE)
@@ -35,14 +35,14 @@ def locate(text: str, flags: list[str], parsed: bool = True, timeout: float = LO
     args = [*flags, "-o", "/dev/null"]
     found: dict[str, Any] = {"failing_pass": "iree-compile" if parsed else "import", "failing_tool": "iree-compile",
                              "failing_args": args, "failing_input": text, "before_pass_ir": text}
-    compiler = tool_path("iree-compile")
-    if compiler is None or not parsed:
+    compiler = native_tool("iree-compile")
+    if not Path(compiler).is_file() or not parsed:
         return found
     with tempfile.TemporaryDirectory(prefix="mlir-iree-repro-") as folder:
         source, repro = Path(folder) / "input.mlir", Path(folder) / "repro.mlir"
         source.write_text(text)
         try:
-            subprocess.run([str(compiler), str(source), *args, f"--mlir-pass-pipeline-crash-reproducer={repro}",
+            subprocess.run([compiler, str(source), *args, f"--mlir-pass-pipeline-crash-reproducer={repro}",
                             "--mlir-pass-pipeline-local-reproducer", "--mlir-disable-threading"],
                            capture_output=True, timeout=timeout, check=False)
         except (OSError, subprocess.TimeoutExpired):
