@@ -165,13 +165,20 @@ CHOLESKY = """func.func @chol(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
 
 @needs_iree
 @pytest.mark.slow
-def test_an_iree_compile_error_names_irees_pass_and_reproduces_with_iree_compile(pytester: pytest.Pytester) -> None:
+def test_iree_compile_failures_name_irees_pass_and_reproduce_with_iree_compile(pytester: pytest.Pytester) -> None:
+    """One run: a StableHLO op IREE has no pattern for, and a torch-dialect input that kills
+    IREE's compiler with SIGFPE (in IREE's copy of torch-mlir's convert-torch-to-linalg)."""
     (pytester.path / "chol.mlir").write_text(CHOLESKY)
+    shutil.copy(HOSTILE / "torch_view_zero.mlir", pytester.path / "view_zero.mlir")
     out = pytester.path / "records.json"
     result = pytester.runpytest("-p", "no:cacheprovider", "--mlir-skip-exec", "--mlir-target=iree-cpu",
                                 f"--mlir-json={out}")
     result.stdout.fnmatch_lines(["*IREE's compiler failed in iree-stablehlo-to-iree-input*"])
-    record = json.loads(out.read_text())["items"][0]
+    records = {r["function"]: r for r in json.loads(out.read_text())["items"]}
+    crashed = records["view_zero"]
+    assert (crashed["kind"], crashed["failing_pass"]) == ("crash", "convert-torch-to-linalg{allow-non-finites=true}")
+    assert clean_run(pytester.path / crashed["reproducer"]).returncode == -signal.SIGFPE
+    record = records["chol"]
     assert record["failing_pass"] == "iree-stablehlo-to-iree-input"  # from iree-compile's local reproducer
     script = pytester.path / record["reproducer"]
     assert "iree-compile input.mlir --iree-hal-target-device=local" in script.read_text()
