@@ -22,7 +22,8 @@ def locate(target: str, memory_limit: int | None, request: Request, crashed: Res
            timeout: float | None) -> Response:
     """``crashed`` (the answer to the compile ``request``) with the step that crashed, when
     the compile crashes again, one pass at a time, in a step the worker marked; else as it was."""
-    if request.op is not Op.COMPILE or crashed.kind is not Kind.CRASH or not request.module:
+    if request.op is not Op.COMPILE or crashed.kind is not Kind.CRASH or not request.module \
+            or request.attachments:  # a RUN line's compile: lit's command, not a pipeline of passes
         return crashed
     with tempfile.TemporaryDirectory(prefix="mlir-triage-") as folder:
         progress = Path(folder) / "progress.json"
