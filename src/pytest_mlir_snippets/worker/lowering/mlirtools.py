@@ -150,7 +150,9 @@ def _new_context(ir: Any) -> Any:
 
 def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], collector: Collector,
                stage: str) -> None:
-    """Run ``pipeline`` on ``module``; failures become a compile-error with diagnostics."""
+    """Run ``pipeline`` on ``module``; failures become a compile-error with diagnostics,
+    naming the pass that failed (``failingpass.locate``). In a compile run again after a
+    crash (``failingpass.progress_file``), one pass at a time, each marked."""
     try:
         pm = pass_manager(pipeline)
     except Exception as error:  # a bad pipeline string

@@ -82,7 +82,8 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
         for i, part in enumerate(pipeline):
             if i:
                 step = between or prepare_for_llvm
-                plugin_step(getattr(step, "__name__", "between"), parsed, functools.partial(step, parsed))
+                name = getattr(step, "__name__", None) or type(step).__name__  # a function, or a callable's class
+                plugin_step(name, parsed, functools.partial(step, parsed))
             # a PassManager per run: reusing one across modules crashed an ONNX test (test_mvn_expanded_ver18)
             mlirtools.run_passes(parsed, part, passmanager.PassManager.parse, diags,
                                  stages[i] if stages else "lowering")
