@@ -210,3 +210,14 @@ def test_a_script_after_a_plugin_step_names_it_and_a_plugin_step_gets_none(tmp_p
     assert (tmp_path / "b" / "before-plugin_onnx.expand.mlir").read_text() == ADD_TENSORS
     reproducer.remove(tmp_path / "b")  # the item passes again: its folder goes
     assert not (tmp_path / "b").exists()
+
+
+def test_a_crash_is_run_again_only_when_time_is_left_for_it() -> None:
+    from pytest_mlir_snippets.protocol import Kind, Op, Options, Request, Response
+    from pytest_mlir_snippets.sandbox import crashtriage
+
+    request = Request(Op.COMPILE, HOSTILE.joinpath("torch_view_zero.mlir").read_text(), "view_zero", Options())
+    late = Response(Kind.CRASH, "the sandbox worker killed by SIGFPE", seconds=10.5)
+    assert crashtriage.locate("cpu", None, request, late, timeout=10.0).message == late.message  # no time left
+    lit = Request(Op.COMPILE, request.module, "view_zero", Options(), attachments={"lit": "{}"})
+    assert crashtriage.locate("cpu", None, lit, late, timeout=None).message == late.message

@@ -17,14 +17,21 @@ from pathlib import Path
 from pytest_mlir_snippets.client import Sandbox
 from pytest_mlir_snippets.protocol import PROGRESS_ENV, Kind, Op, Request, Response
 
+MIN_SECONDS = 1.0  # a second run with less time left than this is not tried
+
 
 def locate(target: str, memory_limit: int | None, request: Request, crashed: Response,
            timeout: float | None) -> Response:
     """``crashed`` (the answer to the compile ``request``) with the step that crashed, when
-    the compile crashes again, one pass at a time, in a step the worker marked; else as it was."""
+    the compile crashes again, one pass at a time, in a step the worker marked; else as it was.
+    ``timeout``: the first run's, of which the second gets what the first left."""
     if request.op is not Op.COMPILE or crashed.kind is not Kind.CRASH or not request.module \
             or request.attachments:  # a RUN line's compile: lit's command, not a pipeline of passes
         return crashed
+    if timeout is not None:  # what is left of the caller's time (pytest-timeout's, with a budget)
+        timeout -= crashed.seconds
+        if timeout < MIN_SECONDS:
+            return crashed
     with tempfile.TemporaryDirectory(prefix="mlir-triage-") as folder:
         progress = Path(folder) / "progress.json"
         sandbox = Sandbox(target, memory_limit, env={**os.environ, PROGRESS_ENV: str(progress)})
