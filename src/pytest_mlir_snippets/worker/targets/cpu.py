@@ -118,14 +118,16 @@ class CpuBackend(Backend):
 
     def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True,
                  constants: Mapping[int, np.ndarray] | None = None, opt_level: int = 3,
-                 translate: bool = True, analyze: bool = True, own_steps: bool = True) -> Compiled:
+                 translate: bool = True, analyze: bool = True, own_steps: bool = True,
+                 steps: tuple[Any, Any] | None = None) -> Compiled:
         """``translate``: to LLVM IR in an ExecutionEngine, else (nothing will run it) only
         checked translatable: an engine costs about half a compile-only function's time,
         most of it the machine code its destruction generates. ``analyze``: say which
         results depend on run-time values (a snippet's, not a reference's). ``own_steps``:
-        the default pipeline's steps before it (``decompose.lower``), not for a user's pipeline."""
-        with lowering.lowered(module, function, pipeline, self.name, constants,
-                              before=decompose.lower if own_steps and decompose.needed(module) else None) as low:
+        the default pipeline's steps before it (``decompose.lower``), not for a user's pipeline.
+        ``steps``: the Python steps (before, between) of a pipeline cut by ``bisect``."""
+        before, between = steps or (decompose.lower if own_steps and decompose.needed(module) else None, None)
+        with lowering.lowered(module, function, pipeline, self.name, constants, between, before=before) as low:
             engine = None
             try:  # translation to LLVM IR; machine code is generated at the first call (link)
                 if translate:
@@ -210,6 +212,43 @@ class CpuBackend(Backend):
 
         stub = Compiled("", function, None, info={"source": module, "front_end": front_end(module) or "upstream"})
         return self._goldens.reference(ANOTHER, stub, options, inputs)
+
+    def bisect(self, module: str, function: str, options: Options, golden: dict[str, Any] | None,
+               constants: Mapping[int, np.ndarray]) -> dict[str, Any]:
+        """The step after which a golden-mismatch's results stop matching, cutting its
+        pipeline after each step and lowering the rest plainly (``lowering/bisect.py``)."""
+        from pytest_mlir_snippets.worker.lowering import bisect
+
+        def named(plain: bool, own_steps: bool) -> list[bisect.Step]:
+            parts = [options.pipeline] if options.pipeline and not plain else default_pipeline(
+                plain, frees_own_buffers(module), SMALL.search(module) is not None)
+            collector = mlirtools.Collector(self.name)
+            decomposed = ("plugin:decompose", lambda m: decompose.lower(m, collector))
+            return bisect.pipeline_steps(parts, ("plugin:prepare_for_llvm", lowering.prepare_for_llvm),
+                                         decomposed if own_steps and decompose.needed(module) else None)
+
+        cut, tail = named(False, not options.pipeline), named(True, True)
+        reference: list[Reference] = []
+
+        def golden_of(compiled: Compiled, inputs: list[np.ndarray]) -> Reference:
+            if not reference:  # computed once: every cut has the same source and inputs
+                reference.append(self._goldens.reference(self.name, compiled, options, inputs))
+            return reference[0]
+
+        def verdict(k: int) -> bool | None:
+            parts, before, between = bisect.schedule(cut[:k + 1] + tail)
+            try:
+                compiled = self._compile(module, function, parts, False, constants, options.opt_level,
+                                         analyze=False, steps=(before, between))
+                inputs = run_inputs(compiled, options, golden)
+                with native_io.quiet_stdout():
+                    outputs = self._run(compiled, inputs)
+                judge_outputs(compiled, options, golden, inputs, outputs, lambda: golden_of(compiled, inputs))
+                return True
+            except SnippetFailure as failure:
+                return False if failure.kind is Kind.GOLDEN_MISMATCH else None
+
+        return bisect.search([name for name, _ in cut], verdict, options.deadline)
 
     def close_device(self) -> None:
         self._goldens.close()
