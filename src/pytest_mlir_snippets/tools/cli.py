@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pytest_mlir_snippets.items.expectfile import ExpectationsError, load_expectations
 from pytest_mlir_snippets.reporting.publish import RecordsError, publish, read_records, summary_lines
+from pytest_mlir_snippets.tools import reduce
 
 
 def report(args: argparse.Namespace) -> int:
@@ -191,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     check = commands.add_parser("doctor", help="where the installed MLIR, LLVM, torch-mlir and IREE tools are, "
                                 "and which targets work here")
     check.set_defaults(run=doctor_command)
+    reduce.add_parser(commands)
     args = parser.parse_args(argv)
     result: int = args.run(args)
     return result
