@@ -118,7 +118,8 @@ class SnippetItem(MlirItem):
             options = self._with_directive(options)
             response = manager.execute(self.split.text, fn.name, options, golden, self.timeout())
             if response.kind is Kind.GOLDEN_MISMATCH and state.settings.bisect:
-                bisection.bisect(self, manager, options, golden, response)
+                bisection.bisect(self, manager, Request(Op.EXECUTE, self.split.text, fn.name, options, golden),
+                                 response)
         else:
             response = state.compile(self.compiled_subject, self._compile_request, self.timeout(), group=self._group)
         self.response = response

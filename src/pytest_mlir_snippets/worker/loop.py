@@ -125,7 +125,7 @@ class Worker:
 
     def _bisect(self, request: Request) -> Response:
         constants = specializable(request.golden["inputs"]) if request.golden else {}
-        with self._reset_after_failure(stage="bisect"):
+        with self._reset_after_failure(stage=Op.BISECT.value):
             info = self.backend.bisect(request.module, request.function, request.options, request.golden, constants)
         return Response(Kind.PASS, info=info)
 

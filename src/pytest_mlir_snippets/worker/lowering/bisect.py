@@ -33,8 +33,7 @@ VERDICTS = {True: "matches", False: "differs", None: "no verdict (did not lower 
 Step = tuple[str, "str | Callable[[Any], None]"]
 
 
-def pipeline_steps(parts: list[str], between: tuple[str, Callable[[Any], None]],
-                   before: tuple[str, Callable[[Any], None]] | None = None) -> list[Step]:
+def pipeline_steps(parts: list[str], between: Step, before: Step | None = None) -> list[Step]:
     """The steps of a pipeline given in parts (``between`` runs between them, ``before``
     ahead of the first), one pass each."""
     found: list[Step] = [before] if before else []
@@ -73,7 +72,7 @@ def schedule(steps: list[Step]) -> tuple[list[str], Callable[[Any, Any], None], 
 def search(names: list[str], verdict: Callable[[int], bool | None], deadline: float | None) -> dict[str, Any]:
     """Bisect ``names`` (the steps): ``verdict(k)`` says whether the cut after step k
     (-1: right after import) matches the golden (None: no verdict, it did not lower or
-    run). The answer: ``diverged_after`` and ``bisect``, one line per cut tried."""
+    run). The answer: ``diverged_after`` and ``bisect_cuts``, one line per cut tried."""
     tried: dict[int, bool | None] = {}
     spent = 0.0
 
@@ -86,7 +85,7 @@ def search(names: list[str], verdict: Callable[[int], bool | None], deadline: fl
 
     def answer(name: str, note: str = "") -> dict[str, Any]:
         lines = [f"cut after {names[k] if k >= 0 else 'import'}: {VERDICTS[v]}" for k, v in sorted(tried.items())]
-        return {"diverged_after": name, "bisect": lines + ([note] if note else [])}
+        return {"diverged_after": name, "bisect_cuts": lines + ([note] if note else [])}
 
     first = judge(-1)
     if first is False:

@@ -69,7 +69,7 @@ class Backend(abc.ABC):
     def bisect(self, module: str, function: str, options: Options, golden: dict[str, Any] | None,
                constants: Mapping[int, np.ndarray]) -> dict[str, Any]:
         """A golden-mismatch's ``diverged_after``: the step of its pipeline after which its
-        results stop matching (``worker/lowering/bisect.py``), and the cuts tried (``bisect``)."""
+        results stop matching (``worker/lowering/bisect.py``), and the cuts tried (``bisect_cuts``)."""
         raise SnippetFailure(Kind.UNSUPPORTED, f"--mlir-bisect: target {self.name} does not bisect yet")
 
     # Device lifecycle: the defaults suit a target whose device is the host.

@@ -215,40 +215,18 @@ class CpuBackend(Backend):
 
     def bisect(self, module: str, function: str, options: Options, golden: dict[str, Any] | None,
                constants: Mapping[int, np.ndarray]) -> dict[str, Any]:
-        """The step after which a golden-mismatch's results stop matching, cutting its
-        pipeline after each step and lowering the rest plainly (``lowering/bisect.py``)."""
-        from pytest_mlir_snippets.worker.lowering import bisect
+        """``targets/cpu_bisect.py``: the item's pipeline, cut, then the plain one's steps."""
+        from pytest_mlir_snippets.worker.targets.cpu_bisect import Cuts
 
-        def named(plain: bool, own_steps: bool) -> list[bisect.Step]:
-            parts = [options.pipeline] if options.pipeline and not plain else default_pipeline(
-                plain, frees_own_buffers(module), SMALL.search(module) is not None)
-            collector = mlirtools.Collector(self.name)
-            decomposed = ("plugin:decompose", lambda m: decompose.lower(m, collector))
-            return bisect.pipeline_steps(parts, ("plugin:prepare_for_llvm", lowering.prepare_for_llvm),
-                                         decomposed if own_steps and decompose.needed(module) else None)
-
-        cut, tail = named(False, not options.pipeline), named(True, True)
-        reference: list[Reference] = []
-
-        def golden_of(compiled: Compiled, inputs: list[np.ndarray]) -> Reference:
-            if not reference:  # computed once: every cut has the same source and inputs
-                reference.append(self._goldens.reference(self.name, compiled, options, inputs))
-            return reference[0]
-
-        def verdict(k: int) -> bool | None:
-            parts, before, between = bisect.schedule(cut[:k + 1] + tail)
-            try:
-                compiled = self._compile(module, function, parts, False, constants, options.opt_level,
-                                         analyze=False, steps=(before, between))
-                inputs = run_inputs(compiled, options, golden)
-                with native_io.quiet_stdout():
-                    outputs = self._run(compiled, inputs)
-                judge_outputs(compiled, options, golden, inputs, outputs, lambda: golden_of(compiled, inputs))
-                return True
-            except SnippetFailure as failure:
-                return False if failure.kind is Kind.GOLDEN_MISMATCH else None
-
-        return bisect.search([name for name, _ in cut], verdict, options.deadline)
+        own, small = frees_own_buffers(module), SMALL.search(module) is not None
+        item = [options.pipeline] if options.pipeline else default_pipeline(False, own, small)
+        tails = [default_pipeline(True, dealloc, small) for dealloc in dict.fromkeys((own, True))]
+        cuts = Cuts(module, item, tails, own_steps=not options.pipeline)
+        return cuts.search(lambda parts, steps: self._compile(module, function, parts, False, constants,
+                                                              options.opt_level, analyze=False, steps=steps),
+                           self._run, lambda compiled, inputs: self._goldens.reference(self.name, compiled,
+                                                                                       options, inputs),
+                           options, golden)
 
     def close_device(self) -> None:
         self._goldens.close()
