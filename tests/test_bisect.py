@@ -145,4 +145,4 @@ def test_a_candidate_is_interesting_when_it_fails_the_same_way(tmp_path: Path) -
     np.savez(tmp_path / "ok.twice.npz", input_0=INPUTS[0], output_0=INPUTS[0] * 2)
     done = mlir_snippets("reduce", "ok.mlir::twice", cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.strip() == (
-        "mlir-snippets reduce: ok.mlir::twice does not fail on cpu: nothing to reduce")
+        "mlir-snippets reduce: ok.mlir::twice does not fail on cpu (pass): nothing to reduce")

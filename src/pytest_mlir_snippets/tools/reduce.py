@@ -68,8 +68,8 @@ def reduce(node: str, out: Path | None, target: str, pipeline: str | None, timeo
     sandbox = opened(spec)
     try:
         spec.kind, spec.first, spec.compiles = failure_of(sandbox, text, spec, golden)
-        if spec.kind == "pass":
-            raise ReduceError(f"{node} does not fail on {target}: nothing to reduce")
+        if spec.kind in ("pass", "unsupported"):
+            raise ReduceError(f"{node} does not fail on {target} ({spec.kind}): nothing to reduce")
         before = size(text)
 
         def still_fails(candidate: str) -> bool:
