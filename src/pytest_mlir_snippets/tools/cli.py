@@ -5,12 +5,14 @@
     mlir-snippets sysdesc
     mlir-snippets inventory MODEL.mlir... [--out DIR] | --from-torch MODULE:FACTORY --out DIR
     mlir-snippets new-iteration RUN [--from vN]
+    mlir-snippets reduce FILE::FUNC [--out PATH]
 
 ``report`` rebuilds the run reports of one or several runs (CI shards, xdist
 across hosts) from the files ``--mlir-json`` wrote; ``import-torch`` writes a
 PyTorch model as ``model_linalg.mlir`` with its reference (``torch_import.py``);
 ``sysdesc`` writes tt-mlir's system descriptor with ``ttrt query --save-artifacts``;
-``new-iteration`` starts an optimization run's next iteration (``new_iteration.py``).
+``new-iteration`` starts an optimization run's next iteration (``new_iteration.py``);
+``reduce`` shrinks a failing item's snippet (``reduce.py``).
 
 PYTEST_DONT_REWRITE"""
 
