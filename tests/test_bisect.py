@@ -146,3 +146,21 @@ def test_a_candidate_is_interesting_when_it_fails_the_same_way(tmp_path: Path) -
     done = mlir_snippets("reduce", "ok.mlir::twice", cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.strip() == (
         "mlir-snippets reduce: ok.mlir::twice does not fail on cpu (pass): nothing to reduce")
+
+
+def test_the_op_deletion_loop_keeps_what_the_test_needs() -> None:
+    from pytest_mlir_snippets.tools.opdeletion import count_ops, shrink
+
+    source = chain(CLAMP)
+    small = shrink(source, lambda text: "math.clampf" in text and "math.tanh" in text)
+    assert count_ops(small) == 4 and "math.exp" not in small  # the function, tanh, clampf, return
+    assert "math.tanh" in small and "math.clampf" in small
+    assert shrink(source, lambda text: False) == source  # nothing is interesting: nothing changes
+    # a zero constant stands in where no operand or argument has the type, and ends
+    mixed = source.replace("%19 = arith.mulf %18, %a : tensor<4xf32>", "%19 = arith.mulf %18, %a : tensor<4xf32>\n"
+                           "  %20 = arith.fptosi %19 : tensor<4xf32> to tensor<4xi32>\n"
+                           "  %21 = arith.addi %20, %20 : tensor<4xi32>").replace(
+        "return %19 : tensor<4xf32>", "return %21 : tensor<4xi32>").replace("-> tensor<4xf32> {", "-> tensor<4xi32> {")
+    assert count_ops(mixed) == 24
+    small = shrink(mixed, lambda text: "arith.addi" in text)
+    assert "arith.constant" in small and count_ops(small) == 4, small  # the function, constant, addi, return

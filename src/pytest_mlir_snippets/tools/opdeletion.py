@@ -8,10 +8,11 @@ each edit re-verified by MLIR before it is tried:
 
 - an op whose results are unused is erased;
 - otherwise its results' uses are given one of its own operands of the same type (the op
-  bypassed), else an argument of the function of that type, else a zero constant of that
-  type (``arith.constant``), and the op is erased.
+  bypassed; each operand in turn), else an argument of the function of that type, else a
+  zero constant of that type (``arith.constant``; not for a constant), and the op is erased.
 
 An edit is kept when the candidate is still interesting; rounds repeat until one keeps none.
+Each kept edit removes an op, or turns one that is not a constant into one, so they end.
 
 PYTEST_DONT_REWRITE"""
 
@@ -85,25 +86,24 @@ def _candidates(text: str) -> int:
 
 
 def _edits(text: str, index: int) -> Iterator[str]:
-    """The candidates that remove op ``index`` of ``text``'s walk, each verified."""
+    """The candidates that remove op ``index`` of ``text``'s walk, each verified: erased when
+    its results are unused, else each way of giving their uses another value in turn."""
     from mlir import ir
 
-    for choice in range(3):
+    choice, choices = 0, 1
+    while choice < choices:
         with _context(), ir.Location.unknown():
             module = ir.Module.parse(text)
             op = _walk(module, ir)[index]
             if op.name == "func.func" and not _private(op):
                 return  # a public function is the test subject, or one of the file's
-            uses = any(True for result in op.results for _ in result.uses)
-            if not uses and choice:
-                return
-            if uses and not choice:
-                continue
-            if uses and not _replace_uses(op, choice, ir):
-                continue
-            op.erase()
-            if module.operation.verify():
-                yield str(module)
+            used = any(True for result in op.results for _ in result.uses)
+            choices = len(op.operands) + 2 if used else 1  # each operand, an argument, a zero
+            if not used or _replace_uses(op, choice, ir):
+                op.erase()
+                if module.operation.verify():
+                    yield str(module)
+        choice += 1
 
 
 def _private(op: Any) -> bool:
@@ -112,31 +112,33 @@ def _private(op: Any) -> bool:
 
 
 def _replace_uses(op: Any, choice: int, ir: Any) -> bool:
-    """Give each result of ``op`` another value of its type: choice 1, one of ``op``'s
-    operands (else an argument of its function); choice 2, a zero constant."""
+    """Give each used result of ``op`` another value of its type: operand ``choice`` of
+    ``op``, or (``choice`` past the operands) an argument of its function, then a zero
+    constant (not for a constant: a constant for a constant would never end)."""
+    operands = list(op.operands)
     for result in op.results:
         if not any(True for _ in result.uses):
             continue
-        value = _same_typed(op, result.type) if choice == 1 else _zero(op, result.type, ir)
+        if choice < len(operands):
+            value = operands[choice] if operands[choice].type == result.type else None
+        elif choice == len(operands):
+            value = _argument(op, result.type)
+        else:
+            value = None if op.name == "arith.constant" else _zero(op, result.type, ir)
         if value is None:
             return False
         result.replace_all_uses_with(value)
     return True
 
 
-def _same_typed(op: Any, kind: Any) -> Any:
-    for operand in op.operands:
-        if operand.type == kind:
-            return operand
+def _argument(op: Any, kind: Any) -> Any:
+    """An argument of ``kind`` of the function ``op`` is in (None: it has none)."""
     parent = op.parent
     while parent is not None and parent.name != "func.func":
         parent = parent.parent
     if parent is None:
         return None
-    for argument in parent.regions[0].blocks[0].arguments:
-        if argument.type == kind:
-            return argument
-    return None
+    return next((a for a in parent.regions[0].blocks[0].arguments if a.type == kind), None)
 
 
 def _zero(op: Any, kind: Any, ir: Any) -> Any:
