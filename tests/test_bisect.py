@@ -164,3 +164,16 @@ def test_the_op_deletion_loop_keeps_what_the_test_needs() -> None:
     assert count_ops(mixed) == 24
     small = shrink(mixed, lambda text: "arith.addi" in text)
     assert "arith.constant" in small and count_ops(small) == 4, small  # the function, constant, addi, return
+
+
+def test_the_default_pipeline_cuts_name_the_plugins_own_steps() -> None:
+    from pytest_mlir_snippets.worker.targets.cpu import default_pipeline
+    from pytest_mlir_snippets.worker.targets.cpu_bisect import Cuts
+
+    softmax = TWICE.replace("return", "// linalg.softmax (decompose.needed reads the text)\n  return")
+    names = [name for name, _ in Cuts(softmax, default_pipeline(), [], own_steps=True).steps]
+    assert names[0] == "plugin:decompose" and names[1] == "tosa-to-scf" and names[-1] == "reconcile-unrealized-casts"
+    middle = names.index("plugin:prepare_for_llvm")
+    assert names[middle - 1] == "convert-complex-to-standard" and names[middle + 1] == "convert-vector-to-scf"
+    assert "plugin:decompose" not in [n for n, _ in Cuts(softmax, default_pipeline(), [], own_steps=False).steps]
+    assert len(names) == 37  # the 36 steps measured in docs/triage.md, and plugin:decompose
