@@ -120,7 +120,7 @@ def test_reduce_shrinks_a_snippet_to_its_failing_op(tmp_path: Path) -> None:
     assert "math.clampf" in small and "math.tanh" not in small
     missing = mlir_snippets("reduce", "ops.mlir::chains", cwd=tmp_path)
     assert missing.returncode == 2 and missing.stderr.strip() == (
-        "mlir-snippets reduce: ops.mlir has no function chains (its functions: chain)")
+        "mlir-snippets reduce: ops.mlir has no public function chains (it has: chain)")
 
 
 @pytest.mark.slow

@@ -129,6 +129,7 @@ class Op(enum.StrEnum):
     ITERATION_BENCHMARK = "iteration-benchmark"  # ... and timed: [benchmark]
     PYTORCH_COMPILE = "pytorch-compile"  # a run's PyTorch reference compiled (attachments: reference)
     PYTORCH_BENCHMARK = "pytorch-benchmark"  # ... and timed
+    DRIVER = "driver"  # a failed execute's driver module: its function on its inputs, compared with its golden
 
     @property
     def executes(self) -> bool:

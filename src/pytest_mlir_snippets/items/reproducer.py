@@ -23,7 +23,7 @@ def remove(folder: Path) -> None:
     script = folder / "reproduce.sh"
     if not script.is_file():
         return
-    for path in (script, *folder.glob("before-*.mlir")):
+    for path in (script, *folder.glob("before-*.mlir"), folder / "driver.mlir"):
         path.unlink(missing_ok=True)
     if {p.name for p in folder.iterdir()} <= {"snippet.mlir"}:
         (folder / "snippet.mlir").unlink(missing_ok=True)

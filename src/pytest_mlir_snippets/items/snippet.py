@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_mlir_snippets.items import bisection, ireecmake, reproducer
+from pytest_mlir_snippets.items import bisection, execrepro, ireecmake, reproducer
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.items.expectations import lit_lines
 from pytest_mlir_snippets.items.failures import (
@@ -42,7 +42,7 @@ class SnippetItem(MlirItem):
         self.stage = stage
         self.subject = function.uid
         self._memo: dict[str, Any] = {}  # options and recorded data, read once, dropped after the run
-        self.reproducer = ""  # a failed compile's reproduce.sh, relative to the output root
+        self.reproducer = ""  # a failed compile's or execute's reproduce.sh, relative to the output root
         self.extra_keyword_matches.update((stage, function.uid))
         self._expectation()
 
@@ -125,6 +125,8 @@ class SnippetItem(MlirItem):
         self.response = response
         if self.stage == "compile":
             self._send_next_ahead()
+        elif state.settings.target == "cpu":  # a failure's driver module and reproduce.sh (items/execrepro.py)
+            self._execute_reproducer(response, Request(Op.DRIVER, self.split.text, fn.name, options, golden))
         self._show_output(response)
         self.kind = response.kind
         if not response.ok:
@@ -199,6 +201,16 @@ class SnippetItem(MlirItem):
         if nxt._recorded()[1] is not None:  # unreadable recorded data: the item says so itself
             return
         run_state(self.config).prefetch(nxt.compiled_subject, nxt._compile_request(), nxt._group)
+
+    def _execute_reproducer(self, response: Response, request: Request) -> None:
+        settings, manager = run_state(self.config).settings, run_state(self.config).device_manager()
+        folder = artifact_dir(settings.output_root, self.path, self.func.uid, settings.target, self.config.rootpath)
+        script, why = execrepro.update(folder, response, self.func.name, self.nodeid, lambda compare: manager.call(
+            dataclasses.replace(request, attachments={"compare": "yes" if compare else "no"}), self.timeout()))
+        if script is not None:
+            self.reproducer = str(script.relative_to(settings.output_root))
+        if script is not None or why:
+            self.add_report_section("call", "reproducer", f"sh {script}" if script else f"none: {why}")
 
     def _show_output(self, response: Response) -> None:
         settings = run_state(self.config).settings

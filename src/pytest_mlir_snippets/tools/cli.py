@@ -5,6 +5,7 @@
     mlir-snippets sysdesc
     mlir-snippets inventory MODEL.mlir... [--out DIR] | --from-torch MODULE:FACTORY --out DIR
     mlir-snippets new-iteration RUN [--from vN]
+    mlir-snippets export-lit FILE::FUNC [--out PATH]
     mlir-snippets reduce FILE::FUNC [--out PATH]
 
 ``report`` rebuilds the run reports of one or several runs (CI shards, xdist
@@ -12,6 +13,7 @@ across hosts) from the files ``--mlir-json`` wrote; ``import-torch`` writes a
 PyTorch model as ``model_linalg.mlir`` with its reference (``torch_import.py``);
 ``sysdesc`` writes tt-mlir's system descriptor with ``ttrt query --save-artifacts``;
 ``new-iteration`` starts an optimization run's next iteration (``new_iteration.py``);
+``export-lit`` writes a function as an integration test (``export_lit.py``);
 ``reduce`` shrinks a failing item's snippet (``reduce.py``).
 
 PYTEST_DONT_REWRITE"""
@@ -161,6 +163,22 @@ def doctor_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def export_lit_command(args: argparse.Namespace) -> int:
+    from pytest_mlir_snippets.tools.export_lit import ExportError, export_lit
+
+    try:
+        text = export_lit(args.function)
+    except ExportError as error:
+        print(f"mlir-snippets export-lit: {error}", file=sys.stderr)
+        return 2
+    if args.out is None:
+        sys.stdout.write(text)
+        return 0
+    Path(args.out).write_text(text)
+    print(f"wrote {args.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mlir-snippets", description="tools around pytest-mlir-snippets")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -194,6 +212,11 @@ def main(argv: list[str] | None = None) -> int:
     check = commands.add_parser("doctor", help="where the installed MLIR, LLVM, torch-mlir and IREE tools are, "
                                 "and which targets work here")
     check.set_defaults(run=doctor_command)
+    lit = commands.add_parser("export-lit", help="one function as an upstream-style integration test (RUN and "
+                              "CHECK lines over a driver module that compares it with its golden)")
+    lit.add_argument("function", metavar="FILE::FUNC", help="FUNC as in the node id")
+    lit.add_argument("--out", metavar="PATH", help="write the test here (default: standard output)")
+    lit.set_defaults(run=export_lit_command)
     reduce.add_parser(commands)
     args = parser.parse_args(argv)
     result: int = args.run(args)

@@ -22,35 +22,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pytest_mlir_snippets.mlirtext.litscript import tool
-from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
 from pytest_mlir_snippets.tools.interesting import Spec, failure_of, interesting, opened
 from pytest_mlir_snippets.tools.opdeletion import count_ops, shrink
+from pytest_mlir_snippets.tools.subject import SubjectError, find
 
 
 class ReduceError(Exception):
     """Why an item cannot be reduced, in one line."""
-
-
-def subject(node: str) -> tuple[Path, str, SnippetSource]:
-    """The file, the function's name and the file's functions of ``FILE::FUNC`` (a stage in
-    brackets, as pytest prints node ids, is allowed and ignored)."""
-    given = node[:node.index("[")] if node.endswith("]") and "[" in node else node
-    cut = given.rfind("::")
-    file, uid = (given[:cut], given[cut + 2:]) if cut > 0 else ("", "")
-    path = Path(file)
-    if not file or not uid:
-        raise ReduceError(f"{node}: give FILE::FUNC, as in the node id (ops.mlir::add_0)")
-    try:
-        source = SnippetSource(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise ReduceError(f"cannot read {path}: {error}") from None
-    except SplitError as error:
-        raise ReduceError(f"{path} is not structured as MLIR: {error}") from None
-    found = [fn for fn in source.functions if fn.uid == uid]
-    if not found:
-        names = ", ".join(fn.uid for fn in source.functions) or "none"
-        raise ReduceError(f"{path} has no function {uid} (its functions: {names})")
-    return path, uid, source
 
 
 def size(text: str) -> str:
@@ -60,9 +38,11 @@ def size(text: str) -> str:
 
 def reduce(node: str, out: Path | None, target: str, pipeline: str | None, timeout: float) -> tuple[Path, str, str]:
     """Reduce ``node``; (where the result went, its size before, after)."""
-    path, uid, source = subject(node)
-    function = next(fn for fn in source.functions if fn.uid == uid)
-    text = source.split(function).text
+    try:
+        path, source, function = find(node)
+    except SubjectError as error:
+        raise ReduceError(str(error)) from None
+    uid, text = function.uid, source.split(function).text
     spec = Spec(function.name, str(path.resolve()), len(source.functions), target, pipeline, timeout)
     golden = spec.golden()
     sandbox = opened(spec)

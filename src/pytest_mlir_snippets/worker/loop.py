@@ -164,6 +164,18 @@ class Worker:
 
         return pytorch_ref.benchmark_reference(request.attachments["reference"], request.options)
 
+    def _driver(self, request: Request) -> Response:
+        """A failed execute's driver module (``targets/cpu_driver.py``), on the cpu target."""
+        if self.target != "cpu":
+            return Response(Kind.UNSUPPORTED, f"no driver module for target {self.target}: its compiled form "
+                            "is not MLIR that mlir-runner runs")
+        from pytest_mlir_snippets.worker.targets.cpu import CpuBackend
+        from pytest_mlir_snippets.worker.targets.cpu_driver import driver
+
+        backend = self.backend
+        assert isinstance(backend, CpuBackend)
+        return driver(backend, self._compile(request), request)
+
     # ------------------------------------------------------------------ compiles and runs
     def _execute(self, compiled: Compiled, request: Request) -> Response:
         with self._reset_after_failure(stage="execute"):
@@ -245,6 +257,7 @@ HANDLERS: dict[Op, Callable[[Worker, Request], Response]] = {
     Op.ITERATION_BENCHMARK: Worker._iteration_benchmark,
     Op.PYTORCH_COMPILE: Worker._pytorch_compile,
     Op.PYTORCH_BENCHMARK: Worker._pytorch_benchmark,
+    Op.DRIVER: Worker._driver,
 }
 
 

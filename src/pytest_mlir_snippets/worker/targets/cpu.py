@@ -96,6 +96,7 @@ class CpuBackend(Backend):
 
         self.engine_type = ExecutionEngine
         self._reference: dict[tuple[str, str], Compiled] = {}
+        self._last_reference: tuple[Compiled, list[tuple[str, tuple[int, ...], bytes]], Reference] | None = None
         self._goldens = Goldens(plain=self)  # the references of its runs and of reference requests
 
     # ------------------------------------------------------------------ compile
@@ -177,7 +178,7 @@ class CpuBackend(Backend):
                 golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
         inputs = run_inputs(compiled, options, golden)
         return judge_outputs(compiled, options, golden, inputs, self._run(compiled, inputs),
-                             lambda: self._goldens.reference(self.name, compiled, options, inputs))
+                             lambda: self.reference(compiled, options, inputs))
 
     def run(self, compiled: Compiled, inputs: list[np.ndarray], options: Options) -> list[np.ndarray]:
         return self._run(compiled, inputs)
@@ -212,6 +213,17 @@ class CpuBackend(Backend):
 
         stub = Compiled("", function, None, info={"source": module, "front_end": front_end(module) or "upstream"})
         return self._goldens.reference(ANOTHER, stub, options, inputs)
+
+    def reference(self, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
+        """What a run of ``compiled`` on ``inputs`` is judged against when nothing is recorded;
+        the last one kept, for a failed execute's driver (``cpu_driver.py``), which asks again."""
+        given = [(v.dtype.str, v.shape, v.tobytes()) for v in map(np.asarray, inputs)]
+        last = self._last_reference
+        if last is not None and last[0] is compiled and last[1] == given:
+            return last[2]
+        found = self._goldens.reference(self.name, compiled, options, inputs)
+        self._last_reference = (compiled, given, found)
+        return found
 
     def bisect(self, module: str, function: str, options: Options, golden: dict[str, Any] | None,
                constants: Mapping[int, np.ndarray]) -> dict[str, Any]:

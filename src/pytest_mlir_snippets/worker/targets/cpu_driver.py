@@ -1,0 +1,101 @@
+"""A failed execute's driver module on the cpu target (``Op.DRIVER``): the function as the
+plugin compiled it, up to its last Python step (``plugin:prepare_for_llvm``, between the
+default pipeline's two parts), with a ``@main`` (``lowering/driver.py``) that calls it on
+the item's inputs and compares its results with the item's golden, at its tolerance.
+
+The answer's ``info``: ``module`` (the driver's text), ``pipeline`` (the rest of the
+lowering, for ``mlir-opt``), ``step`` (the Python step the IR was saved after), ``entry``
+(``@main``'s name, for ``mlir-runner -e``), ``libraries`` (upstream's runtime libraries it
+needs, as lit names them: ``mlir_c_runner_utils``), ``golden`` (what it compares with).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pytest_mlir_snippets.golden.inputs import DTYPES
+from pytest_mlir_snippets.golden.recorded import specializable
+from pytest_mlir_snippets.protocol import Kind, Request, Response
+from pytest_mlir_snippets.worker.core import Compiled, SnippetFailure
+from pytest_mlir_snippets.worker.judge import recorded, run_inputs, tolerance_rule
+from pytest_mlir_snippets.worker.lowering import decompose, mlirtools
+from pytest_mlir_snippets.worker.lowering import passes as lowering
+from pytest_mlir_snippets.worker.lowering.driver import Bound, DriverUnsupported, main_text, slot_of
+from pytest_mlir_snippets.worker.targets.cpu import SMALL, CpuBackend, default_pipeline, frees_own_buffers
+
+STEP = "plugin:prepare_for_llvm"
+# the libraries every driver needs: vector.print's (printF64, printString...), printMemref*
+LIBRARIES = ["mlir_c_runner_utils", "mlir_runner_utils"]
+
+
+def driver(backend: CpuBackend, compiled: Compiled, request: Request) -> Response:
+    """The driver of ``request``'s function; with ``attachments["compare"] == "no"`` (the
+    item crashed: its golden was never computed), one that says ``PASS`` once the call
+    returns."""
+    if request.options.pipeline:
+        raise SnippetFailure(Kind.UNSUPPORTED, "no driver for a --mlir-pipeline lowering: it has no "
+                             "Python step to start after")
+    if compiled.info.get("checks"):
+        raise SnippetFailure(Kind.UNSUPPORTED, "no driver for a snippet with check ops: they are its golden")
+    options, golden = request.options, request.golden
+    inputs = run_inputs(compiled, options, golden)
+    expected, basis = None, "none (the call must return)"
+    if request.attachments.get("compare") != "no":
+        expected, basis = _expected(backend, compiled, request, inputs)
+    rule = tolerance_rule(compiled, options, golden)
+    tolerances: list[Bound | None] = [
+        (*rule.resolve(value.dtype, np.asarray(value, np.float64)), rule.ulp) if value.dtype.kind == "f" else None
+        for value in map(np.asarray, expected or [])]
+    module, function = request.module, request.function
+    small = SMALL.search(module) is not None
+    first, rest = default_pipeline(own_deallocation=frees_own_buffers(module), small_floats=small)
+    constants = specializable(golden["inputs"]) if golden else {}
+    with lowering.lowered(module, function, [first, "builtin.module()"], backend.name, constants,
+                          before=decompose.lower if decompose.needed(module) else None) as low:
+        func = mlirtools.find_function(low.module, function)
+        try:
+            args = [slot_of(str(t)) for t in func.type.inputs]
+            results = [slot_of(str(t)) for t in func.type.results]
+            entry = "main" if function != "main" and "@main(" not in str(low.module) else "driver_main"
+            text = main_text(function, args, results, inputs, expected, tolerances, entry)
+        except DriverUnsupported as why:
+            raise SnippetFailure(Kind.UNSUPPORTED, f"no driver for @{function}: {why}") from None
+        saved = str(low.module)
+    merged = _merged(saved, text)
+    libraries = [*LIBRARIES, *(["mlir_float16_utils"] if "bf16" in merged or "f16" in merged else []),
+                 *(["mlir_apfloat_wrappers"] if small else [])]
+    return Response(Kind.PASS, info={"module": merged, "pipeline": rest, "step": STEP, "entry": entry,
+                                     "libraries": libraries, "golden": basis})
+
+
+def _expected(backend: CpuBackend, compiled: Compiled, request: Request,
+              inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:
+    """What the item's results were compared with: its recorded outputs, else its reference
+    (in the results' element types: the driver holds them as the function's raw bits)."""
+    golden = request.golden
+    args, results = compiled.signature
+    produced = results or [spec for spec in args if spec.kind == "memref"]
+    if golden and golden.get("outputs") is not None:
+        return (recorded(golden["outputs"], produced, "output", request.options.lenient_shapes),
+                str(golden.get("source", "recorded outputs")))
+    found = backend.reference(compiled, request.options, inputs)
+    outputs = [np.asarray(v) for v in found.outputs]
+    if len(outputs) == len(produced):  # else the driver says how many it has of each
+        outputs = [v.astype(s.dtype, copy=False) if s.element in DTYPES else v for v, s in zip(outputs, produced)]
+    return outputs, found.name
+
+
+def _merged(module: str, driver: str) -> str:
+    """``driver`` (globals and ``@main``) inside ``module``, checked by MLIR and made ready
+    for the rest of the lowering as the function was (``prepare_for_llvm``)."""
+    from mlir import ir
+
+    end = module.rstrip().rfind("}")
+    text = module[:end] + driver + "\n}\n"
+    with mlirtools.context_for(ir, text), ir.Location.unknown():
+        try:
+            parsed = ir.Module.parse(text)
+        except Exception as error:  # a bug of the driver's, said in one line
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"the driver module does not verify: {error}") from None
+        lowering.prepare_for_llvm(parsed)
+        return str(parsed)
