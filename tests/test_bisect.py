@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,10 @@ def test_the_search_names_the_step_after_which_results_stop_matching() -> None:
     assert found["diverged_after"] == "p5" and any("no verdict" in line for line in found["bisect_cuts"])
     found = search(names, lambda k: None if k == 4 else k < 4, None)
     assert found["diverged_after"] == "p5" and "at or before p5" in found["bisect_cuts"][-1]
+    # past its deadline (--mlir-bisect-timeout): the first and last cuts only, and the range left
+    found = search(names, monotone, time.monotonic())
+    assert found["diverged_after"] == "p8" and found["bisect_cuts"][-1] == (
+        "stopped at --mlir-bisect-timeout: the divergence is after import, at or before p8")
 
 
 def test_the_cut_pipeline_finds_the_pass_that_changed_the_results() -> None:
