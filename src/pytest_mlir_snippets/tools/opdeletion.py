@@ -35,7 +35,12 @@ def count_ops(text: str) -> int | None:
 
 
 def shrink(text: str, interesting: Callable[[str], bool], on_kept: Callable[[str], None] = lambda _: None) -> str:
-    """The smallest ``text`` the edits reach that stays ``interesting``."""
+    """The smallest ``text`` the edits reach that stays ``interesting`` (``text`` itself
+    when upstream's bindings cannot parse it: a dialect they lack, StableHLO)."""
+    try:
+        _candidates(text)
+    except Exception:
+        return text
     kept = True
     while kept:
         kept = False

@@ -3,7 +3,8 @@ the item ``FILE::FUNC`` does (``tools/interesting.py`` says what "as" means).
 
 Upstream's ``mlir-reduce`` first (the wheel's, found as the plugin finds its other tools),
 with an interestingness script that runs the plugin's sandbox worker on each candidate
-(over a socket: ``_upstream``); then the plugin's own op-deletion loop (``tools/opdeletion.py``) on what it left.
+(over a socket: ``_upstream``); then the plugin's own op-deletion loop
+(``tools/opdeletion.py``) on what it left, where upstream's bindings parse the snippet.
 The result is written to ``--out`` (default ``<stem>.<FUNC>.reduced.mlir`` beside FILE)
 and its size before and after is printed, in lines and ops.
 
@@ -21,6 +22,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from pytest_mlir_snippets.golden.recorded import RecordedDataError
 from pytest_mlir_snippets.mlirtext.litscript import tool
 from pytest_mlir_snippets.tools.interesting import Spec, failure_of, interesting, opened
 from pytest_mlir_snippets.tools.opdeletion import count_ops, shrink
@@ -44,7 +46,10 @@ def reduce(node: str, out: Path | None, target: str, pipeline: str | None, timeo
         raise ReduceError(str(error)) from None
     uid, text = function.uid, source.split(function).text
     spec = Spec(function.name, str(path.resolve()), len(source.functions), target, pipeline, timeout)
-    golden = spec.golden()
+    try:
+        golden = spec.golden()
+    except RecordedDataError as error:
+        raise ReduceError(f"{node}: recorded golden data: {error}") from None
     sandbox = opened(spec)
     try:
         spec.kind, spec.first, spec.compiles = failure_of(sandbox, text, spec, golden)
@@ -97,7 +102,7 @@ def _upstream(text: str, still_fails: Callable[[str], bool], timeout: float) -> 
                                        f"--reduction-tree=traversal-mode=0 test={script} test-arg={work / 'ask'}",
                                        "-o", str(work / "reduced.mlir")],
                                       capture_output=True, text=True, timeout=timeout * 10, check=False)
-            except subprocess.TimeoutExpired:
+            except (subprocess.TimeoutExpired, OSError):  # too slow, or no mlir-reduce here
                 return None
             finally:
                 server.shutdown()
@@ -111,7 +116,7 @@ def reduce_command(args: argparse.Namespace) -> int:
     try:
         path, before, after = reduce(args.node, Path(args.out) if args.out else None, args.target, args.pipeline,
                                      args.timeout)
-    except ReduceError as error:
+    except (ReduceError, OSError) as error:
         print(f"mlir-snippets reduce: {error}", file=sys.stderr)
         return 2
     print(f"wrote {path}: {before} before, {after} after")
