@@ -200,6 +200,11 @@ INPUT_SPECS = "input_specs"
 # (which is for dialects and types a target cannot handle): the machine has no device to
 # run on ("no CUDA device"). The item's record kind is then `skip`.
 SKIP = "skip"
+# The worker's environment variable naming a file it rewrites before each pass and each of the
+# plugin's own steps (a JSON object: what ``failing_pass`` and its reproducer need) while it runs
+# pipelines one pass at a time: set by the client that re-runs a compile that crashed, which
+# reads the file after the crash (``sandbox/crashtriage.py``, ``worker/lowering/failingpass.py``)
+PROGRESS_ENV = "MLIR_SNIPPETS_PROGRESS"
 
 
 @dataclass

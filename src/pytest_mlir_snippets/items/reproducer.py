@@ -1,7 +1,8 @@
-"""A failed compile's reproducer, kept beside its artifacts whatever the options: the IR the
-failing pass was given (``before-<pass>.mlir``) and ``reproduce.sh``, which runs that pass
-alone on it with the installed command-line tool (``mlir-opt``, or ``torch-mlir-opt`` for
-the StableHLO and torch legalizations) and fails as the item did.
+"""A failed or crashed compile's reproducer, kept beside its artifacts whatever the options:
+the IR the failing step was given (``before-<pass>.mlir``) and ``reproduce.sh``, which runs
+that step alone on it with the installed command-line tool (``mlir-opt``, ``torch-mlir-opt``
+for the StableHLO and torch legalizations, ``mlir-translate`` for the translation to LLVM IR)
+and fails, or dies by the same signal, as the item did.
 
 PYTEST_DONT_REWRITE"""
 
@@ -11,8 +12,8 @@ import re
 import shlex
 from pathlib import Path
 
-from pytest_mlir_snippets.mlirtext.litscript import tool
-from pytest_mlir_snippets.protocol import Response
+from pytest_mlir_snippets.mlirtext.native import native_tool
+from pytest_mlir_snippets.protocol import Kind, Response
 
 _UNSAFE = re.compile(r"[^\w.\-]+")
 
@@ -20,10 +21,12 @@ _UNSAFE = re.compile(r"[^\w.\-]+")
 def remove(folder: Path) -> None:
     """A reproducer an earlier run left in ``folder``, gone (the item compiles now): the
     folder too when nothing else is in it."""
-    script = folder / "reproduce.sh"
-    if not script.is_file():
+    kept = [path for path in (folder / "reproduce.sh", folder / "input.mlir", folder / "driver.mlir",
+                              *folder.glob("before-*.mlir"))
+            if path.is_file()]
+    if not kept:
         return
-    for path in (script, *folder.glob("before-*.mlir"), folder / "driver.mlir"):
+    for path in kept:
         path.unlink(missing_ok=True)
     if {p.name for p in folder.iterdir()} <= {"snippet.mlir"}:
         (folder / "snippet.mlir").unlink(missing_ok=True)
@@ -31,25 +34,54 @@ def remove(folder: Path) -> None:
 
 
 def write(folder: Path, response: Response, title: str) -> Path | None:
-    """``reproduce.sh`` (and the IR it reads) in ``folder`` for a compile that failed in a
-    pass the worker named, replacing an earlier one; None when it named none (the failure
-    is elsewhere)."""
+    """``reproduce.sh`` (and the IR it reads) in ``folder`` for a compile that failed or
+    crashed in a step the worker named, replacing an earlier one; None when it named none
+    (the failure is elsewhere) or the step is one of the plugin's own Python steps, which no
+    command-line tool runs (its ``before-plugin_<step>.mlir`` is kept alone)."""
     info = response.info
-    if not info.get("failing_pipeline") or not info.get("before_pass_ir"):
+    if not info.get("failing_pass") or not info.get("before_pass_ir"):
         return None
     remove(folder)
     folder.mkdir(parents=True, exist_ok=True)
     failing = str(info["failing_pass"])
     before = folder / f"before-{_UNSAFE.sub('_', failing.split('{')[0])}.mlir"
     before.write_text(str(info["before_pass_ir"]))
-    command = [tool(str(info.get("failing_tool", "mlir-opt"))), "--allow-unregistered-dialect", before.name,
-               f"--pass-pipeline={info['failing_pipeline']}"]
+    if "failing_tool" not in info:
+        return None
+    args = (list(info["failing_args"]) if "failing_args" in info else
+            ["--allow-unregistered-dialect", f"--pass-pipeline={info['failing_pipeline']}"])
+    tool_name = str(info["failing_tool"])
+    about = _about(failing, before.name, tool_name, str(info.get("after_step", "")))
+    if "failing_input" in info:  # the whole compile, on the text the tool was given
+        (folder / "input.mlir").write_text(str(info["failing_input"]))
+        command = [native_tool(tool_name), "input.mlir", *args]
+    else:
+        command = [native_tool(tool_name), *args, before.name]
     script = folder / "reproduce.sh"
     script.write_text("#!/bin/sh\n"
                       f"# {title}: {response.message.splitlines()[0] if response.message else response.kind.value}\n"
-                      f"# {before.name} is the IR {failing} was given (the plugin's steps before it applied);\n"
-                      "# this runs that pass alone on it, as the item's compile did.\n"
-                      'cd "$(dirname "$0")" || exit 2\n'
+                      + "".join(f"# {line}\n" for line in about)
+                      + f"# It fails{', killed by the same signal,' if response.kind is Kind.CRASH else ''} "
+                      "as the item's compile did.\n"
+                      'case $0 in */*) cd "${0%/*}" || exit 2 ;; esac\n'
                       f"exec {' '.join(shlex.quote(part) for part in command)}\n")
     script.chmod(0o755)
     return script
+
+
+def _about(failing: str, before: str, tool_name: str, after_step: str) -> list[str]:
+    """The script's comment: what it runs, on what."""
+    if tool_name == "iree-compile":
+        alone = [] if failing in ("iree-compile", "import") else [
+            f"{before} is the IR {failing} received, with its pipeline: `iree-opt --run-reproducer {before}`",
+            "runs that pass alone."]
+        return ["input.mlir is the text IREE's compiler was given; this compiles it with the item's flags.", *alone]
+    if failing == "import":
+        return [f"{before} is the text the compile parsed; this parses and verifies it."]
+    if failing == "translation":
+        return [f"{before} is the IR the translation to LLVM IR received (after the pipeline and the",
+                "plugin's steps), in generic form; this translates it."]
+    start = [f"It starts from the IR right after {after_step}, a Python step of the plugin's that no",
+             "command-line tool runs."] if after_step else []
+    return [f"{before} is the IR {failing} received (the plugin's steps and passes before it applied);",
+            "this runs that pass alone on it.", *start]

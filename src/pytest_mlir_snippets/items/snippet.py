@@ -229,7 +229,7 @@ class SnippetItem(MlirItem):
             folder = artifact_dir(settings.output_root, self.path, self.func.uid, settings.target,
                                   self.config.rootpath)
             script = None
-            if response.kind is Kind.COMPILE_ERROR:
+            if response.kind in (Kind.COMPILE_ERROR, Kind.CRASH):
                 script = reproducer.write(folder, response, self.nodeid)
             else:
                 reproducer.remove(folder)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_mlir_snippets.client import Client, Sandbox
-from pytest_mlir_snippets.protocol import SKIP, Kind, Options, Request, Response
+from pytest_mlir_snippets.protocol import SKIP, Kind, Op, Options, Request, Response
 from pytest_mlir_snippets.settings import Settings
 
 
@@ -51,7 +51,12 @@ class DeviceManager(Client):
                 if opened.kind is Kind.PASS:
                     opened.kind = Kind.EXECUTE_ERROR
                 return opened
-        return self.sandbox.call(request, timeout)
+        response = self.sandbox.call(request, timeout)
+        if response.kind is Kind.CRASH and request.op is Op.COMPILE:  # which step it crashed in
+            from pytest_mlir_snippets.sandbox import crashtriage
+
+            return crashtriage.locate(self.settings.target, self.settings.memory_limit, request, response, timeout)
+        return response
 
     def submit(self, request: Request) -> bool:
         """Send a compile request ahead (see ``Sandbox.submit``); ``call`` takes its answer."""

@@ -25,6 +25,11 @@ class SnippetFailure(Exception):
         self.metrics = metrics or {}
         self.info = info or {}
 
+    def with_info(self, info: dict[str, Any]) -> SnippetFailure:
+        """This failure, ``info`` added to its own."""
+        self.info.update(info)
+        return self
+
 
 @dataclass
 class Compiled:

@@ -5,12 +5,32 @@ written: ``builtin.module(func.func(convert-linalg-to-loops))``), on a copy of t
 taken before the first run, up to the pass that fails; that pass, as written in the
 pipeline (``one-shot-bufferize{bufferize-function-boundaries}``), is ``failing_pass``,
 and the module as it was before it is the IR that pass received.
+
+A pass that crashes the worker (an LLVM assertion, a signal in native code) leaves no answer:
+the client runs the compile again with ``protocol.PROGRESS_ENV`` naming a file, and every
+pipeline then runs one pass at a time, the file rewritten before each pass and each of the
+plugin's own steps (``plugin_step``), and removed after it: what the file holds after the
+crash names the step that crashed and the IR it received.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import json
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from pytest_mlir_snippets.protocol import PROGRESS_ENV, Kind
+from pytest_mlir_snippets.worker.core import SnippetFailure
+
+T = TypeVar("T")
+_LAST_STEP: list[str] = []  # the plugin's step that ran last in this compile (``begin`` forgets it)
+
+
+def begin() -> None:
+    """A compile starts: no step of the plugin's has run yet."""
+    _LAST_STEP.clear()
 
 _OPEN, _CLOSE = "({[<", ")}]>"
 
@@ -54,18 +74,95 @@ def steps(pipeline: str) -> list[tuple[str, str]]:
     return found
 
 
+def tool_of(pass_manager: Any) -> str:
+    """The command-line tool whose passes ``pass_manager``'s are: ``torch-mlir-opt`` for
+    torch-mlir's bindings, else ``mlir-opt``."""
+    return "torch-mlir-opt" if getattr(pass_manager, "__module__", "").startswith("torch_mlir") else "mlir-opt"
+
+
+def progress_file() -> str | None:
+    """The file to mark each step in, in a compile run again after a crash (else None)."""
+    return os.environ.get(PROGRESS_ENV) or None
+
+
+@contextmanager
+def marked(found: dict[str, Any] | Callable[[], dict[str, Any]]) -> Iterator[None]:
+    """While the step ``found`` describes runs, the progress file (if any) holds it
+    (``found`` may be a function giving it: called only when there is a file)."""
+    path = progress_file()
+    if path is None:
+        yield
+        return
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(found() if callable(found) else found, f)
+    os.replace(path + ".tmp", path)  # whole, whenever the crash comes
+    try:
+        yield
+    finally:  # it ran, or failed with an answer: the file names none
+        os.unlink(path)
+
+
+def translation(module: Any) -> dict[str, Any]:
+    """What a translation to LLVM IR received, and ``mlir-translate``'s command for it. In
+    generic form: ``mlir-translate`` registers the dialects it translates alone, and reads the
+    others' ops as unregistered ones, which its translation then rejects as the item's did."""
+    text = module.operation.get_asm(enable_debug_info=True, print_generic_op_form=True)
+    return received("translation", text, "mlir-translate", ["--allow-unregistered-dialect", "--mlir-to-llvmir"])
+
+
+def imported(text: str, tool: str) -> dict[str, Any]:
+    """What a parse received (``import``), and the tool that parses and verifies it as the
+    worker's context does (unregistered dialects allowed)."""
+    return received("import", text, tool, ["--allow-unregistered-dialect"])
+
+
+def received(step: str, ir: Any, tool: str, args: list[str]) -> dict[str, Any]:
+    """What a step that is not a pass of a pipeline received, and the command that runs it
+    alone on that IR (``failing_tool`` and ``failing_args``; the IR's file is added last):
+    ``import`` (``mlir-opt`` parses and verifies), ``translation`` (``mlir-translate``)."""
+    text = ir if isinstance(ir, str) else ir.operation.get_asm(enable_debug_info=True)
+    return {"failing_pass": step, "before_pass_ir": text, "failing_tool": tool, "failing_args": args}
+
+
+def plugin_step(name: str, module: Any, step: Callable[[], T]) -> T:
+    """``step()``, one of the plugin's own Python steps on ``module``, named
+    ``plugin:<name>``: an exception in it fails the compile naming the step, with the IR it
+    received (no command-line tool runs it: its reproducer says so)."""
+    snapshot = module.operation.clone()
+    try:
+        found = {"failing_pass": f"plugin:{name}"}
+        if progress_file():
+            found["before_pass_ir"] = snapshot.get_asm(enable_debug_info=True)
+        with marked(found):
+            done = step()
+        _LAST_STEP[:] = [found["failing_pass"]]
+        return done
+    except SnippetFailure:
+        raise  # the step's own verdict (unsupported, ...)
+    except Exception as error:
+        found["before_pass_ir"] = snapshot.get_asm(enable_debug_info=True)
+        raise SnippetFailure(Kind.COMPILE_ERROR, f"plugin:{name} failed: {type(error).__name__}: {error}",
+                             info=found) from None
+    finally:
+        snapshot.erase()
+
+
 def locate(snapshot: Any, pipeline: str, pass_manager: Callable[[str], Any]) -> dict[str, str] | None:
     """The failing pass (``failing_pass``), the IR it received (``before_pass_ir``) and the
     pipeline that runs it alone (``failing_pipeline``), found by running ``pipeline``'s
     passes one at a time on ``snapshot`` (a copy of the module before the pipeline); with
     the command-line tool whose passes these are (``failing_tool``: ``torch-mlir-opt`` for
-    torch-mlir's bindings, else ``mlir-opt``). None when each runs."""
-    tool = "torch-mlir-opt" if getattr(pass_manager, "__module__", "").startswith("torch_mlir") else "mlir-opt"
+    torch-mlir's bindings, else ``mlir-opt``); ``after_step``: the plugin's step that ran
+    last before them, which no command-line tool runs. None when each runs: ``snapshot`` is then
+    lowered by the whole pipeline. Each pass is ``marked`` while it runs."""
+    tool = tool_of(pass_manager)
     for written, alone in steps(pipeline):
         before = snapshot.get_asm(enable_debug_info=True)  # with the snippet's locations
+        found = {"failing_pass": written, "before_pass_ir": before, "failing_pipeline": alone,
+                 "failing_tool": tool, **({"after_step": _LAST_STEP[0]} if _LAST_STEP else {})}
         try:
-            pass_manager(alone).run(snapshot)
+            with marked(found):
+                pass_manager(alone).run(snapshot)
         except Exception:
-            return {"failing_pass": written, "before_pass_ir": before, "failing_pipeline": alone,
-                    "failing_tool": tool}
+            return found
     return None

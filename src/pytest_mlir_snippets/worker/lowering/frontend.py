@@ -21,6 +21,7 @@ from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import ireeops, mlirtools, onnx, shlo, torch_rewrites
 from pytest_mlir_snippets.worker.lowering.bake import bake_inputs
+from pytest_mlir_snippets.worker.lowering.failingpass import imported, marked, plugin_step
 from pytest_mlir_snippets.worker.lowering.shlo import refine
 
 # StableHLO: first to plain StableHLO (callees inlined, without the inliner's canonicalization,
@@ -189,10 +190,11 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
     ctx.allow_unregistered_dialects = True  # the check and util dialects' ops, in generic form; others named below
     with ctx, tir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         try:
-            module = tir.Module.parse(module_text)
+            with marked(lambda: imported(module_text, "torch-mlir-opt")):
+                module = tir.Module.parse(module_text)
         except Exception as error:
-            raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error,
-                                failing_pass="import") from None
+            failure = diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error)
+            raise failure.with_info(imported(module_text, "torch-mlir-opt")) from None
         mlirtools.reject_unregistered(module, tir, ctx, target, allowed=("check.", "util."))
         signature, checks = None, []
         if kind == "stablehlo" and fed is not None:
@@ -206,19 +208,19 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
             if checking:  # after inlining: a check in a callee is the entry's now
                 checks = check_ops.capture(module, tir, function)
             sizes = _refine(module, tir, tpm, function, diags)
-            shlo.rewrite(module, tir)
+            plugin_step("shlo.rewrite", module, lambda: shlo.rewrite(module, tir))
             try:
                 args, results = mlirtools.signature(mlirtools.find_function(module, function), tir.ShapedType)
             except UnsupportedType as error:
                 raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
             signature = ([dataclasses.replace(spec, size=sizes.get(i)) for i, spec in enumerate(args)], results)
         if kind == "torch" and _ONNX_OP.search(module_text):  # an ONNX import (plain torch ops need none of it)
-            expanded = onnx.expand(module, tir)
+            expanded = plugin_step("onnx.expand", module, lambda: onnx.expand(module, tir))
             mlirtools.run_passes(module, ONNX_TO_TORCH, tpm.PassManager.parse, diags, "ONNX import")
             if expanded:
                 mlirtools.run_passes(module, onnx.INLINE, tpm.PassManager.parse, diags, "ONNX import")
         if kind == "torch":
-            torch_rewrites.flatten_losses(module, tir)
+            plugin_step("torch.flatten_losses", module, lambda: torch_rewrites.flatten_losses(module, tir))
         mlirtools.run_passes(module, pipeline, tpm.PassManager.parse, diags, f"{kind} legalization")
         if "tm_tensor." in str(module):  # sort, scatter, top-k: TMTensor ops, which only torch-mlir lowers
             mlirtools.run_passes(module, TM_TENSOR_TO_LOOPS, tpm.PassManager.parse, diags, "TMTensor lowering")

@@ -150,7 +150,9 @@ def _new_context(ir: Any) -> Any:
 
 def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], collector: Collector,
                stage: str) -> None:
-    """Run ``pipeline`` on ``module``; failures become a compile-error with diagnostics."""
+    """Run ``pipeline`` on ``module``; failures become a compile-error with diagnostics,
+    naming the pass that failed (``failingpass.locate``). In a compile run again after a
+    crash (``failingpass.progress_file``), one pass at a time, each marked."""
     try:
         pm = pass_manager(pipeline)
     except Exception as error:  # a bad pipeline string
@@ -159,20 +161,28 @@ def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], c
         hint = unknown_passes(str(error))
         raise collector.failure(Kind.COMPILE_ERROR, f"invalid {stage} pipeline: {pipeline}"
                                 + (f": {hint}" if hint else ""), error) from None
+    from pytest_mlir_snippets.worker.lowering.failingpass import locate, progress_file
+
+    if progress_file():  # a compile run again after a crash: one pass at a time, each marked
+        found = locate(module.operation, pipeline, pass_manager)
+        if found is not None:
+            raise _failed_in(collector.failure(Kind.COMPILE_ERROR, f"{stage} failed"), stage, found) from None
+        return
     snapshot = module.operation.clone()  # what the pipeline was given: to name the pass that fails
     try:
         pm.run(module.operation)
     except Exception as error:
         failure = collector.failure(Kind.COMPILE_ERROR, f"{stage} failed", error)
-        from pytest_mlir_snippets.worker.lowering.failingpass import locate
-
         found = locate(snapshot, pipeline, pass_manager)
-        if found is not None:
-            failure.info.update(found)
-            failure.message = f"{stage} failed in {found['failing_pass']}"
-        raise failure from None
+        raise (_failed_in(failure, stage, found) if found is not None else failure) from None
     finally:
         snapshot.erase()
+
+
+def _failed_in(failure: SnippetFailure, stage: str, found: dict[str, str]) -> SnippetFailure:
+    failure.info.update(found)
+    failure.message = f"{stage} failed in {found['failing_pass']}"
+    return failure
 
 
 def find_function(module: Any, name: str) -> Any:

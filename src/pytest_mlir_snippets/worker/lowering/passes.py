@@ -4,6 +4,7 @@ then the pipeline's parts with ``prepare_for_llvm`` between them."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools, oneprocess
 from pytest_mlir_snippets.worker.lowering import ireeops as iree_ops
+from pytest_mlir_snippets.worker.lowering.failingpass import begin, imported, marked, plugin_step
 
 
 @dataclass
@@ -43,6 +45,7 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
 
     kind = frontend.front_end(module)
     oneprocess.refuse(module, target)
+    begin()  # the plugin's steps that ran before a failing pass are this compile's
     iree = iree_text.uses_iree_ops(module)
     if iree:  # IREE's util and check ops, in generic form (IREE-only dialects: unsupported)
         iree_ops.reject_iree_only(module, target)
@@ -56,10 +59,11 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
                                           else (module, None, "", []))
     with mlirtools.context_for(ir, text) as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         try:
-            parsed = ir.Module.parse(text)
+            with marked(lambda: imported(text, "mlir-opt")):
+                parsed = ir.Module.parse(text)
         except Exception as error:
-            raise diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error,
-                                failing_pass="import") from None
+            failure = diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error)
+            raise failure.with_info(imported(text, "mlir-opt")) from None
         if iree and not kind:
             fed = iree_ops.give_meaning(parsed, ir, function, "arith.constant")
             checks = check_ops.capture(parsed, ir, function, dialect="arith")
@@ -73,10 +77,13 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
         approximated = sorted(mlirtools.ops_by_name(parsed, ir, frozenset(OP_ULP)))  # ULP allowances of the golden
         keep_manual_deallocation(parsed, diags)
         if before is not None:
-            before(parsed, diags)
+            plugin_step(getattr(before, "__module__", "before").rsplit(".", 1)[-1], parsed,
+                        lambda: before(parsed, diags))
         for i, part in enumerate(pipeline):
             if i:
-                (between or prepare_for_llvm)(parsed)
+                step = between or prepare_for_llvm
+                name = getattr(step, "__name__", None) or type(step).__name__  # a function, or a callable's class
+                plugin_step(name, parsed, functools.partial(step, parsed))
             # a PassManager per run: reusing one across modules crashed an ONNX test (test_mvn_expanded_ver18)
             mlirtools.run_passes(parsed, part, passmanager.PassManager.parse, diags,
                                  stages[i] if stages else "lowering")

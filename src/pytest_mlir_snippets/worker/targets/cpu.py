@@ -18,7 +18,7 @@ from pytest_mlir_snippets.protocol import Kind, Options
 from pytest_mlir_snippets.worker import benchstats, native_io
 from pytest_mlir_snippets.worker.goldens import ANOTHER, Goldens
 from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
-from pytest_mlir_snippets.worker.lowering import dataflow, decompose, jit, mlirtools
+from pytest_mlir_snippets.worker.lowering import dataflow, decompose, failingpass, jit, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
@@ -132,15 +132,16 @@ class CpuBackend(Backend):
             engine = None
             try:  # translation to LLVM IR; machine code is generated at the first call (link)
                 if translate:
-                    engine = self.engine_type(low.module, opt_level=opt_level, shared_libs=runner_libraries())
+                    with failingpass.marked(lambda: failingpass.translation(low.module)):
+                        engine = self.engine_type(low.module, opt_level=opt_level, shared_libs=runner_libraries())
             except Exception as error:
-                raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error,
-                                              failing_pass="translation") from None
+                raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error).with_info(
+                    failingpass.translation(low.module)) from None
             if not translate:
                 untranslatable = lowering.untranslatable(low.module)
                 if untranslatable:
                     raise SnippetFailure(Kind.COMPILE_ERROR, "translation to LLVM failed", untranslatable,
-                                         info={"failing_pass": "translation"})
+                                         info=failingpass.translation(low.module))
             elif analyze:  # it will run: whether its results depend on its inputs (execute's ``computed``)
                 low.info["runtime_results"] = dataflow.runtime_results(low.module, function, len(low.signature[1]))
             final = str(low.module) if keep_ir else ""

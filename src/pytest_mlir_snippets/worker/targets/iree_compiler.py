@@ -31,6 +31,8 @@ from pytest_mlir_snippets.golden.inputs import TypeSpec, UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
 from pytest_mlir_snippets.worker.dialects import IREE_INPUT, dialect_failure
 from pytest_mlir_snippets.worker.lowering import mlirtools
+from pytest_mlir_snippets.worker.lowering.failingpass import marked
+from pytest_mlir_snippets.worker.targets import iree_repro
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 
 ACCEPTED = "linalg/tensor/arith, TOSA, StableHLO, torch and ONNX"
@@ -116,9 +118,10 @@ class Compiler:
         failure: SnippetFailure | None = None
         for used, before in routes:
             own = () if chosen else (f"--iree-input-type={used}",)
-            try:
-                vmfb, signature, ir_text, runtime = self._run(text, function, (*flags, *own), before, target,
-                                                              keep_ir, analyze)
+            try:  # a compile run again after a crash: iree-compile names the pass first (``iree_repro``)
+                with marked(lambda: {} if before else iree_repro.locate(text, [*flags, *own])):  # noqa: B023 (called at once)
+                    vmfb, signature, ir_text, runtime = self._run(text, function, (*flags, *own), before, target,
+                                                                  keep_ir, analyze)
             except SnippetFailure as error:
                 if error.kind is not Kind.COMPILE_ERROR:
                     raise
@@ -127,7 +130,10 @@ class Compiler:
             route = "onnx via torch-onnx-to-torch and the torch input" if before else f"{used} input"
             return Output(vmfb, signature, kind, route, ir_text, runtime)
         assert failure is not None
-        raise failure
+        found = iree_repro.locate(text, [*flags, *own], parsed=NEWER_IREE not in failure.info)
+        if found["failing_pass"] not in ("iree-compile", "import"):
+            failure.message = f"{failure.message} in {found['failing_pass']}"
+        raise failure.with_info(found)
 
     def _run(self, text: str, function: str, flags: tuple[str, ...], before: list[str], target: str,
              keep_ir: bool, analyze: bool) -> tuple[bytes, tuple[list[TypeSpec], list[TypeSpec]], str, bool | None]:
