@@ -18,6 +18,8 @@ ADD = """func.func @add_0(%a: tensor<4xf32>) -> tensor<4xf32> {
     (["--mlir-pcc", "2"], "--mlir-pcc: 2.0 must lie between -1 and 1"),
     (["--mlir-atol", "-1"], "--mlir-atol: -1.0 must not be negative"),
     (["--mlir-bench-time", "0"], "--mlir-bench-time: 0.0 must be positive"),
+    (["--mlir-bisect-timeout", "0"], "--mlir-bisect-timeout: 0.0 must be positive"),
+    (["-o", "mlir_bisect=maybe"], "mlir_bisect (ini): invalid truth value 'maybe' (true or false)"),
     (["--mlir-memory-limit", "lots"], "--mlir-memory-limit: cannot read 'lots'"),
     (["--mlir-target", "cuda", "--mlir-cuda-chip", "ampere"], "--mlir-cuda-chip: 'ampere' is not a CUDA chip"),
     (["-o", "mlir_strict=maybe"], "mlir_strict (ini): invalid truth value 'maybe' (true or false)"),

@@ -64,6 +64,11 @@ class Client(abc.ABC):
                 timeout: float | None = None) -> Response:
         return self.call(Request(Op.EXECUTE, module, function, options, golden), timeout)
 
+    def bisect(self, module: str, function: str, options: Options, golden: dict[str, Any] | None = None,
+               timeout: float | None = None) -> Response:
+        """Which step of a golden-mismatch's pipeline its results diverge after (``diverged_after``)."""
+        return self.call(Request(Op.BISECT, module, function, options, golden), timeout)
+
     def run(self, module: str, function: str, options: Options, inputs: list[Any],
             timeout: float | None = None) -> Response:
         """``inputs``: the caller's (numpy arrays); the results come back unjudged."""

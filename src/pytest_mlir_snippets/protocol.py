@@ -120,6 +120,7 @@ class Op(enum.StrEnum):
     CHECK_PIPELINE = "check-pipeline"  # --mlir-pipeline parsed, once before the run (module: the pipeline)
     COMPILE = "compile"  # a split module
     EXECUTE = "execute"  # compiled (from the worker's memo), run on inputs and judged
+    BISECT = "bisect"  # a golden-mismatch's pipeline cut after each step: which step diverged (--mlir-bisect)
     RUN = "run"  # mlir_device.run: the caller's inputs, the results returned unjudged
     REFERENCE = "reference"  # another target's worker asks for reference outputs (worker/reference.py)
     SCHEDULE = "schedule"  # an optimization run's transform.mlir checked (module: the schedule)
@@ -133,7 +134,7 @@ class Op(enum.StrEnum):
     @property
     def executes(self) -> bool:
         """Whether the request runs code on the device (which must be open first)."""
-        return self in (Op.EXECUTE, Op.RUN, Op.ITERATION_EXECUTE, Op.ITERATION_BENCHMARK)
+        return self in (Op.EXECUTE, Op.BISECT, Op.RUN, Op.ITERATION_EXECUTE, Op.ITERATION_BENCHMARK)
 
 
 @dataclass

@@ -95,6 +95,10 @@ OPTIONS = (
            "f64 1e-7)", "mlir_rtol", type=float, **NOT_NEGATIVE),
     Option("--mlir-pcc", "minimum PCC (default 0.99)", "mlir_pcc", 0.99, float, check=lambda v: -1 <= v <= 1,
            must="lie between -1 and 1"),
+    Option("--mlir-bisect", "a golden-mismatch is compiled again with its pipeline cut after each pass (the rest "
+           "lowered plainly) to name the pass its results diverge after", "mlir_bisect", default=False),
+    Option("--mlir-bisect-timeout", "seconds for one item's bisection (default: the item's timeout)",
+           "mlir_bisect_timeout", type=float, metavar="SECONDS", **POSITIVE),
     Option("--mlir-require-golden", "fail execute verdicts that compared nothing (golden none) or only the "
            "plugin's own lowering (golden self), as kind no-golden", "mlir_require_golden", default=False),
     Option("--mlir-lenient-shapes", "recorded outputs may differ from the results by unit dimensions (1x4 for 4)",
@@ -170,6 +174,8 @@ class Settings:
     rtol: float | None = None
     pcc: float = 0.99
     require_golden: bool = False
+    bisect: bool = False
+    bisect_timeout: float | None = None  # None: the item's timeout
     lenient_shapes: bool = False
     strict: bool = False
     devices: list[int] = field(default_factory=list)

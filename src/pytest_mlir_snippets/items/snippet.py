@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_mlir_snippets.items import execrepro, ireecmake, reproducer
+from pytest_mlir_snippets.items import bisection, execrepro, ireecmake, reproducer
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.items.expectations import lit_lines
 from pytest_mlir_snippets.items.failures import (
@@ -117,6 +117,9 @@ class SnippetItem(MlirItem):
                 self.fail(self.response)
             options = self._with_directive(options)
             response = manager.execute(self.split.text, fn.name, options, golden, self.timeout())
+            if response.kind is Kind.GOLDEN_MISMATCH and state.settings.bisect:
+                bisection.bisect(self, manager, Request(Op.EXECUTE, self.split.text, fn.name, options, golden),
+                                 response)
         else:
             response = state.compile(self.compiled_subject, self._compile_request, self.timeout(), group=self._group)
         self.response = response
@@ -251,6 +254,7 @@ class SnippetItem(MlirItem):
         record.reference = str(response.info.get("reference", ""))
         record.failing_pass = str(response.info.get("failing_pass", ""))
         record.reproducer = self.reproducer
+        record.diverged_after = str(response.info.get("diverged_after", ""))
         record.baked = str(response.info.get("baked", ""))
         if "golden_report" in response.info:  # tt-mlir's, kept whole
             record.golden_report = json.dumps(response.info["golden_report"], sort_keys=True)

@@ -78,6 +78,7 @@ class ItemRecord:
     subject_kind: SubjectKind = SubjectKind.SNIPPET  # what ``function`` names
     failing_pass: str = ""  # a failed compile's pass, as written in its pipeline (or import, translation)
     reproducer: str = ""  # its reproduce.sh, relative to the output root
+    diverged_after: str = ""  # --mlir-bisect: the pass after which results stop matching (or front-end, translation)
 
     @property
     def failed(self) -> bool:

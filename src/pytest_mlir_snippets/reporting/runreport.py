@@ -128,6 +128,8 @@ def _failure_lines(number: int, record: ItemRecord) -> list[str]:
     lines += [f"   {line}" for line in record.diagnostics]
     if record.baked:
         lines.append(f"   baked: {record.baked}")
+    if record.diverged_after:
+        lines.append(f"   diverged after: {record.diverged_after}")
     if record.metrics:
         lines.append("   metrics: " + ", ".join(f"{k}={v:.6g}" for k, v in sorted(record.metrics.items())))
     if record.worker:

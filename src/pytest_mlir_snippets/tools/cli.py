@@ -6,13 +6,15 @@
     mlir-snippets inventory MODEL.mlir... [--out DIR] | --from-torch MODULE:FACTORY --out DIR
     mlir-snippets new-iteration RUN [--from vN]
     mlir-snippets export-lit FILE::FUNC [--out PATH]
+    mlir-snippets reduce FILE::FUNC [--out PATH]
 
 ``report`` rebuilds the run reports of one or several runs (CI shards, xdist
 across hosts) from the files ``--mlir-json`` wrote; ``import-torch`` writes a
 PyTorch model as ``model_linalg.mlir`` with its reference (``torch_import.py``);
 ``sysdesc`` writes tt-mlir's system descriptor with ``ttrt query --save-artifacts``;
 ``new-iteration`` starts an optimization run's next iteration (``new_iteration.py``);
-``export-lit`` writes a function as an integration test (``export_lit.py``).
+``export-lit`` writes a function as an integration test (``export_lit.py``);
+``reduce`` shrinks a failing item's snippet (``reduce.py``).
 
 PYTEST_DONT_REWRITE"""
 
@@ -25,6 +27,7 @@ from pathlib import Path
 
 from pytest_mlir_snippets.items.expectfile import ExpectationsError, load_expectations
 from pytest_mlir_snippets.reporting.publish import RecordsError, publish, read_records, summary_lines
+from pytest_mlir_snippets.tools import reduce
 
 
 def report(args: argparse.Namespace) -> int:
@@ -214,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     lit.add_argument("function", metavar="FILE::FUNC", help="FUNC as in the node id")
     lit.add_argument("--out", metavar="PATH", help="write the test here (default: standard output)")
     lit.set_defaults(run=export_lit_command)
+    reduce.add_parser(commands)
     args = parser.parse_args(argv)
     result: int = args.run(args)
     return result

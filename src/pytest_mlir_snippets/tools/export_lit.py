@@ -8,18 +8,14 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 from pytest_mlir_snippets.client import Sandbox
 from pytest_mlir_snippets.golden.recorded import RecordedDataError, load_recorded
 from pytest_mlir_snippets.mlirtext.directives import DirectiveError, directive
 from pytest_mlir_snippets.mlirtext.litexport import lit_test
-from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
 from pytest_mlir_snippets.protocol import Op, Options, Request
+from pytest_mlir_snippets.tools.subject import SubjectError, find
 
 TIMEOUT = 300.0
-_SPEC = re.compile(r"(.+?)::([^\[\]]+)(?:\[[^\]]*\])?")  # FILE::FUNC, a [stage] after it
 
 
 class ExportError(Exception):
@@ -29,20 +25,11 @@ class ExportError(Exception):
 def export_lit(spec: str, timeout: float = TIMEOUT) -> str:
     """The integration test for ``spec`` (``FILE::FUNC``, FUNC as in the node id, a
     ``[stage]`` after it ignored)."""
-    given = _SPEC.fullmatch(spec)  # what the user typed: no item or record exists to ask
-    if given is None:
-        raise ExportError(f"give FILE::FUNC (as in the node id), not {spec!r}")
-    file, name = given.group(1), given.group(2)
-    path = Path(file)
     try:
-        source = SnippetSource(path.read_text())
-        functions = source.functions
-    except (OSError, UnicodeDecodeError, SplitError) as error:
-        raise ExportError(f"cannot read {file}: {error}") from None
-    function = next((f for f in functions if name in (f.uid, f.name)), None)
-    if function is None:
-        raise ExportError(f"{file} has no public function {name} (it has: "
-                          f"{', '.join(f.uid for f in functions) or 'none'})")
+        path, source, function = find(spec)
+    except SubjectError as error:
+        raise ExportError(str(error)) from None
+    file, name, functions = str(path), function.uid, source.functions
     try:
         golden = load_recorded(path, function.name, len(functions))
         found = directive(function.comments)

@@ -123,6 +123,12 @@ class Worker:
     def _execute_request(self, request: Request) -> Response:
         return self._execute(self._compile(request), request)
 
+    def _bisect(self, request: Request) -> Response:
+        constants = specializable(request.golden["inputs"]) if request.golden else {}
+        with self._reset_after_failure(stage=Op.BISECT.value):
+            info = self.backend.bisect(request.module, request.function, request.options, request.golden, constants)
+        return Response(Kind.PASS, info=info)
+
     def _run(self, request: Request) -> Response:
         """mlir_device.run: the caller's inputs, the results back."""
         compiled = self._compile(replace(request, golden=None))
@@ -242,6 +248,7 @@ HANDLERS: dict[Op, Callable[[Worker, Request], Response]] = {
     Op.CHECK_PIPELINE: Worker._check_pipeline,
     Op.COMPILE: Worker._compile_only,
     Op.EXECUTE: Worker._execute_request,
+    Op.BISECT: Worker._bisect,
     Op.RUN: Worker._run,
     Op.REFERENCE: Worker._reference,
     Op.SCHEDULE: Worker._check_schedule,

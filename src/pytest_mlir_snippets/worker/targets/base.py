@@ -66,6 +66,12 @@ class Backend(abc.ABC):
         a second compiler's (cpu for the IREE targets, iree-cpu for cpu)."""
         raise SnippetFailure(Kind.UNSUPPORTED, f"target {self.name} gives no reference outputs")
 
+    def bisect(self, module: str, function: str, options: Options, golden: dict[str, Any] | None,
+               constants: Mapping[int, np.ndarray]) -> dict[str, Any]:
+        """A golden-mismatch's ``diverged_after``: the step of its pipeline after which its
+        results stop matching (``worker/lowering/bisect.py``), and the cuts tried (``bisect_cuts``)."""
+        raise SnippetFailure(Kind.UNSUPPORTED, f"--mlir-bisect: target {self.name} does not bisect yet")
+
     # Device lifecycle: the defaults suit a target whose device is the host.
     def configure(self, options: Options) -> None:  # noqa: B027 - optional, empty by default
         """Take the run's device options (before ``open_device``)."""

@@ -119,14 +119,16 @@ class CpuBackend(Backend):
 
     def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True,
                  constants: Mapping[int, np.ndarray] | None = None, opt_level: int = 3,
-                 translate: bool = True, analyze: bool = True, own_steps: bool = True) -> Compiled:
+                 translate: bool = True, analyze: bool = True, own_steps: bool = True,
+                 steps: tuple[Any, Any] | None = None) -> Compiled:
         """``translate``: to LLVM IR in an ExecutionEngine, else (nothing will run it) only
         checked translatable: an engine costs about half a compile-only function's time,
         most of it the machine code its destruction generates. ``analyze``: say which
         results depend on run-time values (a snippet's, not a reference's). ``own_steps``:
-        the default pipeline's steps before it (``decompose.lower``), not for a user's pipeline."""
-        with lowering.lowered(module, function, pipeline, self.name, constants,
-                              before=decompose.lower if own_steps and decompose.needed(module) else None) as low:
+        the default pipeline's steps before it (``decompose.lower``), not for a user's pipeline.
+        ``steps``: the Python steps (before, between) of a pipeline cut by ``bisect``."""
+        before, between = steps or (decompose.lower if own_steps and decompose.needed(module) else None, None)
+        with lowering.lowered(module, function, pipeline, self.name, constants, between, before=before) as low:
             engine = None
             try:  # translation to LLVM IR; machine code is generated at the first call (link)
                 if translate:
@@ -223,6 +225,21 @@ class CpuBackend(Backend):
         found = self._goldens.reference(self.name, compiled, options, inputs)
         self._last_reference = (compiled, given, found)
         return found
+
+    def bisect(self, module: str, function: str, options: Options, golden: dict[str, Any] | None,
+               constants: Mapping[int, np.ndarray]) -> dict[str, Any]:
+        """``targets/cpu_bisect.py``: the item's pipeline, cut, then the plain one's steps."""
+        from pytest_mlir_snippets.worker.targets.cpu_bisect import Cuts
+
+        own, small = frees_own_buffers(module), SMALL.search(module) is not None
+        item = [options.pipeline] if options.pipeline else default_pipeline(False, own, small)
+        tails = [default_pipeline(True, dealloc, small) for dealloc in dict.fromkeys((own, True))]
+        cuts = Cuts(module, item, tails, own_steps=not options.pipeline)
+        return cuts.search(lambda parts, steps: self._compile(module, function, parts, False, constants,
+                                                              options.opt_level, analyze=False, steps=steps),
+                           self._run, lambda compiled, inputs: self._goldens.reference(self.name, compiled,
+                                                                                       options, inputs),
+                           options, golden)
 
     def close_device(self) -> None:
         self._goldens.close()

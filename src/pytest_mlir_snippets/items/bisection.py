@@ -1,0 +1,29 @@
+"""``--mlir-bisect`` on the pytest side: a golden-mismatch asks its worker which pass of its
+pipeline the results diverge after (``worker/lowering/bisect.py``); the answer goes on the
+response (``diverged_after``, shown in the failure and kept on the record) and the cuts
+tried into the report's ``bisection`` section.
+
+PYTEST_DONT_REWRITE"""
+
+from __future__ import annotations
+
+from pytest_mlir_snippets.client import Client
+from pytest_mlir_snippets.items.base import MlirItem
+from pytest_mlir_snippets.protocol import Request, Response
+from pytest_mlir_snippets.session import run_state
+
+
+def bisect(item: MlirItem, client: Client, request: Request, response: Response) -> None:
+    """Bisect ``item``'s golden-mismatch ``response`` to ``request`` within ``--mlir-bisect-timeout`` (else
+    the item's timeout); a bisection that fails says why in the section, the item's
+    verdict stays the mismatch."""
+    limit = run_state(item.config).settings.bisect_timeout or item.timeout()
+    found = client.bisect(request.module, request.function, request.options, request.golden, limit)
+    if found.ok:
+        lines = [str(line) for line in found.info.get("bisect_cuts", [])]
+        if found.info.get("diverged_after"):
+            response.info["diverged_after"] = found.info["diverged_after"]
+            lines.insert(0, f"diverged after: {found.info['diverged_after']}")
+    else:
+        lines = [f"no answer: {found.kind.value}: {found.message.splitlines()[0] if found.message else ''}"]
+    item.add_report_section("call", "bisection", "\n".join(lines))
