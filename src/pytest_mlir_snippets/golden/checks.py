@@ -17,18 +17,21 @@ The rules (``stablehlo/tests/CheckOps.cpp`` and ``stablehlo-translate --interpre
   ``expect_all_true``) and ``zero`` (``expect_false``) on the actual value alone;
   ``bits`` (IREE's ``expect_eq``, a comparison of bytes): equal bit patterns.
 
-numpy only; the worker rewrites the checks into results (``worker/lowering/checks.py``).
+numpy only; the worker rewrites the checks into results (``worker/lowering/checks.py``), or,
+in a region or a callee, into calls that record each execution.
 
 PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from pytest_mlir_snippets.golden.compare import UNBOUNDED, pcc
 from pytest_mlir_snippets.golden.compare import ulp_difference as _ulp
+from pytest_mlir_snippets.golden.inputs import TypeSpec
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,10 @@ class Check:
     max_ulp: int = 0
     first: int = 0
     rtol: float = 0.0  # almost_eq: the tolerance grows by rtol * |expected| (IREE's checks)
+    # a check in a region or a callee: the function it calls instead, each time it runs
+    # (``worker/lowering/checkcalls.py``), with the type of the values it passes; ``first`` unused
+    callee: str = ""
+    spec: TypeSpec | None = None
 
 
 @dataclass
@@ -152,20 +159,28 @@ def evaluate(check: Check, actual: np.ndarray, expected: np.ndarray) -> Verdict:
     return Verdict(check, False, metrics, message)
 
 
-def judge(checks: list[Check], results: list[np.ndarray]) -> tuple[dict[str, float], list[Verdict]]:
+def judge(checks: list[Check], results: list[np.ndarray],
+          executions: Sequence[tuple[int, np.ndarray, np.ndarray]] = ()) -> tuple[dict[str, float], list[Verdict]]:
     """Every check on the run's results; the metrics of all (worst max abs and rel error
-    and lowest PCC over the checks, then each check's own) and the failed verdicts."""
+    and lowest PCC over the checks, then each check's own) and the failed verdicts.
+    ``executions``: (check index, actual, expected) each time a check with a ``callee`` ran;
+    each is judged, the first failing one reported; one that never ran compares nothing."""
     metrics = {"max_abs_err": 0.0, "max_rel_err": 0.0, "pcc": 1.0}
     failed: list[Verdict] = []
     for check in checks:
-        actual, expected = results[check.first], results[check.first + 1]
-        verdict = evaluate(check, actual, expected)
-        if np.shape(actual) == np.shape(expected):
-            abs_err, rel_err = _errors(np.asarray(actual), np.asarray(expected))
-            metrics.update(max_abs_err=max(metrics["max_abs_err"], abs_err),
-                           max_rel_err=max(metrics["max_rel_err"], rel_err),
-                           pcc=min(metrics["pcc"], pcc(_floats(np.asarray(actual)), _floats(np.asarray(expected)))))
-        metrics.update(verdict.metrics)
-        if not verdict.passed:
-            failed.append(verdict)
+        pairs = ([(a, e) for i, a, e in executions if i == check.index] if check.callee
+                 else [(results[check.first], results[check.first + 1])])
+        for n, (actual, expected) in enumerate(pairs):
+            verdict = evaluate(check, actual, expected)
+            if np.shape(actual) == np.shape(expected):
+                abs_err, rel_err = _errors(np.asarray(actual), np.asarray(expected))
+                metrics.update(max_abs_err=max(metrics["max_abs_err"], abs_err),
+                               max_rel_err=max(metrics["max_rel_err"], rel_err),
+                               pcc=min(metrics["pcc"], pcc(_floats(np.asarray(actual)), _floats(np.asarray(expected)))))
+            metrics.update(verdict.metrics)
+            if not verdict.passed:
+                if check.callee:
+                    verdict.message = f"execution {n + 1} of {len(pairs)}: {verdict.message}"
+                failed.append(verdict)
+                break
     return metrics, failed

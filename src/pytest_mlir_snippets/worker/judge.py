@@ -29,6 +29,7 @@ from pytest_mlir_snippets.protocol import (
     Options,
 )
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.lowering import checkcalls
 
 NOTHING = "nothing to compare: no results, no buffer written, no checks"
 
@@ -45,7 +46,8 @@ def judge_outputs(compiled: Compiled, options: Options, golden: dict[str, Any] |
     info: dict[str, Any] = {"inputs": compiled.info["inputs"], INPUT_SPECS: [[s.dims, s.element] for s in args],
                             "outputs": compiled.info["outputs"]}
     if compiled.info.get("checks"):
-        info.update(computed(compiled, [i for c in compiled.info["checks"] for i in (c.first, c.first + 1)], actual))
+        info.update(computed(compiled, [i for c in compiled.info["checks"] if not c.callee
+                                                for i in (c.first, c.first + 1)], actual))
         return _judge_checks(compiled, actual, info)
     info.update(computed(compiled, range(len(results)), actual))
     if golden and golden.get("outputs") is not None:
@@ -136,7 +138,7 @@ def _judge_checks(compiled: Compiled, actual: list[np.ndarray],
     """A snippet with check ops is its own golden: each check judged as the StableHLO
     interpreter (or IREE's check module) does (``golden.checks``), a failed one at its line."""
     checks = compiled.info["checks"]
-    metrics, failed = judge_checks(checks, actual)
+    metrics, failed = judge_checks(checks, actual, checkcalls.executions(compiled.info))
     names = ", ".join(sorted({c.name for c in checks}))
     info = dict(info, reference=f"the snippet's {len(checks)} check(s) ({names})", **{GOLDEN: Golden.CHECKS.value})
     if failed:

@@ -262,7 +262,7 @@ HANDLERS: dict[Op, Callable[[Worker, Request], Response]] = {
 
 
 def _public(info: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in info.items() if k not in ("source", "constants", "linked", "checks", "fed")}
+    return {k: v for k, v in info.items() if k not in ("source", "constants", "linked", "checks", "fed", "check_calls")}
 
 
 def main() -> int:

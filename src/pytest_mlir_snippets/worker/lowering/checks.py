@@ -14,6 +14,11 @@ IREE's ``check`` dialect (``tests/e2e``: ``expect_eq[_const]``, ``expect_almost_
 with its ``atol``/``rtol``, ``expect_true``, ``expect_false``, ``expect_all_true``) is captured
 the same way, once ``mlirtext.ireeops`` has put the ops in generic form.
 
+A check inside a region (``scf.if``, ``stablehlo.while``, ``tosa.cond_if``, a loop body) or
+a callee compares its operands each time it runs, as IREE's check module does: it becomes a
+call into the worker (``worker/lowering/checkcalls.py``), which keeps every execution's
+pair; one that never runs compares nothing.
+
 Runs on torch-mlir's bindings (``tir``) before the StableHLO legalization, or on
 upstream's (``dialect="arith"``) for snippets in upstream dialects.
 """
@@ -26,7 +31,7 @@ from typing import Any
 from pytest_mlir_snippets.golden.checks import Check
 from pytest_mlir_snippets.protocol import Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
-from pytest_mlir_snippets.worker.lowering import mlirtools
+from pytest_mlir_snippets.worker.lowering import checkcalls, mlirtools
 
 # custom_call targets and check ops -> (rule, tolerance, min ULP, max ULP); the interpreter's
 # values (stablehlo-translate --interpret's fallback): check.eq compares floats within 1e-4
@@ -128,11 +133,6 @@ def capture(module: Any, tir: Any, function: str, dialect: str = "stablehlo") ->
         return []
     block = func.regions[0].blocks[0]
     ret = list(block.operations)[-1]
-    outside = [op for op in found if not _directly_in(op, function)]
-    if outside:
-        where = mlirtools.location_of(str(outside[0].location))
-        raise SnippetFailure(Kind.UNSUPPORTED, f"a check op outside @{function}'s body (line {where[0]}): only the "
-                             "entry function's own checks can be captured")
     checks: list[Check] = []
     results: list[Any] = []
     for op in found:
@@ -162,9 +162,13 @@ def capture(module: Any, tir: Any, function: str, dialect: str = "stablehlo") ->
         kind = operands[0].type
         element = str(tir.RankedTensorType(kind).element_type) if str(kind).startswith("tensor<") else str(kind)
         line, column = mlirtools.location_of(str(op.location))
-        checks.append(Check(len(checks), name, rule, element, line, column, tolerance, min_ulp, max_ulp,
-                            len(results), rtol))
-        results += [_readable(v, tir, ret, dialect) for v in operands]
+        check = Check(len(checks), name, rule, element, line, column, tolerance, min_ulp, max_ulp, len(results), rtol)
+        if _directly_in(op, function):
+            checks.append(check)
+            results += [_readable(v, tir, ret, dialect) for v in operands]
+        else:  # in a region (or a callee): a call where it stands, made each time it runs
+            checks.append(checkcalls.call_instead(module, tir, op, check, [_readable(v, tir, op, dialect)
+                                                                           for v in operands]))
         for verdict in op.results:  # check.eq's tensor<i1>: true (the verdict is taken after the run)
             with tir.InsertionPoint(op), op.location:
                 true = tir.Operation.create(constant_op, results=[verdict.type],

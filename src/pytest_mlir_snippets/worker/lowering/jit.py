@@ -25,7 +25,7 @@ _SCALAR_CTYPES: dict[str, Any] = {
 }
 
 
-def _descriptor_type(spec: TypeSpec) -> Any:
+def descriptor_type(spec: TypeSpec) -> Any:
     from mlir.runtime import np_to_memref  # not at import: it imports ml_dtypes (see golden/inputs.py)
 
     ctype = np_to_memref.as_ctype(spec.dtype)
@@ -34,8 +34,12 @@ def _descriptor_type(spec: TypeSpec) -> Any:
     return np_to_memref.make_nd_memref_descriptor(len(spec.shape), ctype)
 
 
+def scalar_ctype(spec: TypeSpec) -> Any:
+    return _SCALAR_CTYPES[spec.element]
+
+
 def _slot_type(spec: TypeSpec) -> Any:
-    return _SCALAR_CTYPES[spec.element] if spec.kind == "scalar" else _descriptor_type(spec)
+    return scalar_ctype(spec) if spec.kind == "scalar" else descriptor_type(spec)
 
 
 def _scalar_arg(value: np.ndarray, spec: TypeSpec) -> Any:
@@ -45,7 +49,7 @@ def _scalar_arg(value: np.ndarray, spec: TypeSpec) -> Any:
     return ctype(np.asarray(value).item())
 
 
-def _read_scalar(raw: Any, spec: TypeSpec) -> np.ndarray:
+def read_scalar(raw: Any, spec: TypeSpec) -> np.ndarray:
     value = raw.value if hasattr(raw, "value") else raw
     if spec.element in ("f16", "bf16"):
         return np.array(value, dtype=np.uint16).view(spec.dtype)
@@ -64,7 +68,7 @@ def strided_view(address: int, dtype: np.dtype, shape: tuple[int, ...], strides:
     return np.lib.stride_tricks.as_strided(flat[-lo:], shape, tuple(s * itemsize for s in strides))
 
 
-def _read_memref(desc: Any, spec: TypeSpec) -> np.ndarray:
+def read_memref(desc: Any, spec: TypeSpec) -> np.ndarray:
     """Copy a (possibly strided) memref described by ``desc`` into a numpy array."""
     rank = len(spec.shape)
     shape = tuple(desc.shape[i] for i in range(rank)) if rank else ()
@@ -167,7 +171,7 @@ class Call:
     def outputs(self) -> list[np.ndarray]:
         if not self.results:  # written in place
             return [np.array(v, copy=True) for v, s in zip(self.inputs, self.args) if s.kind == "memref"]
-        return [_read_scalar(slot, spec) if spec.kind == "scalar" else _read_memref(slot, spec)
+        return [read_scalar(slot, spec) if spec.kind == "scalar" else read_memref(slot, spec)
                 for slot, spec in zip(self._result_slots(), self.results)]
 
 

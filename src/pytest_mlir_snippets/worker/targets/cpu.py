@@ -18,7 +18,7 @@ from pytest_mlir_snippets.protocol import Kind, Options
 from pytest_mlir_snippets.worker import benchstats, native_io
 from pytest_mlir_snippets.worker.goldens import ANOTHER, Goldens
 from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
-from pytest_mlir_snippets.worker.lowering import dataflow, decompose, failingpass, jit, mlirtools
+from pytest_mlir_snippets.worker.lowering import checkcalls, dataflow, decompose, failingpass, jit, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
@@ -157,6 +157,7 @@ class CpuBackend(Backend):
             return
         if compiled.handle is None:
             compiled.handle = self._engine(compiled.ir)
+        checkcalls.attach(compiled.handle, compiled.info)  # before the first lookup makes the code
         if not compiled.handle.raw_lookup("_mlir_ciface_" + compiled.function):
             hint = "" if runner_libraries() else f"; {INSTALL_HINT}"
             raise SnippetFailure(Kind.COMPILE_ERROR, f"@{compiled.function} does not link: an external symbol it "
@@ -191,6 +192,7 @@ class CpuBackend(Backend):
         self.link(compiled)
         args, results = compiled.signature
         inputs = run_inputs(compiled, options, golden)
+        checkcalls.start(compiled.info, recording=False)
         try:
             call = jit.Placements(compiled.handle, compiled.function, args, results, inputs)
             return benchstats.measure(call.run, options, after=call.release, begin=call.restart,
@@ -202,6 +204,7 @@ class CpuBackend(Backend):
         self.link(compiled)
         args, results = compiled.signature
         copies = [np.array(v, copy=True) for v in inputs]
+        checkcalls.start(compiled.info)
         try:
             return jit.invoke(compiled.handle, compiled.function, args, results, copies)
         except Exception as error:
