@@ -24,11 +24,13 @@ from typing import Any
 from pytest_mlir_snippets import children
 from pytest_mlir_snippets.golden.filecheck import filecheck
 from pytest_mlir_snippets.mlirtext.litscript import LLI, TRANSLATE, LitCommand, tool
+from pytest_mlir_snippets.mlirtext.sections import sections
 from pytest_mlir_snippets.protocol import GOLDEN, Golden, Kind, Op, Request, Response
 from pytest_mlir_snippets.worker.core import SnippetFailure
 
 LIT = "lit"  # Request.attachments key: the LitCommand, as JSON
 RUN_TIMEOUT = 3600.0  # the sandbox's own timeout kills the worker first; the runner dies with it
+OUTPUT_MARKER = "\n// -----\n"  # between the sections' outputs, as mlir-opt prints them
 _lowered: OrderedDict[tuple[str, str], tuple[str, list[str]]] = OrderedDict()
 
 
@@ -57,8 +59,11 @@ def handle(request: Request) -> Response:
 def lower(text: str, command: LitCommand, notes: list[str] | None = None) -> str:
     """The file after the command's mlir-opt stages (and mlir-translate), as text;
     ``notes`` gets what of another LLVM version was replaced on the way."""
-    if command.opt_stages:
-        text = _optimize(text, command, [] if notes is None else notes)
+    notes = [] if notes is None else notes
+    if command.opt_stages and splits(command.opt_stages[0]):  # each section alone, the outputs joined
+        text = OUTPUT_MARKER.join(_optimize(section, command, notes) for section in split_file(text))
+    elif command.opt_stages:
+        text = _optimize(text, command, notes)
     if command.translate is not None:
         done = subprocess.run([tool(TRANSLATE), *command.translate], input=text.encode(), capture_output=True,
                               timeout=RUN_TIMEOUT)
@@ -66,6 +71,17 @@ def lower(text: str, command: LitCommand, notes: list[str] | None = None) -> str
             raise SnippetFailure(Kind.COMPILE_ERROR, "mlir-translate failed:\n" + done.stderr.decode(errors="replace"))
         text = done.stdout.decode()
     return text
+
+
+def splits(args: list[str]) -> bool:
+    """Whether an mlir-opt stage reads its input with ``-split-input-file``."""
+    return any(a.lstrip("-").split("=", 1)[0] == "split-input-file" for a in args)
+
+
+def split_file(text: str) -> list[str]:
+    """The ``// -----`` sections of ``text``, each on its own lines of the file (the lines
+    before it left empty), so that diagnostics name the file's lines, as mlir-opt's do."""
+    return ["\n" * text.count("\n", 0, start) + text[start:end] for start, end in sections(text)]
 
 
 def _optimize(text: str, command: LitCommand, notes: list[str]) -> str:
@@ -195,6 +211,10 @@ def execute(lowered: str, command: LitCommand, source_text: str, info: dict[str,
                                  "crash (not --crash)", info=dict(info, stage="execute"))
         if command.expect_failure == (done.returncode == 0):
             why = "exited 0, but the RUN line expects a failure (not)" if command.expect_failure else status
+            modules = lowered.count(OUTPUT_MARKER) + 1
+            if not command.expect_failure and modules > 1:  # what lit's run of the line meets too
+                why += (f" (its input is {modules} modules, one per section of mlir-opt's -split-input-file, "
+                        "which it reads as one file: an entry inside one of them is not at its top level)")
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"{command.runner} {why}", info=dict(info, stage="execute"))
         if command.filecheck is None:
             info.update({GOLDEN: Golden.NONE.value, "reference": "the RUN line has no FileCheck"})
