@@ -28,7 +28,7 @@ from pytest_mlir_snippets.worker.lowering.shlo import refine
 # which drops an unused check.eq; quantized ops as integer math; chlo decomposed), then
 # ``shlo.rewrite`` (what the legalization has no pattern for), then to linalg
 STABLEHLO_PREPARE = ("builtin.module(inline{default-pipeline=}, func.func(stablehlo-legalize-quant-to-math,"
-                     " chlo-legalize-to-stablehlo, stablehlo-legalize-deprecated-ops))")
+                     " chlo-legalize-to-stablehlo, stablehlo-legalize-deprecated-ops{fail-on-unused=false}))")
 STABLEHLO_PIPELINE = ("builtin.module(func.func(stablehlo-legalize-to-linalg), stablehlo-convert-to-signless,"
                       " func.func(canonicalize))")
 # torch-mlir's torch-backend-to-linalg-on-tensors-backend-pipeline without its final

@@ -2,7 +2,8 @@
 
 It is independent of every lowering: the golden reference for StableHLO snippets.
 The batch norm ops, which it does not evaluate (it aborts the process), are given
-to it as the specification defines them (``shlo/batch_norm.py``). A dynamic program
+to it as the specification defines them (``shlo/batch_norm.py``); ``stablehlo.rng``, which it
+aborts on too, makes it unavailable. A dynamic program
 (it aborts on dynamic result types) is refined to the shapes and dimension sizes of
 the inputs it is given first, as the compile refines it (``shlo/refine.py``).
 """
@@ -140,6 +141,8 @@ def interpret(module_text: str, function: str, inputs: list[np.ndarray], target:
     ir = frontend._torch_mlir["ir"]
     with ctx, ir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         parsed = ir.Module.parse(module_text)
+        if mlirtools.ops_where(parsed, ir, lambda op: op.name == "stablehlo.rng"):
+            raise InterpreterUnavailable("stablehlo.rng: the interpreter does not evaluate it (it aborts the process)")
         batch_norm.lower_all(parsed, ir)  # the interpreter aborts on them: their definitions instead
         triangular_solve.lower_all(parsed, ir)  # it has no support for these two: their expansions instead
         fft.lower_all(parsed, ir)

@@ -11,6 +11,7 @@ from pytest_mlir_snippets.worker.lowering.shlo import (
     control,
     fft,
     fixes,
+    rng,
     scatter,
     select_and_scatter,
     sort,
@@ -26,5 +27,6 @@ def rewrite(module: Any, tir: Any) -> None:
     batch_norm.lower_all(module, tir)
     triangular_solve.lower_all(module, tir)
     fft.lower_all(module, tir)
+    rng.lower_all(module, tir)
     select_and_scatter.lower_all(module, tir)
     control.lower_all(module, tir)
