@@ -259,8 +259,10 @@ class SnippetItem(MlirItem):
         if "golden_report" in response.info:  # tt-mlir's, kept whole
             record.golden_report = json.dumps(response.info["golden_report"], sort_keys=True)
         # a compile cache hit; the IREE input route taken; a file the installed IREE cannot parse;
-        # the snippet's constants fed at run time, or kept constant and why
-        for key in ("cache", "iree_route", "iree_cannot_parse", "fed_inputs", "kept_constants", "tolerance"):
+        # the snippet's constants fed at run time, or kept constant and why; arguments and results
+        # fed and read in a wide type (f8 as f32)
+        for key in ("cache", "iree_route", "iree_cannot_parse", "fed_inputs", "kept_constants", "tolerance",
+                    "widened"):
             if key in response.info:
                 record.info[key] = response.info[key]
 

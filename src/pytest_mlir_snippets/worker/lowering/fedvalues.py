@@ -174,4 +174,60 @@ def new_argument(block: Any, kind: Any, location: Any, ir: Any, dialect: str) ->
         return ir.Operation.create(convert, results=[kind], operands=[argument]).result
 
 
-__all__ = ["constant_value", "new_argument", "value_of", "wide_element"]
+# per dialect: (narrow to wide float, int), (wide to narrow float, int)
+_WIDEN = {"stablehlo": (("stablehlo.convert",) * 2, ("stablehlo.convert",) * 2),
+          "arith": (("arith.extf", "arith.extsi"), ("arith.truncf", "arith.trunci"))}
+
+
+def _wide_type(kind: Any, ir: Any, dialect: str) -> tuple[Any, int] | None:
+    """The wide tensor type of a tensor of a type no caller hands over, and whether it is a
+    float (1) or an integer (0); None: as it is."""
+    if not str(kind).startswith("tensor<"):
+        return None
+    shaped = ir.RankedTensorType(kind)
+    wide = wide_element(str(shaped.element_type))
+    if wide is None:
+        return None
+    dims = "".join("?x" if shaped.is_dynamic_dim(i) else f"{d}x" for i, d in enumerate(shaped.shape))
+    element = wide if dialect == "stablehlo" else wide.lstrip("u")
+    return ir.Type.parse(f"tensor<{dims}{element}>"), int(wide == "f32")
+
+
+def widen_entry(func: Any, ir: Any, dialect: str) -> list[str]:
+    """The entry's arguments and results of types no caller can hand over or read (f8, f6,
+    f4, sub-byte integers; ``wide_element``) in their wide types, converted (exactly, for
+    values of the narrow type) at the entry's start and before its returns; what changed."""
+    block = func.regions[0].blocks[0]
+    notes: list[str] = []
+    widen, narrow = _WIDEN[dialect]
+    for i, argument in enumerate(list(block.arguments)):
+        found = _wide_type(argument.type, ir, dialect)
+        if found is None:
+            continue
+        own = argument.type
+        with ir.InsertionPoint.at_block_begin(block), func.location:
+            convert = ir.Operation.create(narrow[1 - found[1]], results=[own], operands=[argument])
+        argument.replace_all_uses_except(convert.result, convert)
+        argument.set_type(found[0])
+        notes.append(f"argument #{i} {own} fed as {found[0]}")
+    results = list(ir.FunctionType(func.attributes["function_type"].value).results)
+    for region_block in func.regions[0].blocks:
+        ret = list(region_block.operations)[-1]
+        if ret.operation.name != "func.return":
+            continue
+        for i, value in enumerate(list(ret.operands)):
+            found = _wide_type(value.type, ir, dialect)
+            if found is None:
+                continue
+            with ir.InsertionPoint(ret), ret.location:
+                ret.operands[i] = ir.Operation.create(widen[1 - found[1]], results=[found[0]], operands=[value]).result
+            results[i] = found[0]
+            note = f"result #{i} {value.type} read as {found[0]}"
+            notes += [note] if note not in notes else []
+    if notes:
+        func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([a.type for a in block.arguments],
+                                                                               results))
+    return notes
+
+
+__all__ = ["constant_value", "new_argument", "value_of", "wide_element", "widen_entry"]

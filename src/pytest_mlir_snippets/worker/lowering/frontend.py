@@ -19,7 +19,7 @@ from pytest_mlir_snippets.golden.inputs import UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
-from pytest_mlir_snippets.worker.lowering import ireeops, mlirtools, onnx, shlo, torch_rewrites
+from pytest_mlir_snippets.worker.lowering import fedvalues, ireeops, mlirtools, onnx, shlo, torch_rewrites
 from pytest_mlir_snippets.worker.lowering.bake import bake_inputs
 from pytest_mlir_snippets.worker.lowering.failingpass import imported, marked, plugin_step
 from pytest_mlir_snippets.worker.lowering.shlo import refine
@@ -209,6 +209,9 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
                 checks = check_ops.capture(module, tir, function)
             sizes = _refine(module, tir, tpm, function, diags)
             plugin_step("shlo.rewrite", module, lambda: shlo.rewrite(module, tir))
+            widened = fedvalues.widen_entry(mlirtools.find_function(module, function), tir, "stablehlo")
+            if fed is not None:
+                fed.widened = widened
             try:
                 args, results = mlirtools.signature(mlirtools.find_function(module, function), tir.ShapedType)
             except UnsupportedType as error:

@@ -17,6 +17,7 @@ import numpy as np
 from pytest_mlir_snippets.golden.inputs import DTYPES
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
+from pytest_mlir_snippets.worker.lowering.fedvalues import wide_element
 from pytest_mlir_snippets.worker.lowering.shlo import batch_norm, fft, refine, triangular_solve
 
 
@@ -81,7 +82,11 @@ def _with_entry(ir: Any, module: Any, function: str) -> tuple[Any, list[bool], l
     args, lines, returned, types = [], [], [], []
     split_in = [str(t.element_type) in _PART for t in inputs]
     for i, (t, split) in enumerate(zip(inputs, split_in)):
-        if split:
+        narrow = wide_element(str(t.element_type))
+        if narrow is not None:  # fed in its wide type (the compiled entry's too), converted exactly
+            args.append(f"%in{i}: {_retyped(t, narrow)}")
+            lines.append(f"  %a{i} = stablehlo.convert %in{i} : ({_retyped(t, narrow)}) -> {t}")
+        elif split:
             part = _retyped(t, _PART[str(t.element_type)])
             args += [f"%re{i}: {part}", f"%im{i}: {part}"]
             lines.append(f"  %a{i} = stablehlo.complex %re{i}, %im{i} : {t}")
@@ -101,8 +106,8 @@ def _with_entry(ir: Any, module: Any, function: str) -> tuple[Any, list[bool], l
                       f"  %y{i} = stablehlo.imag {value} : ({t}) -> {part}"]
             returned += [f"%x{i}", f"%y{i}"]
             types += [part, part]
-        elif element in _WIDEN:
-            wide = _retyped(t, _WIDEN[element])
+        elif element in _WIDEN or wide_element(element):
+            wide = _retyped(t, _WIDEN.get(element) or wide_element(element) or "")
             lines.append(f"  %w{i} = stablehlo.convert {value} : ({t}) -> {wide}")
             returned.append(f"%w{i}")
             types.append(wide)

@@ -40,6 +40,7 @@ class Fed:
     sources: list[str] = field(default_factory=list)  # where each came from, for the record
     kept: list[str] = field(default_factory=list)  # constants that stayed constants, and why
     own: list[str] = field(default_factory=list)  # of ``sources``, a self-checking function's own constants
+    widened: list[str] = field(default_factory=list)  # the entry's arguments and results fed in a wide type
 
     def extend(self, other: Fed) -> None:
         self.values += other.values

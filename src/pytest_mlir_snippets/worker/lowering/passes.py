@@ -19,7 +19,7 @@ from pytest_mlir_snippets.mlirtext import ireeops as iree_text
 from pytest_mlir_snippets.protocol import INPUT_SPECS, Diagnostic, Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
-from pytest_mlir_snippets.worker.lowering import frontend, mlirtools, oneprocess
+from pytest_mlir_snippets.worker.lowering import fedvalues, frontend, mlirtools, oneprocess
 from pytest_mlir_snippets.worker.lowering import ireeops as iree_ops
 from pytest_mlir_snippets.worker.lowering.failingpass import begin, imported, marked, plugin_step
 
@@ -69,6 +69,8 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
             checks = check_ops.capture(parsed, ir, function, dialect="arith")
         _reject_unregistered(parsed, ctx, target)
         func = mlirtools.find_function(parsed, function)
+        if own_signature is None:
+            fed.widened = fedvalues.widen_entry(func, ir, "arith")
         try:
             args, results = own_signature or mlirtools.signature(func, _shaped)
         except UnsupportedType as error:
@@ -103,6 +105,8 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
                                                          zip(info["inputs"][first:], fed.sources))]
         if fed.kept:
             info["kept_constants"] = fed.kept
+        if fed.widened:
+            info["widened"] = fed.widened
         yield Lowered(parsed, (args, results), diags, info)
 
 
