@@ -43,6 +43,28 @@ func.func @while_check() {
   check.expect_eq_const %r, dense<3> : tensor<i64>
   func.return
 }
+
+func.func @types_check() {
+  %pred = stablehlo.constant dense<true> : tensor<i1>
+  %u = stablehlo.constant dense<[1, 200]> : tensor<2xui8>
+  %c = stablehlo.constant dense<[(1.0, 2.0)]> : tensor<1xcomplex<f32>>
+  %f = stablehlo.constant dense<[1.5, 2.0]> : tensor<2xf8E4M3FN>
+  %b = stablehlo.constant dense<[1.5, 2.0]> : tensor<2xbf16>
+  %r = "stablehlo.if"(%pred) ({
+    %u2 = stablehlo.add %u, %u : tensor<2xui8>
+    check.expect_eq_const %u2, dense<[2, 144]> : tensor<2xui8>
+    %c2 = stablehlo.add %c, %c : tensor<1xcomplex<f32>>
+    check.expect_eq_const %c2, dense<[(2.0, 4.0)]> : tensor<1xcomplex<f32>>
+    %f2 = stablehlo.add %f, %f : tensor<2xf8E4M3FN>
+    check.expect_almost_eq_const %f2, dense<[3.0, 4.0]> : tensor<2xf8E4M3FN>
+    %b2 = stablehlo.add %b, %b : tensor<2xbf16>
+    check.expect_almost_eq_const %b2, dense<[3.0, 4.0]> : tensor<2xbf16>
+    stablehlo.return %pred : tensor<i1>
+  }, {
+    stablehlo.return %pred : tensor<i1>
+  }) : (tensor<i1>) -> tensor<i1>
+  func.return
+}
 """
 
 IREE = """func.func @cond_if_check() {
@@ -97,6 +119,7 @@ SABOTAGE = [
     ("check.expect_almost_eq_const %y, dense<[2.0, 4.0]>", "check.expect_almost_eq_const %y, dense<[2.0, 5.0]>",
      "if_check", "bad_shlo.mlir:6:5: error: check.expect_almost_eq_const failed: execution 1 of 1"),
     ("%lt, dense<true>", "%lt, dense<false>", "while_check", "execution 1 of 3"),
+    ("dense<[(2.0, 4.0)]>", "dense<[(2.0, 4.5)]>", "types_check", "(2+4j) (actual) vs (2+4.5j) (expected)"),
     ("check.expect_eq_const(%y, dense<[2, 4]>", "check.expect_eq_const(%y, dense<[2, 5]>", "cond_if_check",
      "execution 1 of 1: 1 of 2 element(s) not bitwise equal"),
     ("arith.cmpi ult, %i, %c4", "arith.cmpi ult, %i, %c1", "for_check", "execution 2 of 4"),
@@ -124,7 +147,7 @@ def test_checks_in_regions_compare_each_execution(pytester: pytest.Pytester) -> 
     pytester.runpytest("-p", "no:cacheprovider", "-n", "0", f"--mlir-json={out}", "-rA")
     found = {(r["file"].rsplit("/", 1)[-1], r["name"]): r for r in json.loads(out.read_text())["items"]}
     executes = {key: r for key, r in found.items() if key[1].endswith("[execute]")}
-    assert len(executes) == 10, sorted(executes)
+    assert len(executes) == 12, sorted(executes)
     for (file, name), record in executes.items():
         if file.startswith("good"):  # the untaken branches' checks (expecting 9s and 7s) compared nothing
             assert record["kind"] == "pass" and record["golden"] == "checks", (name, record["message"])
