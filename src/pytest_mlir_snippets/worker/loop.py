@@ -262,7 +262,8 @@ HANDLERS: dict[Op, Callable[[Worker, Request], Response]] = {
 
 
 def _public(info: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in info.items() if k not in ("source", "constants", "linked", "checks", "fed", "check_calls")}
+    kept_here = ("source", "constants", "linked", "checks", "fed", "check_calls", "parallel", "parallel_runs")
+    return {k: v for k, v in info.items() if k not in kept_here}
 
 
 def main() -> int:

@@ -21,7 +21,7 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.checks import Check
 from pytest_mlir_snippets.golden.inputs import TypeSpec
-from pytest_mlir_snippets.worker.lowering import jit
+from pytest_mlir_snippets.worker.lowering import jit, mlirtools
 
 PREFIX = "__mlir_snippets_check_"
 KEY = "check_calls"  # Compiled.info: the run's Recorder (not sent to the pytest side)
@@ -31,9 +31,7 @@ def call_instead(module: Any, ir: Any, op: Any, check: Check, values: list[Any])
     """Put a call to a declared ``@__mlir_snippets_check_<index>(values)`` before ``op``;
     ``check`` with that callee and the values' type."""
     callee = f"{PREFIX}{check.index}"
-    kinds = ", ".join(str(v.type) for v in values)
-    declaration = ir.Operation.parse(f"func.func private @{callee}({kinds}) attributes {{llvm.emit_c_interface}}")
-    ir.InsertionPoint.at_block_begin(module.body).insert(declaration)
+    mlirtools.declare_external(module, ir, callee, [v.type for v in values], [])
     with ir.InsertionPoint(op), op.location:
         ir.Operation.create("func.call", operands=values, attributes={"callee": ir.Attribute.parse(f"@{callee}")})
     kind = values[0].type

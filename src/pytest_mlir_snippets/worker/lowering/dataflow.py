@@ -15,6 +15,8 @@ analysis of the entry function:
 - a call, an intrinsic that touches memory, or any other op without results (a GPU
   launch) taints every memory its pointer operands reach when it reads tainted data or
   gets a tainted operand;
+- a call of ``interpreter.run_parallel``'s (``lowering/parallel.py``) gives tainted results:
+  the worker computes them by running the programs' compiled code;
 - branch operands flow into the successors' block arguments (a tainted condition
   taints them all);
 - a loop's induction variables (integer block arguments of the other blocks) are computed
@@ -180,7 +182,8 @@ def _visit(op: Any, state: State) -> None:
     if successors:
         _branch(operands, successors, state)
         return
-    tainted_in = any(v in state.data for v in operands)
+    # run_parallel's results come from the programs' compiled code, run by the worker (lowering/parallel.py)
+    tainted_in = any(v in state.data for v in operands) or "__mlir_snippets_parallel_" in callee
     counted = not tainted_in and any(v in state.loop for v in operands)
     roots = frozenset(r for v in operands for r in state.roots.get(v, ()))
     touches_memory = name == "llvm.call" or name.startswith(_MEMORY_INTRINSICS) or (

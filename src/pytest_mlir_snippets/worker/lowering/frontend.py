@@ -19,7 +19,7 @@ from pytest_mlir_snippets.golden.inputs import UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
-from pytest_mlir_snippets.worker.lowering import fedvalues, ireeops, mlirtools, onnx, shlo, torch_rewrites
+from pytest_mlir_snippets.worker.lowering import fedvalues, ireeops, mlirtools, onnx, parallel, shlo, torch_rewrites
 from pytest_mlir_snippets.worker.lowering.bake import bake_inputs
 from pytest_mlir_snippets.worker.lowering.failingpass import imported, marked, plugin_step
 from pytest_mlir_snippets.worker.lowering.shlo import refine
@@ -195,6 +195,10 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
         except Exception as error:
             failure = diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error)
             raise failure.with_info(imported(module_text, "torch-mlir-opt")) from None
+        if kind == "stablehlo" and "interpreter.run_parallel" in module_text:  # before: it is no registered op
+            plans = parallel.rewrite(module, tir)
+            if fed is not None:
+                fed.parallel = plans
         mlirtools.reject_unregistered(module, tir, ctx, target, allowed=("check.", "util."))
         signature, checks = None, []
         if kind == "stablehlo" and fed is not None:

@@ -41,6 +41,7 @@ class Fed:
     kept: list[str] = field(default_factory=list)  # constants that stayed constants, and why
     own: list[str] = field(default_factory=list)  # of ``sources``, a self-checking function's own constants
     widened: list[str] = field(default_factory=list)  # the entry's arguments and results fed in a wide type
+    parallel: list[Any] = field(default_factory=list)  # run_parallel plans (lowering/parallel.py), for the run
 
     def extend(self, other: Fed) -> None:
         self.values += other.values

@@ -274,3 +274,11 @@ def drop_schedule(module: Any, ir: Any) -> None:
         op.erase()
     if "transform.with_named_sequence" in module.operation.attributes:
         del module.operation.attributes["transform.with_named_sequence"]
+
+
+def declare_external(module: Any, ir: Any, name: str, inputs: list[Any], results: list[Any]) -> None:
+    """A private ``func.func @name`` without a body at the top of ``module``, with the C interface
+    (``_mlir_ciface_name``): what the JIT resolves to a runtime symbol the worker registers."""
+    ins, outs = ", ".join(str(t) for t in inputs), ", ".join(str(t) for t in results)
+    text = f"func.func private @{name}({ins}) -> ({outs}) attributes {{llvm.emit_c_interface}}"
+    ir.InsertionPoint.at_block_begin(module.body).insert(ir.Operation.parse(text))

@@ -27,6 +27,9 @@ _WHAT = {
 }
 _COLLECTIVES = ("all_gather", "all_reduce", "all_to_all", "collective_permute", "collective_broadcast",
                 "reduce_scatter")
+# what a run_parallel's programs may use: the worker schedules them (lowering/parallel.py)
+_SCHEDULED = frozenset({"interpreter.run_parallel", "stablehlo.replica_id", "stablehlo.partition_id",
+                        *(f"stablehlo.{c}" for c in _COLLECTIVES if c != "collective_broadcast")})
 _COMMENT = re.compile(r"//[^\n]*")
 _OP = re.compile(r'(?<![\w.$"])"?((?:interpreter\.\w+)|stablehlo\.(?:' + "|".join(
     [*_COLLECTIVES, "replica_id", "partition_id", "send", "recv", "infeed", "outfeed"]) + r'))\b"?(?!\s*=)')
@@ -37,11 +40,14 @@ def refuse(module: str, target: str) -> None:
     or the reference interpreter; nothing when there is none."""
     if "interpreter." not in module and "stablehlo." not in module:
         return
-    found = _OP.search(_COMMENT.sub("", module))  # ops in generic form are strings: kept
+    text = _COMMENT.sub("", module)
+    scheduled = "interpreter.run_parallel" in text  # its programs run as calls (lowering/parallel.py)
+    found = next((m for m in _OP.finditer(text) if not (scheduled and m.group(1) in _SCHEDULED)), None)
     if found is None:
         return
     name = found.group(1)
     what = _WHAT.get(name, "is a collective: it exchanges values between replicas and partitions")
     why = ("only StableHLO's interpreter has it" if name.startswith("interpreter.")
-           else f"that needs several processes, and the {target} target runs one")
+           else f"that needs several processes, and the {target} target runs one outside an "
+           "interpreter.run_parallel (whose programs it runs as calls, one per replica and partition)")
     raise SnippetFailure(Kind.UNSUPPORTED, f"{name} {what}: {why}")

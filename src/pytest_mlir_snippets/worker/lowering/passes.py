@@ -107,6 +107,8 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
             info["kept_constants"] = fed.kept
         if fed.widened:
             info["widened"] = fed.widened
+        if fed.parallel:
+            info["parallel"] = fed.parallel
         yield Lowered(parsed, (args, results), diags, info)
 
 

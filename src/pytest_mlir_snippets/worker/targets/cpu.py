@@ -18,7 +18,15 @@ from pytest_mlir_snippets.protocol import Kind, Options
 from pytest_mlir_snippets.worker import benchstats, native_io
 from pytest_mlir_snippets.worker.goldens import ANOTHER, Goldens
 from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
-from pytest_mlir_snippets.worker.lowering import checkcalls, dataflow, decompose, failingpass, jit, mlirtools
+from pytest_mlir_snippets.worker.lowering import (
+    checkcalls,
+    dataflow,
+    decompose,
+    failingpass,
+    jit,
+    mlirtools,
+    parallelrun,
+)
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
@@ -158,6 +166,7 @@ class CpuBackend(Backend):
         if compiled.handle is None:
             compiled.handle = self._engine(compiled.ir)
         checkcalls.attach(compiled.handle, compiled.info)  # before the first lookup makes the code
+        parallelrun.attach(compiled.handle, compiled.info)
         if not compiled.handle.raw_lookup("_mlir_ciface_" + compiled.function):
             hint = "" if runner_libraries() else f"; {INSTALL_HINT}"
             raise SnippetFailure(Kind.COMPILE_ERROR, f"@{compiled.function} does not link: an external symbol it "
@@ -206,9 +215,13 @@ class CpuBackend(Backend):
         copies = [np.array(v, copy=True) for v in inputs]
         checkcalls.start(compiled.info)
         try:
-            return jit.invoke(compiled.handle, compiled.function, args, results, copies)
+            outputs = jit.invoke(compiled.handle, compiled.function, args, results, copies)
         except Exception as error:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"execution failed: {error}") from None
+        failed = parallelrun.failure(compiled.info)  # run_parallel's instances (lowering/parallel.py)
+        if failed:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"interpreter.run_parallel: {failed}")
+        return outputs
 
     def reference_for(self, module: str, function: str, options: Options, inputs: list[np.ndarray]) -> Reference:
         """Another target's reference (``worker/reference.py``): what the cpu target gives
