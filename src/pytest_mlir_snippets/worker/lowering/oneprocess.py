@@ -48,6 +48,7 @@ def refuse(module: str, target: str) -> None:
     name = found.group(1)
     what = _WHAT.get(name, "is a collective: it exchanges values between replicas and partitions")
     why = ("only StableHLO's interpreter has it" if name.startswith("interpreter.")
-           else f"that needs several processes, and the {target} target runs one outside an "
-           "interpreter.run_parallel (whose programs it runs as calls, one per replica and partition)")
+           else f"that needs several processes, and the {target} target runs one" + (
+               " outside an interpreter.run_parallel (whose programs it runs as calls, one per replica and "
+               "partition)" if name in _SCHEDULED else ""))
     raise SnippetFailure(Kind.UNSUPPORTED, f"{name} {what}: {why}")
