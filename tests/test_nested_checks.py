@@ -157,3 +157,14 @@ def test_checks_in_regions_compare_each_execution(pytester: pytest.Pytester) -> 
         says = [said for _, _, which, said in SABOTAGE if which == item]
         assert len(says) == 1 and says[0] in "\n".join([record["message"], *record.get("diagnostics", [])]), \
             (item, record["message"])
+
+
+def test_other_targets_refuse_checks_they_cannot_record(pytester: pytest.Pytester) -> None:
+    """Only the cpu target's engine calls back into the worker while the code runs: on cuda
+    (compiled to PTX on any machine) a check in a region is unsupported, naming it, not a
+    compile error of the lowering."""
+    pytester.makefile(".mlir", ops=STABLEHLO.split("func.func @while_check")[0])
+    result = pytester.runpytest("-p", "no:cacheprovider", "-n", "0", "--mlir-target", "cuda", "-rs")
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines(["*check.expect_almost_eq_const inside a region or a callee: the cuda target "
+                                 "compares checks at the function's end only*"])

@@ -10,6 +10,8 @@ process: none of that has a meaning there.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
 from pytest_mlir_snippets.protocol import Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
@@ -52,3 +54,19 @@ def refuse(module: str, target: str) -> None:
                " outside an interpreter.run_parallel (whose programs it runs as calls, one per replica and "
                "partition)" if name in _SCHEDULED else ""))
     raise SnippetFailure(Kind.UNSUPPORTED, f"{name} {what}: {why}")
+
+
+def refuse_callbacks(target: str, checks: Sequence[Any], parallel: Sequence[Any]) -> None:
+    """Raise ``unsupported`` where the module needs the worker to call back into itself
+    while it runs (checks in a region or a callee, run_parallel's programs): the cpu
+    target's ExecutionEngine resolves those calls to the worker's Python; no other does."""
+    if target == "cpu":
+        return
+    nested = next((check for check in checks if check.callee), None)
+    if nested is not None:
+        raise SnippetFailure(Kind.UNSUPPORTED, f"{nested.name} inside a region or a callee: the "
+                             f"{target} target compares checks at the function's end only (cpu records them as "
+                             "they run)")
+    if parallel:
+        raise SnippetFailure(Kind.UNSUPPORTED, f"interpreter.run_parallel: the {target} target does not schedule "
+                             "its programs (cpu runs them as calls, one per replica and partition)")

@@ -67,6 +67,7 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
         if iree and not kind:
             fed = iree_ops.give_meaning(parsed, ir, function, "arith.constant")
             checks = check_ops.capture(parsed, ir, function, dialect="arith")
+        oneprocess.refuse_callbacks(target, checks, fed.parallel)
         _reject_unregistered(parsed, ctx, target)
         func = mlirtools.find_function(parsed, function)
         if own_signature is None:
