@@ -165,14 +165,21 @@ class Worker:
         return pytorch_ref.benchmark_reference(request.attachments["reference"], request.options)
 
     def _driver(self, request: Request) -> Response:
-        """A failed execute's driver module (``targets/cpu_driver.py``), on the cpu target."""
+        """A failed execute's reproducer: the driver module on the cpu target
+        (``targets/cpu_driver.py``), IREE's commands on iree-cpu (``targets/iree_driver.py``)."""
+        backend = self.backend
+        if self.target == "iree-cpu":
+            from pytest_mlir_snippets.worker.targets.iree import IreeBackend
+            from pytest_mlir_snippets.worker.targets.iree_driver import driver as iree_driver
+
+            assert isinstance(backend, IreeBackend)
+            return iree_driver(backend, self._compile(request), request)
         if self.target != "cpu":
             return Response(Kind.UNSUPPORTED, f"no driver module for target {self.target}: its compiled form "
                             "is not MLIR that mlir-runner runs")
         from pytest_mlir_snippets.worker.targets.cpu import CpuBackend
         from pytest_mlir_snippets.worker.targets.cpu_driver import driver
 
-        backend = self.backend
         assert isinstance(backend, CpuBackend)
         return driver(backend, self._compile(request), request)
 

@@ -20,7 +20,7 @@ import base64
 import io
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -132,16 +132,8 @@ class IreeBackend(Backend):
     @staticmethod
     def _compile_command(flags: list[str], route: str) -> str:
         """The shell commands that compile ``snippet.mlir`` as this item did."""
-        own_type = any(f.startswith("--iree-input-type=") for f in flags)
-        head = _SCRIPT.format(what="compiles snippet.mlir")
-        if route.startswith("onnx via") and not own_type:
-            pipeline = shlex.quote(f"--pass-pipeline=builtin.module({ONNX_TO_TORCH})")
-            return (head + f"iree-opt snippet.mlir {pipeline} -o snippet.torch.mlir\n"
-                    + shlex.join(["iree-compile", "snippet.torch.mlir", *flags, "--iree-input-type=torch",
-                                  "-o", "model.vmfb"]) + "\n")
-        kind = route.split()[0]
-        extra = [] if own_type or kind == "none" else [f"--iree-input-type={kind}"]
-        return head + shlex.join(["iree-compile", "snippet.mlir", *flags, *extra, "-o", "model.vmfb"]) + "\n"
+        lines = compile_commands(flags, route, "model.vmfb")
+        return _SCRIPT.format(what="compiles snippet.mlir") + "".join(shlex.join(line) + "\n" for line in lines)
 
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,
@@ -157,7 +149,7 @@ class IreeBackend(Backend):
             actual = self._checked(compiled, runtime)
         try:
             metrics, info = judge_outputs(compiled, options, golden, inputs, actual,
-                                          lambda: self._goldens.reference(self.name, compiled, options, inputs))
+                                          lambda: self.reference(compiled, options, inputs))
         except SnippetFailure as failure:
             if options.save_artifacts:
                 failure.info["files"] = self._run_files(compiled, inputs, golden)
@@ -192,34 +184,48 @@ class IreeBackend(Backend):
         compiled.info["checks"] = checks
         return results
 
+    def reference(self, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
+        """What a run of ``compiled`` on ``inputs`` is judged against when nothing is recorded."""
+        return self._goldens.reference(self.name, compiled, options, inputs)
+
     def reference_for(self, module: str, function: str, options: Options, inputs: list[np.ndarray]) -> Reference:
         """This target's outputs for a cpu worker's differential check (the device opened
         at the first one)."""
         compiled = self.compile(module, function, replace(options, skip_exec=True))  # no ``computed`` to decide
-        if self._runtime is None or self._runtime.device is None:
-            self.open_device(options.device_id)
+        self.ready(options.device_id)
         return Reference(self.run(compiled, inputs, options), f"{self.name} target (IREE {_iree_version()})",
                          Golden.differential(self.name))
 
     def _run_files(self, compiled: Compiled, inputs: list[np.ndarray], golden: dict[str, Any] | None) -> dict[
             str, str]:
         """The inputs (and recorded outputs) as ``.npy`` files and the ``iree-run-module`` command."""
-        files = {f"input_{i}.npy": _b64(_npy(v)) for i, v in enumerate(inputs)}
         outputs = golden.get("outputs") if golden else None
-        if outputs is not None:
-            files.update({f"expected_output_{i}.npy": _b64(_npy(v)) for i, v in enumerate(outputs)})
-        runtime = self._started()
-        device = runtime.driver_name + (f"://{runtime.path}" if runtime.path else "")
-        command = ["iree-run-module", "--module=model.vmfb", f"--device={device}", f"--function={compiled.function}",
-                   *self._run_flags.runtime, *(f"--input=@input_{i}.npy" for i in range(len(inputs))),
-                   *(f"--expected_output=@expected_output_{i}.npy" for i in range(len(outputs or [])))]
+        files, command = self.run_files(compiled, inputs, outputs or [], "model.vmfb")
         text = _SCRIPT.format(what="runs model.vmfb") + shlex.join(command) + "\n"
         files["iree-run-module.sh"] = _b64(text.encode())
         return files
 
+    def run_files(self, compiled: Compiled, inputs: list[np.ndarray], outputs: list[np.ndarray], vmfb: str,
+                  tool: str = "iree-run-module", extra: tuple[str, ...] = ()) -> tuple[dict[str, str], list[str]]:
+        """``inputs`` and the expected ``outputs`` as ``.npy`` files (base64), and the
+        ``iree-run-module`` command (``tool``, then ``extra`` flags) that runs ``vmfb`` on them."""
+        files = {f"input_{i}.npy": _b64(_npy(v)) for i, v in enumerate(inputs)}
+        files.update({f"expected_output_{i}.npy": _b64(_npy(v)) for i, v in enumerate(outputs)})
+        runtime = self._started()
+        device = runtime.driver_name + (f"://{runtime.path}" if runtime.path else "")
+        command = [tool, f"--module={vmfb}", f"--device={device}", f"--function={compiled.function}",
+                   *self._run_flags.runtime, *extra, *(f"--input=@input_{i}.npy" for i in range(len(inputs))),
+                   *(f"--expected_output=@expected_output_{i}.npy" for i in range(len(outputs)))]
+        return files, command
+
     # ------------------------------------------------------------------ device
     def configure(self, options: Options) -> None:
         self._run_flags = sort_run_flags(options.iree_run_flags)
+
+    def ready(self, device_id: int | None) -> None:
+        """The device open, opened now in a worker that has not run anything."""
+        if self._runtime is None or self._runtime.device is None:
+            self.open_device(device_id)
 
     def _started(self) -> Runtime:
         if self._runtime is None or self._runtime.device is None:
@@ -247,6 +253,20 @@ class IreeBackend(Backend):
         if self._runtime is not None:
             self._runtime.close()
         self._goldens.close()
+
+
+def compile_commands(flags: list[str], route: str, vmfb: str,
+                     tool: Callable[[str], str] = str) -> list[list[str]]:
+    """The commands that compile ``snippet.mlir`` to ``vmfb`` as an item did (the onnx
+    route: ``iree-opt`` first); ``tool`` names each tool's executable."""
+    own_type = any(f.startswith("--iree-input-type=") for f in flags)
+    if route.startswith("onnx via") and not own_type:
+        pipeline = f"--pass-pipeline=builtin.module({ONNX_TO_TORCH})"
+        return [[tool("iree-opt"), "snippet.mlir", pipeline, "-o", "snippet.torch.mlir"],
+                [tool("iree-compile"), "snippet.torch.mlir", *flags, "--iree-input-type=torch", "-o", vmfb]]
+    kind = route.split()[0]
+    extra = [] if own_type or kind == "none" else [f"--iree-input-type={kind}"]
+    return [[tool("iree-compile"), "snippet.mlir", *flags, *extra, "-o", vmfb]]
 
 
 def _iree_version() -> str:

@@ -1,0 +1,92 @@
+"""Triage (issue 43) on iree-cpu with IREE's own tools: a failed execute's ``reproduce.sh``
+(``iree-compile`` then ``iree-run-module --expected_output``), ``--mlir-bisect`` by
+``--compile-to`` phase."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pytest_mlir_snippets.golden.compare import Tolerance
+from pytest_mlir_snippets.worker.targets.iree_driver import thresholds
+
+try:
+    from test_iree import needs_iree
+except ImportError:  # run from elsewhere
+    needs_iree = pytest.mark.skip(reason="tests/test_iree.py not importable")
+
+BIN = str(Path(sys.executable).parent)
+OPS = """func.func @scale(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = arith.addf %a, %a : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// Reads its input at the indices it is given, inside a dispatch (no bounds check there)
+func.func @gather(%t: tensor<4xf32>, %idx: tensor<4xi64>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]} ins(%idx : tensor<4xi64>) outs(%e : tensor<4xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %j = arith.index_cast %i : i64 to index
+    %v = tensor.extract %t[%j] : tensor<4xf32>
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+def clean_run(script: Path) -> subprocess.CompletedProcess[str]:
+    """``script`` run as ``env -i PATH=<venv>/bin /bin/sh script`` from elsewhere."""
+    return subprocess.run(["/bin/sh", str(script)], env={"PATH": BIN}, capture_output=True, text=True, cwd="/")
+
+
+def test_the_items_tolerance_becomes_iree_run_modules_flags() -> None:
+    values = [np.array([1.0, 4.0], np.float32), np.array([2.0], np.float64), np.array([3], np.int32)]
+    flags = thresholds(Tolerance(atol=1e-3, rtol=1e-4), values)
+    assert flags == ("--expected_f32_threshold=0.001", "--expected_f64_threshold=0.001", "--expected_rtol=0.0001")
+    widened = thresholds(Tolerance(atol=0.0, rtol=0.0, ulp=2), values[:1])  # 2 ULP of 4.0 in f32
+    assert widened == (f"--expected_f32_threshold={2 * float(np.spacing(np.float32(4.0))):.9g}", "--expected_rtol=0")
+    assert thresholds(Tolerance(atol=1.0), values[2:]) == ()  # integers: IREE compares them exactly
+
+
+@needs_iree
+@pytest.mark.slow
+def test_failed_iree_executes_reproduce_with_irees_tools(pytester: pytest.Pytester) -> None:
+    """One run: recorded outputs 1.5 times what ``@scale`` computes, and a gather at an index
+    2^40 past its input that kills the worker by SIGSEGV; then a rerun with right outputs."""
+    (pytester.path / "ops.mlir").write_text(OPS)
+    x = np.random.default_rng(0).random((2, 3), dtype=np.float32)
+    np.savez(pytester.path / "ops.scale.npz", input_0=x, output_0=(x + x) * 1.5)
+    np.savez(pytester.path / "ops.gather.npz", input_0=np.ones(4, np.float32), input_1=np.full(4, 1 << 40, np.int64))
+    out = pytester.path / "records.json"
+    args = ("-p", "no:cacheprovider", "--mlir-target=iree-cpu", f"--mlir-json={out}")
+    result = pytester.runpytest(*args)
+    result.stdout.fnmatch_lines(["*Captured reproducer call*", "sh */ops_mlir_snippets/ops.mlir/scale/iree-cpu/"
+                                 "reproduce.sh"])
+    records = {(r["function"], r["stage"]): r for r in json.loads(out.read_text())["items"]}
+    mismatch, crash = records["scale", "execute"], records["gather", "execute"]
+    assert (mismatch["kind"], crash["kind"]) == ("golden-mismatch", "crash")
+    script = pytester.path / mismatch["reproducer"]
+    text = script.read_text()
+    assert "_mlir_libs/iree-compile snippet.mlir" in text and "_runtime_libs/iree-run-module" in text
+    assert "--expected_output=@expected_output_0.npy" in text and "--expected_f32_threshold=" in text
+    failed = clean_run(script)
+    assert failed.returncode == 1 and "[FAILED] result[0]" in failed.stdout  # IREE's own comparison
+    assert clean_run(pytester.path / crash["reproducer"]).returncode == -signal.SIGSEGV
+    # sabotage: the golden the script holds made right, the script passes; a little off, it fails again
+    expected = script.parent / "expected_output_0.npy"
+    np.save(expected, x + x)
+    assert clean_run(script).returncode == 0
+    np.save(expected, (x + x) * 1.001)
+    assert clean_run(script).returncode == 1
+    # the recorded outputs made right: the item passes and its reproducer's folder goes
+    np.savez(pytester.path / "ops.scale.npz", input_0=x, output_0=x + x)
+    pytester.runpytest(*args, "-k", "scale").assert_outcomes(passed=2)
+    assert not script.parent.exists()
