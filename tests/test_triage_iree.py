@@ -90,3 +90,47 @@ def test_failed_iree_executes_reproduce_with_irees_tools(pytester: pytest.Pytest
     np.savez(pytester.path / "ops.scale.npz", input_0=x, output_0=x + x)
     pytester.runpytest(*args, "-k", "scale").assert_outcomes(passed=2)
     assert not script.parent.exists()
+
+
+# f64 inside, f32 at the boundary: 1e8 added and taken away again loses the input in f32
+WIDE = """func.func @wide(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %big = arith.constant dense<1.0e8> : tensor<4xf64>
+  %w = arith.extf %a : tensor<4xf32> to tensor<4xf64>
+  %s = arith.addf %w, %big : tensor<4xf64>
+  %d = arith.subf %s, %big : tensor<4xf64>
+  %0 = arith.truncf %d : tensor<4xf64> to tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+func.func @twice(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+@needs_iree
+@pytest.mark.slow
+def test_iree_bisect_names_the_compile_to_phase_or_the_front_end(pytester: pytest.Pytester) -> None:
+    """An IREE config that demotes f64 to f32 (IREE's input phase) against the cpu target's
+    f64 lowering, and recorded outputs that are wrong (7 where 6 is right)."""
+    (pytester.path / "ops.mlir").write_text(WIDE)
+    np.savez(pytester.path / "ops.twice.npz", input_0=np.arange(4, dtype=np.float32),
+             output_0=np.array([0, 2, 4, 7], np.float32))
+    config = pytester.path / "demote.json"
+    config.write_text(json.dumps({"config_name": "demote", "iree_compile_flags": ["--iree-input-demote-f64-to-f32"],
+                                  "iree_run_module_flags": []}))
+    out = pytester.path / "records.json"
+    args = ("-p", "no:cacheprovider", "--mlir-target=iree-cpu", f"--mlir-json={out}", "--mlir-bisect")
+    result = pytester.runpytest(*args, f"--mlir-expectations={config}")
+    result.stdout.fnmatch_lines(["*Captured bisection call*", "diverged after: input", "cut after import: matches",
+                                 "cut after input: differs", "*", "cut after vm: differs"])
+    records = {r["function"]: r for r in json.loads(out.read_text())["items"] if r["stage"] == "execute"}
+    assert records["wide"]["diverged_after"] == "input"
+    assert records["twice"]["diverged_after"] == "front-end"  # even the plain compile differs
+    result.stdout.fnmatch_lines(["*Captured bisection call*", "diverged after: front-end", "cut after import: differs"])
+    # sabotage: without the config's flag the same function passes, nothing to bisect
+    config.write_text(json.dumps({"config_name": "demote", "iree_compile_flags": [], "iree_run_module_flags": []}))
+    again = pytester.runpytest(*args, f"--mlir-expectations={config}", "-k", "wide")
+    again.assert_outcomes(passed=2)
+    assert "bisection" not in again.stdout.str()

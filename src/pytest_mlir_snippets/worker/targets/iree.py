@@ -20,7 +20,7 @@ import base64
 import io
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -34,14 +34,15 @@ from pytest_mlir_snippets.worker.goldens import Goldens
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.targets.iree_check import EXPORTS, as_checks
-from pytest_mlir_snippets.worker.targets.iree_compiler import ONNX_TO_TORCH, Compiler
+from pytest_mlir_snippets.worker.targets.iree_commands import compile_commands
+from pytest_mlir_snippets.worker.targets.iree_compiler import Compiler
 from pytest_mlir_snippets.worker.targets.iree_runtime import Program, Runtime, sort_run_flags
 
 # flags that choose the target device: when a config gives its own, the target's are left out
 # the snippet's own types at the boundary: IREE demotes f64 to f32 by default, and the
 # inputs, recorded outputs and reference are the snippet's f64
 KEEP_ABI = ("--iree-input-demote-f64-to-f32=false",)
-_DEVICE_FLAGS = ("--iree-hal-target-backends", "--iree-hal-target-device", "--iree-hal-local-target-device-backends")
+DEVICE_FLAGS = ("--iree-hal-target-backends", "--iree-hal-target-device", "--iree-hal-local-target-device-backends")
 
 
 _CHECK_IMPORT = re.compile(rb"check\.(expect_[a-z_]+)")  # an import of IREE's check module, in a .vmfb
@@ -94,7 +95,7 @@ class IreeBackend(Backend):
     @staticmethod
     def verbatim(options: Options) -> bool:
         """Whether the config's flags name the device, and so are the whole compile command."""
-        return any(f.split("=", 1)[0] in _DEVICE_FLAGS for f in options.iree_compile_flags)
+        return any(f.split("=", 1)[0] in DEVICE_FLAGS for f in options.iree_compile_flags)
 
     # ------------------------------------------------------------------ compile
     def compile(self, module: str, function: str, options: Options,
@@ -255,20 +256,6 @@ class IreeBackend(Backend):
         self._goldens.close()
 
 
-def compile_commands(flags: list[str], route: str, vmfb: str,
-                     tool: Callable[[str], str] = str) -> list[list[str]]:
-    """The commands that compile ``snippet.mlir`` to ``vmfb`` as an item did (the onnx
-    route: ``iree-opt`` first); ``tool`` names each tool's executable."""
-    own_type = any(f.startswith("--iree-input-type=") for f in flags)
-    if route.startswith("onnx via") and not own_type:
-        pipeline = f"--pass-pipeline=builtin.module({ONNX_TO_TORCH})"
-        return [[tool("iree-opt"), "snippet.mlir", pipeline, "-o", "snippet.torch.mlir"],
-                [tool("iree-compile"), "snippet.torch.mlir", *flags, "--iree-input-type=torch", "-o", vmfb]]
-    kind = route.split()[0]
-    extra = [] if own_type or kind == "none" else [f"--iree-input-type={kind}"]
-    return [[tool("iree-compile"), "snippet.mlir", *flags, *extra, "-o", vmfb]]
-
-
 def _iree_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -281,6 +268,13 @@ def _iree_version() -> str:
 class IreeCpuBackend(IreeBackend):
     name = "iree-cpu"
     driver = "local-task"
+
+    def bisect(self, module: str, function: str, options: Options, golden: dict[str, Any] | None,
+               constants: Mapping[int, np.ndarray]) -> dict[str, Any]:
+        """``targets/iree_bisect.py``: the item's compile cut after a ``--compile-to`` phase."""
+        from pytest_mlir_snippets.worker.targets.iree_bisect import bisect
+
+        return bisect(self, self.compile(module, function, replace(options, skip_exec=True)), options, golden)
 
     def target_flags(self, options: Options) -> list[str]:
         own_cpu = any(f.startswith("--iree-llvmcpu-target-cpu") for f in options.iree_compile_flags)

@@ -23,7 +23,8 @@ from pytest_mlir_snippets.mlirtext.native import native_tool
 from pytest_mlir_snippets.protocol import Kind, Request, Response
 from pytest_mlir_snippets.worker.core import Compiled, SnippetFailure
 from pytest_mlir_snippets.worker.judge import expected_outputs, run_inputs, tolerance_rule
-from pytest_mlir_snippets.worker.targets.iree import IreeBackend, compile_commands
+from pytest_mlir_snippets.worker.targets.iree import IreeBackend
+from pytest_mlir_snippets.worker.targets.iree_commands import compile_commands
 
 VMFB = "reproduce.vmfb"
 # iree-run-module's absolute tolerance flag per element type (its rtol is one for all)
