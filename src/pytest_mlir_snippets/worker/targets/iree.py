@@ -269,13 +269,6 @@ class IreeCpuBackend(IreeBackend):
     name = "iree-cpu"
     driver = "local-task"
 
-    def bisect(self, module: str, function: str, options: Options, golden: dict[str, Any] | None,
-               constants: Mapping[int, np.ndarray]) -> dict[str, Any]:
-        """``targets/iree_bisect.py``: the item's compile cut after a ``--compile-to`` phase."""
-        from pytest_mlir_snippets.worker.targets.iree_bisect import bisect
-
-        return bisect(self, self.compile(module, function, replace(options, skip_exec=True)), options, golden)
-
     def target_flags(self, options: Options) -> list[str]:
         own_cpu = any(f.startswith("--iree-llvmcpu-target-cpu") for f in options.iree_compile_flags)
         return ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -68,9 +69,10 @@ def cut_vmfb(folder: Path, module: str, item: list[str], plain: list[str], route
     return (folder / "cut.vmfb").read_bytes()
 
 
-def bisect(backend: IreeBackend, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[
-        str, Any]:
+def bisect(backend: IreeBackend, module_text: str, function: str, options: Options,
+           golden: dict[str, Any] | None) -> dict[str, Any]:
     """``diverged_after`` (a phase, ``front-end`` or ``translation``) and the cuts tried."""
+    compiled = backend.compile(module_text, function, replace(options, skip_exec=True))
     backend.ready(options.device_id)
     module, route = str(compiled.info["source"]), str(compiled.info.get("iree_route", "none"))
     item, plain = backend.flags(options), plain_flags(backend, options)
