@@ -41,6 +41,12 @@ func.func @gather(%t: tensor<4xf32>, %idx: tensor<4xi64>) -> tensor<4xf32> {
 }
 """
 
+RELU = """func.func @relu(%a: !torch.vtensor<[2,3],f32>) -> !torch.vtensor<[2,3],f32> {
+  %0 = torch.aten.relu %a : !torch.vtensor<[2,3],f32> -> !torch.vtensor<[2,3],f32>
+  return %0 : !torch.vtensor<[2,3],f32>
+}
+"""
+
 
 def clean_run(script: Path) -> subprocess.CompletedProcess[str]:
     """``script`` run as ``env -i PATH=<venv>/bin /bin/sh script`` from elsewhere."""
@@ -59,10 +65,13 @@ def test_the_items_tolerance_becomes_iree_run_modules_flags() -> None:
 @needs_iree
 @pytest.mark.slow
 def test_failed_iree_executes_reproduce_with_irees_tools(pytester: pytest.Pytester) -> None:
-    """One run: recorded outputs 1.5 times what ``@scale`` computes, and a gather at an index
-    2^40 past its input that kills the worker by SIGSEGV; then a rerun with right outputs."""
+    """One run: recorded outputs 1.5 times what ``@scale`` computes, a gather at an index
+    2^40 past its input that kills the worker by SIGSEGV, a torch-dialect relu whose recorded
+    outputs are 0.5 too high; then a rerun with right outputs."""
     (pytester.path / "ops.mlir").write_text(OPS)
+    (pytester.path / "torch.mlir").write_text(RELU)
     x = np.random.default_rng(0).random((2, 3), dtype=np.float32)
+    np.savez(pytester.path / "torch.relu.npz", input_0=x - 0.5, output_0=np.maximum(x - 0.5, 0) + 0.5)
     np.savez(pytester.path / "ops.scale.npz", input_0=x, output_0=(x + x) * 1.5)
     np.savez(pytester.path / "ops.gather.npz", input_0=np.ones(4, np.float32), input_1=np.full(4, 1 << 40, np.int64))
     out = pytester.path / "records.json"
@@ -80,6 +89,10 @@ def test_failed_iree_executes_reproduce_with_irees_tools(pytester: pytest.Pytest
     failed = clean_run(script)
     assert failed.returncode == 1 and "[FAILED] result[0]" in failed.stdout  # IREE's own comparison
     assert clean_run(pytester.path / crash["reproducer"]).returncode == -signal.SIGSEGV
+    torch_script = pytester.path / records["relu", "execute"]["reproducer"]
+    assert "--iree-input-type=torch -o reproduce.vmfb" in torch_script.read_text()  # IREE's torch input route
+    relu = clean_run(torch_script)
+    assert relu.returncode == 1 and "[FAILED] result[0]" in relu.stdout
     # sabotage: the golden the script holds made right, the script passes; a little off, it fails again
     expected = script.parent / "expected_output_0.npy"
     np.save(expected, x + x)
@@ -88,7 +101,7 @@ def test_failed_iree_executes_reproduce_with_irees_tools(pytester: pytest.Pytest
     assert clean_run(script).returncode == 1
     # the recorded outputs made right: the item passes and its reproducer's folder goes
     np.savez(pytester.path / "ops.scale.npz", input_0=x, output_0=x + x)
-    pytester.runpytest(*args, "-k", "scale").assert_outcomes(passed=2)
+    pytester.runpytest(*args, "ops.mlir", "-k", "scale").assert_outcomes(passed=2)
     assert not script.parent.exists()
 
 
