@@ -11,6 +11,11 @@ import pytest
 
 from pytest_mlir_snippets.tools.opdeletion import bindings, count_ops, shrink
 
+try:
+    from test_iree import needs_iree
+except ImportError:  # run from elsewhere
+    needs_iree = pytest.mark.skip(reason="tests/test_iree.py not importable")
+
 T = "!torch.vtensor<[4],f32>"
 # torch.aten.erfinv has no lowering to linalg: the cpu target's torch legalization fails on it
 UNARY = ["relu", "tanh", "sigmoid", "neg", "exp", "abs", "relu", "erfinv", "sin", "cos", "neg", "tanh", "abs",
@@ -62,3 +67,25 @@ def test_reduce_shrinks_a_torch_snippet_to_its_failing_op(tmp_path: Path) -> Non
         assert not interesting(sandbox, chain(UNARY[:7]), spec, None)
     finally:
         sandbox.close()
+
+
+@needs_iree
+@pytest.mark.slow
+def test_reduce_shrinks_a_stablehlo_snippet_on_iree_cpu(tmp_path: Path) -> None:
+    """IREE has no lowering of ``stablehlo.cholesky``: the candidates run on iree-cpu, read with
+    torch-mlir's bindings (StableHLO registered)."""
+    kinds = ["abs", "exponential", "negate", "tanh", "abs", "cholesky", "sine", "cosine", "negate", "abs", "tanh",
+             "sine", "abs"]
+    shaped = "tensor<4x4xf32>"
+    body = "".join(f'  %{i} = "stablehlo.{op}"({"%a" if i == 0 else f"%{i - 1}"})'
+                   f'{" {lower = true}" if op == "cholesky" else ""} : ({shaped}) -> {shaped}\n'
+                   for i, op in enumerate(kinds))
+    source = f"func.func @chain(%a: {shaped}) -> {shaped} {{\n{body}  return %{len(kinds) - 1} : {shaped}\n}}\n"
+    assert count_ops(source) == 15  # the function, 13 ops, the return
+    (tmp_path / "shlo.mlir").write_text(source)
+    done = subprocess.run([sys.executable, "-m", "pytest_mlir_snippets.tools.cli", "reduce", "shlo.mlir::chain",
+                           "--target", "iree-cpu"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    small = (tmp_path / "shlo.chain.reduced.mlir").read_text()
+    assert len(small.splitlines()) <= 0.4 * len(source.splitlines()), small
+    assert '"stablehlo.cholesky"(%arg0)' in small and "stablehlo.tanh" not in small
