@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -47,9 +48,10 @@ def plain_flags(backend: IreeBackend, options: Options) -> list[str]:
     return [*own, *PLAIN]
 
 
-def cut_vmfb(folder: Path, module: str, item: list[str], plain: list[str], route: str, k: int) -> bytes | None:
+def cut_vmfb(folder: Path, module: str, item: list[str], plain: list[str], route: str, k: int,
+             deadline: float | None = None) -> bytes | None:
     """The module of the cut after ``PHASES[k]`` (-1: the plain compile alone), compiled in
-    ``folder``; None when a compile fails."""
+    ``folder``; None when a compile fails or runs past ``deadline`` (``time.monotonic()``)."""
     (folder / "snippet.mlir").write_text(module)
     tool = native_tool
     if k < 0:
@@ -60,8 +62,9 @@ def cut_vmfb(folder: Path, module: str, item: list[str], plain: list[str], route
         commands = [*head, [*last, f"--compile-to={phase}"],
                     [tool("iree-compile"), "cut.mlir", *plain, f"--compile-from={phase}", "-o", "cut.vmfb"]]
     for command in commands:
+        left = CUT_TIMEOUT if deadline is None else min(CUT_TIMEOUT, max(1.0, deadline - time.monotonic()))
         try:
-            done = subprocess.run(command, cwd=folder, capture_output=True, timeout=CUT_TIMEOUT, check=False)
+            done = subprocess.run(command, cwd=folder, capture_output=True, timeout=left, check=False)
         except (OSError, subprocess.TimeoutExpired):
             return None
         if done.returncode != 0:
@@ -86,7 +89,7 @@ def bisect(backend: IreeBackend, module_text: str, function: str, options: Optio
 
     def verdict(k: int) -> bool | None:
         with tempfile.TemporaryDirectory(prefix="mlir-iree-bisect-") as folder:
-            vmfb = cut_vmfb(Path(folder), module, item, plain, route, k)
+            vmfb = cut_vmfb(Path(folder), module, item, plain, route, k, options.deadline)
         if vmfb is None:
             return None
         cut = Compiled(compiled.ir, compiled.function, compiled.signature, Program(vmfb), dict(compiled.info))
