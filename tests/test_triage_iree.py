@@ -45,6 +45,11 @@ RELU = """func.func @relu(%a: !torch.vtensor<[2,3],f32>) -> !torch.vtensor<[2,3]
   %0 = torch.aten.relu %a : !torch.vtensor<[2,3],f32> -> !torch.vtensor<[2,3],f32>
   return %0 : !torch.vtensor<[2,3],f32>
 }
+
+func.func @twice_i(%a: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = arith.addi %a, %a : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
 """
 
 
@@ -72,6 +77,8 @@ def test_failed_iree_executes_reproduce_with_irees_tools(pytester: pytest.Pytest
     (pytester.path / "torch.mlir").write_text(RELU)
     x = np.random.default_rng(0).random((2, 3), dtype=np.float32)
     np.savez(pytester.path / "torch.relu.npz", input_0=x - 0.5, output_0=np.maximum(x - 0.5, 0) + 0.5)
+    np.savez(pytester.path / "torch.twice_i.npz", input_0=np.arange(4, dtype=np.int32),
+             output_0=np.array([0, 2, 4, 7], np.int32))
     np.savez(pytester.path / "ops.scale.npz", input_0=x, output_0=(x + x) * 1.5)
     np.savez(pytester.path / "ops.gather.npz", input_0=np.ones(4, np.float32), input_1=np.full(4, 1 << 40, np.int64))
     out = pytester.path / "records.json"
@@ -85,7 +92,7 @@ def test_failed_iree_executes_reproduce_with_irees_tools(pytester: pytest.Pytest
     script = pytester.path / mismatch["reproducer"]
     text = script.read_text()
     assert "_mlir_libs/iree-compile snippet.mlir" in text and "_runtime_libs/iree-run-module" in text
-    assert "--expected_output=@expected_output_0.npy" in text and "--expected_f32_threshold=" in text
+    assert "--expected_output=2x3xf32=@expected_output_0.bin" in text and "--expected_f32_threshold=" in text
     failed = clean_run(script)
     assert failed.returncode == 1 and "[FAILED] result[0]" in failed.stdout  # IREE's own comparison
     assert clean_run(pytester.path / crash["reproducer"]).returncode == -signal.SIGSEGV
@@ -93,11 +100,14 @@ def test_failed_iree_executes_reproduce_with_irees_tools(pytester: pytest.Pytest
     assert "--iree-input-type=torch -o reproduce.vmfb" in torch_script.read_text()  # IREE's torch input route
     relu = clean_run(torch_script)
     assert relu.returncode == 1 and "[FAILED] result[0]" in relu.stdout
+    # integers compared as the signless i32 they are (an .npy of int32 would read as si32)
+    ints = clean_run(pytester.path / records["twice_i", "execute"]["reproducer"])
+    assert ints.returncode == 1 and "element at index 3 (6) does not match the expected (7)" in ints.stdout
     # sabotage: the golden the script holds made right, the script passes; a little off, it fails again
-    expected = script.parent / "expected_output_0.npy"
-    np.save(expected, x + x)
+    expected = script.parent / "expected_output_0.bin"
+    (x + x).tofile(expected)
     assert clean_run(script).returncode == 0
-    np.save(expected, (x + x) * 1.001)
+    ((x + x) * 1.001).tofile(expected)
     assert clean_run(script).returncode == 1
     # the recorded outputs made right: the item passes and its reproducer's folder goes
     np.savez(pytester.path / "ops.scale.npz", input_0=x, output_0=x + x)

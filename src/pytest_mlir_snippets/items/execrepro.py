@@ -2,8 +2,8 @@
 target: ``driver.mlir`` (the worker's driver module as an integration test:
 ``mlirtext/litexport.py``) and ``reproduce.sh``, which runs its RUN line with the
 installed ``mlir-opt``, ``mlir-runner`` and ``FileCheck``. On iree-cpu: ``snippet.mlir``,
-the inputs and the golden as ``.npy`` and ``reproduce.sh``, which runs ``iree-compile``
-then ``iree-run-module --expected_output=@...`` (``worker/targets/iree_driver.py``).
+the inputs (``.npy``), the golden (``.bin``) and ``reproduce.sh``, which runs ``iree-compile``
+then ``iree-run-module --expected_output=...`` (``worker/targets/iree_driver.py``).
 
 A golden-mismatch's driver compares with the item's golden; a crash's says ``PASS`` once
 the call returns (the item's golden was never computed). An execute-error gets none: it is
@@ -66,7 +66,7 @@ def _iree_script(folder: Path, info: dict[str, Any], heading: str) -> str:
     return ("#!/bin/sh\n"
             f"# {heading}\n"
             "# iree-compile compiles snippet.mlir with the item's flags; iree-run-module runs it on the\n"
-            "# item's inputs (input_*.npy) and compares its results with the golden (expected_output_*.npy:\n"
+            "# item's inputs (input_*.npy) and compares its results with the golden (expected_output_*.bin:\n"
             f"# {info['golden']}) at the item's tolerance. It fails as the item's execute did.\n"
             'case $0 in */*) cd "${0%/*}" || exit 2 ;; esac\n'
             + "".join(f"{line} || exit $?\n" for line in first) + f"exec {last}\n")

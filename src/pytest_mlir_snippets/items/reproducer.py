@@ -23,7 +23,7 @@ def remove(folder: Path) -> None:
     folder too when nothing else is in it."""
     kept = [path for path in (folder / "reproduce.sh", folder / "input.mlir", folder / "driver.mlir",
                               folder / "reproduce.vmfb", *folder.glob("before-*.mlir"), *folder.glob("input_*.npy"),
-                              *folder.glob("expected_output_*.npy"))
+                              *folder.glob("expected_output_*.bin"))
             if path.is_file()]
     if not kept:
         return

@@ -34,7 +34,7 @@ from pytest_mlir_snippets.worker.goldens import Goldens
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.targets.iree_check import EXPORTS, as_checks
-from pytest_mlir_snippets.worker.targets.iree_commands import compile_commands
+from pytest_mlir_snippets.worker.targets.iree_commands import IGNORED, compile_commands, expected_output
 from pytest_mlir_snippets.worker.targets.iree_compiler import Compiler
 from pytest_mlir_snippets.worker.targets.iree_runtime import Program, Runtime, sort_run_flags
 
@@ -208,15 +208,24 @@ class IreeBackend(Backend):
 
     def run_files(self, compiled: Compiled, inputs: list[np.ndarray], outputs: list[np.ndarray], vmfb: str,
                   tool: str = "iree-run-module", extra: tuple[str, ...] = ()) -> tuple[dict[str, str], list[str]]:
-        """``inputs`` and the expected ``outputs`` as ``.npy`` files (base64), and the
-        ``iree-run-module`` command (``tool``, then ``extra`` flags) that runs ``vmfb`` on them."""
+        """``inputs`` as ``.npy`` files and the expected ``outputs`` as typed raw bytes
+        (``iree_commands.expected_output``), base64, and the ``iree-run-module`` command
+        (``tool``, then ``extra`` flags) that runs ``vmfb`` on them; a scalar result is
+        ``(ignored)``."""
         files = {f"input_{i}.npy": _b64(_npy(v)) for i, v in enumerate(inputs)}
-        files.update({f"expected_output_{i}.npy": _b64(_npy(v)) for i, v in enumerate(outputs)})
+        expected = []
+        for i, (value, spec) in enumerate(zip(outputs, compiled.signature[1])):
+            if spec.kind == "scalar":
+                expected.append(IGNORED)
+                continue
+            name, data, flag = expected_output(i, value)
+            files[name] = _b64(data)
+            expected.append(flag)
         runtime = self._started()
         device = runtime.driver_name + (f"://{runtime.path}" if runtime.path else "")
         command = [tool, f"--module={vmfb}", f"--device={device}", f"--function={compiled.function}",
                    *self._run_flags.runtime, *extra, *(f"--input=@input_{i}.npy" for i in range(len(inputs))),
-                   *(f"--expected_output=@expected_output_{i}.npy" for i in range(len(outputs)))]
+                   *expected]
         return files, command
 
     # ------------------------------------------------------------------ device

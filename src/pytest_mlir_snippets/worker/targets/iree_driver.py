@@ -2,12 +2,14 @@
 
 ``iree-compile`` compiles the snippet with the item's flags (the commands of the target's
 ``iree-compile.sh``), then ``iree-run-module`` runs the entry on the item's inputs, saved
-as ``.npy``, and compares its results with the item's golden (``--expected_output=@...``,
-IREE's own comparison, in its ``approximate`` mode at the item's tolerance): a wrong
-result makes it report the mismatch and exit non-zero, a crash kills it by its signal. A
-crashed item's golden was never computed: its run compares nothing.
+as ``.npy``, and compares its results with the item's golden, saved as typed raw bytes
+(``--expected_output=2x3xf32=@expected_output_0.bin``: IREE's own comparison, in its
+``approximate`` mode at the item's tolerance): a wrong result makes it report the
+mismatch and exit non-zero, a crash kills it by its signal. A crashed item's golden was
+never computed: its run compares nothing.
 
-The answer's ``info``: ``files`` (name -> base64: ``snippet.mlir``, the ``.npy`` files),
+The answer's ``info``: ``files`` (name -> base64: ``snippet.mlir``, the inputs' ``.npy``,
+the golden's ``.bin``),
 ``commands`` (each an argv, tools by the absolute path of their executable:
 ``mlirtext/native.py``), ``golden`` (what the run is compared with).
 """
@@ -44,6 +46,10 @@ def driver(backend: IreeBackend, compiled: Compiled, request: Request) -> Respon
     if request.attachments.get("compare") != "no":
         expected, basis = expected_outputs(compiled, options, golden, inputs, backend.reference)
     backend.ready(options.device_id)  # a crashed item's reproducer is made in a fresh worker
+    scalars = [i for i, spec in enumerate(compiled.signature[1]) if spec.kind == "scalar"]
+    if expected and scalars:
+        raise SnippetFailure(Kind.UNSUPPORTED, f"no reproducer: result #{scalars[0]} is a scalar, which "
+                             "iree-run-module cannot compare ('variant types mismatch')")
     extra = thresholds(tolerance_rule(compiled, options, golden), expected)
     files, run = backend.run_files(compiled, inputs, expected, VMFB, native_tool("iree-run-module"), extra)
     files["snippet.mlir"] = base64.b64encode(request.module.encode()).decode("ascii")
