@@ -50,6 +50,12 @@ func.func @twice_i(%a: tensor<4xi32>) -> tensor<4xi32> {
   %0 = arith.addi %a, %a : tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+func.func @first(%t: tensor<4xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %0 = tensor.extract %t[%c0] : tensor<4xf32>
+  return %0 : f32
+}
 """
 
 
@@ -79,6 +85,7 @@ def test_failed_iree_executes_reproduce_with_irees_tools(pytester: pytest.Pytest
     np.savez(pytester.path / "torch.relu.npz", input_0=x - 0.5, output_0=np.maximum(x - 0.5, 0) + 0.5)
     np.savez(pytester.path / "torch.twice_i.npz", input_0=np.arange(4, dtype=np.int32),
              output_0=np.array([0, 2, 4, 7], np.int32))
+    np.savez(pytester.path / "torch.first.npz", input_0=np.ones(4, np.float32), output_0=np.float32(3))
     np.savez(pytester.path / "ops.scale.npz", input_0=x, output_0=(x + x) * 1.5)
     np.savez(pytester.path / "ops.gather.npz", input_0=np.ones(4, np.float32), input_1=np.full(4, 1 << 40, np.int64))
     out = pytester.path / "records.json"
@@ -86,6 +93,8 @@ def test_failed_iree_executes_reproduce_with_irees_tools(pytester: pytest.Pytest
     result = pytester.runpytest(*args)
     result.stdout.fnmatch_lines(["*Captured reproducer call*", "sh */ops_mlir_snippets/ops.mlir/scale/iree-cpu/"
                                  "reproduce.sh"])
+    result.stdout.fnmatch_lines(["golden-mismatch: @first*", "*Captured reproducer call*",
+                                 "none: no reproducer: result #0 is a scalar, which iree-run-module cannot compare*"])
     records = {(r["function"], r["stage"]): r for r in json.loads(out.read_text())["items"]}
     mismatch, crash = records["scale", "execute"], records["gather", "execute"]
     assert (mismatch["kind"], crash["kind"]) == ("golden-mismatch", "crash")
