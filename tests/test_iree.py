@@ -202,7 +202,7 @@ def test_saved_artifacts_reproduce_the_item_outside_pytest(pytester: pytest.Pyte
                                     "model.mlir", "test_abs", "iree-cpu")
     names = {p.name for p in folder.iterdir()}
     assert {"snippet.mlir", "model.vmfb", "iree-compile.sh", "iree-run-module.sh", "input_0.npy",
-            "expected_output_0.npy"} <= names
+            "expected_output_0.bin"} <= names
     assert "--device=local-sync" in (folder / "iree-run-module.sh").read_text()
     env = dict(os.environ, PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
     (folder / "model.vmfb").unlink()

@@ -1,7 +1,9 @@
-"""A failed execute's reproducer on the cpu target, kept beside its artifacts whatever the
-options: ``driver.mlir`` (the worker's driver module as an integration test:
+"""A failed execute's reproducer, kept beside its artifacts whatever the options. On the cpu
+target: ``driver.mlir`` (the worker's driver module as an integration test:
 ``mlirtext/litexport.py``) and ``reproduce.sh``, which runs its RUN line with the
-installed ``mlir-opt``, ``mlir-runner`` and ``FileCheck``.
+installed ``mlir-opt``, ``mlir-runner`` and ``FileCheck``. On iree-cpu: ``snippet.mlir``,
+the inputs (``.npy``), the golden (``.bin``) and ``reproduce.sh``, which runs ``iree-compile``
+then ``iree-run-module --expected_output=...`` (``worker/targets/iree_driver.py``).
 
 A golden-mismatch's driver compares with the item's golden; a crash's says ``PASS`` once
 the call returns (the item's golden was never computed). An execute-error gets none: it is
@@ -12,8 +14,11 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+import base64
+import shlex
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pytest_mlir_snippets.items import reproducer
 from pytest_mlir_snippets.mlirtext.litexport import lit_test, script
@@ -41,9 +46,27 @@ def update(folder: Path, response: Response, function: str, title: str,
     folder.mkdir(parents=True, exist_ok=True)
     first = response.message.splitlines()[0] if response.message else response.kind.value
     heading = f"{title}: {response.kind.value}: {first}"
-    test = folder / DRIVER
-    test.write_text(lit_test(answer.info, function, heading))
     path = folder / "reproduce.sh"
-    path.write_text(script(test, answer.info, function, heading))
+    if "commands" in answer.info:
+        path.write_text(_iree_script(folder, answer.info, heading))
+    else:
+        test = folder / DRIVER
+        test.write_text(lit_test(answer.info, function, heading))
+        path.write_text(script(test, answer.info, function, heading))
     path.chmod(0o755)
     return path, ""
+
+
+def _iree_script(folder: Path, info: dict[str, Any], heading: str) -> str:
+    """The files of IREE's reproducer written in ``folder``, and its script: each command
+    but the last must succeed, the last (``iree-run-module``) ends the script as it ends."""
+    for name, data in info["files"].items():
+        (folder / name).write_bytes(base64.b64decode(data))
+    *first, last = [" ".join(shlex.quote(part) for part in command) for command in info["commands"]]
+    return ("#!/bin/sh\n"
+            f"# {heading}\n"
+            "# iree-compile compiles snippet.mlir with the item's flags; iree-run-module runs it on the\n"
+            "# item's inputs (input_*.npy) and compares its results with the golden (expected_output_*.bin:\n"
+            f"# {info['golden']}) at the item's tolerance. It fails as the item's execute did.\n"
+            'case $0 in */*) cd "${0%/*}" || exit 2 ;; esac\n'
+            + "".join(f"{line} || exit $?\n" for line in first) + f"exec {last}\n")

@@ -22,7 +22,8 @@ def remove(folder: Path) -> None:
     """A reproducer an earlier run left in ``folder``, gone (the item compiles now): the
     folder too when nothing else is in it."""
     kept = [path for path in (folder / "reproduce.sh", folder / "input.mlir", folder / "driver.mlir",
-                              *folder.glob("before-*.mlir"))
+                              folder / "reproduce.vmfb", *folder.glob("before-*.mlir"), *folder.glob("input_*.npy"),
+                              *folder.glob("expected_output_*.bin"))
             if path.is_file()]
     if not kept:
         return

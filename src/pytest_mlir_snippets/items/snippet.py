@@ -125,7 +125,7 @@ class SnippetItem(MlirItem):
         self.response = response
         if self.stage == "compile":
             self._send_next_ahead()
-        elif state.settings.target == "cpu":  # a failure's driver module and reproduce.sh (items/execrepro.py)
+        elif state.settings.target in ("cpu", "iree-cpu"):  # a failure's reproduce.sh (items/execrepro.py)
             self._execute_reproducer(response, Request(Op.DRIVER, self.split.text, fn.name, options, golden))
         self._show_output(response)
         self.kind = response.kind

@@ -16,7 +16,7 @@ from pytest_mlir_snippets.mlirtext.litscript import tool
 
 # the tool -> (the package that ships it, the folder of its executables in that package)
 _SHIPPED = {"torch-mlir-opt": ("torch_mlir", "_mlir_libs"), "iree-compile": ("iree.compiler", "_mlir_libs"),
-            "iree-opt": ("iree.compiler", "_mlir_libs")}
+            "iree-opt": ("iree.compiler", "_mlir_libs"), "iree-run-module": ("iree._runtime_libs", "")}
 
 
 def native_tool(name: str) -> str:

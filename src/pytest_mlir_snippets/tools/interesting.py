@@ -2,7 +2,9 @@
 fails as the item did, judged by the plugin's own sandbox worker (compile, then execute).
 
 "As the item did": the same outcome kind and the same first diagnostic (its message,
-without its location, which moves as the snippet shrinks); for a golden-mismatch, a crash
+without its location and with its SSA value names blanked, both of which move as the
+snippet shrinks: ``failed to legalize operation 'torch.aten.erfinv': %7 = ...(%6)`` is
+``%8 = ...(%7)`` in the snippet it came from); for a golden-mismatch, a crash
 or a timeout, the same kind (a smaller snippet still mismatches: its numbers differ).
 
 A candidate of an item that failed to compile is not run: one that compiles is not interesting.
@@ -11,6 +13,7 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ from pytest_mlir_snippets.client import Client, Sandbox
 from pytest_mlir_snippets.protocol import Kind, Options
 
 KIND_ONLY = (Kind.GOLDEN_MISMATCH, Kind.CRASH, Kind.TIMEOUT)
+_VALUE = re.compile(r"%[\w$.-]+(?:#\d+)?")  # an SSA value's name in a printed op: %7, %arg0, %0#1
 
 
 @dataclass
@@ -58,7 +62,7 @@ def failure_of(client: Client, text: str, spec: Spec, golden: dict[str, Any] | N
         return response.kind.value, "", compiled
     errors = [d.message for d in response.diagnostics if d.severity == "error"]
     first = errors[0] if errors else response.message.splitlines()[0] if response.message else ""
-    return response.kind.value, first, compiled
+    return response.kind.value, _VALUE.sub("%", first), compiled
 
 
 def interesting(client: Client, text: str, spec: Spec, golden: dict[str, Any] | None) -> bool:

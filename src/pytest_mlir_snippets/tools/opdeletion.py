@@ -14,6 +14,10 @@ each edit re-verified by MLIR before it is tried:
 An edit is kept when the candidate is still interesting; rounds repeat until one keeps none.
 Each kept edit removes an op, or turns one that is not a constant into one, so they end.
 
+A snippet upstream's bindings cannot parse (a torch-dialect or StableHLO one) is read with
+torch-mlir's (``torch_mlir.ir``, with its torch and StableHLO dialects registered, as
+``torch-mlir-opt`` has them), and each edit verified there.
+
 PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
@@ -24,29 +28,49 @@ from typing import Any
 
 def count_ops(text: str) -> int | None:
     """Ops in ``text`` (the module itself not counted); None when MLIR cannot parse it."""
+    ir = bindings(text)
+    if ir is None:
+        return None
+    with _context(ir):
+        return len(_walk(ir.Module.parse(text), ir, keep_terminators=True))
+
+
+def bindings(text: str) -> Any:
+    """The ``ir`` module of the first bindings that parse ``text``: upstream's, else
+    torch-mlir's (torch, StableHLO); None when neither does."""
+    for ir in _installed():
+        with _context(ir):
+            try:
+                ir.Module.parse(text)
+            except Exception:
+                continue
+        return ir
+    return None
+
+
+def _installed() -> list[Any]:
     from mlir import ir
 
-    with _context():
-        try:
-            module = ir.Module.parse(text)
-        except Exception:
-            return None
-        return len(_walk(module, ir, keep_terminators=True))
+    found = [ir]
+    try:
+        import torch_mlir.ir as tir
+    except ImportError:  # without the frontends extra: upstream's dialects alone
+        return found
+    return [*found, tir]
 
 
 def shrink(text: str, interesting: Callable[[str], bool], on_kept: Callable[[str], None] = lambda _: None) -> str:
     """The smallest ``text`` the edits reach that stays ``interesting`` (``text`` itself
-    when upstream's bindings cannot parse it: a dialect they lack, StableHLO)."""
-    try:
-        _candidates(text)
-    except Exception:
+    when no bindings here parse it)."""
+    ir = bindings(text)
+    if ir is None:
         return text
     kept = True
     while kept:
         kept = False
-        index = _candidates(text) - 1
+        index = _candidates(text, ir) - 1
         while index >= 0:
-            for candidate in _edits(text, index):
+            for candidate in _edits(text, index, ir):
                 if interesting(candidate):
                     text, kept = candidate, True
                     on_kept(candidate)
@@ -55,11 +79,16 @@ def shrink(text: str, interesting: Callable[[str], bool], on_kept: Callable[[str
     return text
 
 
-def _context() -> Any:
-    from mlir import ir
-
+def _context(ir: Any) -> Any:
+    """A context of ``ir``'s bindings; torch-mlir's with its own dialects registered."""
     ctx = ir.Context()
     ctx.allow_unregistered_dialects = True
+    if ir.__name__.startswith("torch_mlir"):
+        import torch_mlir._mlir_libs._stablehlo as stablehlo
+        from torch_mlir.dialects import torch as torch_dialect
+
+        torch_dialect.register_dialect(ctx)
+        stablehlo.register_dialect(ctx)
     return ctx
 
 
@@ -83,21 +112,17 @@ def _last_in_block(op: Any) -> bool:
     return bool(block_ops) and block_ops[-1] == op
 
 
-def _candidates(text: str) -> int:
-    from mlir import ir
-
-    with _context():
+def _candidates(text: str, ir: Any) -> int:
+    with _context(ir):
         return len(_walk(ir.Module.parse(text), ir))
 
 
-def _edits(text: str, index: int) -> Iterator[str]:
+def _edits(text: str, index: int, ir: Any) -> Iterator[str]:
     """The candidates that remove op ``index`` of ``text``'s walk, each verified: erased when
     its results are unused, else each way of giving their uses another value in turn."""
-    from mlir import ir
-
     choice, choices = 0, 1
     while choice < choices:
-        with _context(), ir.Location.unknown():
+        with _context(ir), ir.Location.unknown():
             module = ir.Module.parse(text)
             op = _walk(module, ir)[index]
             if op.name == "func.func" and not _private(op):

@@ -16,7 +16,7 @@ import numpy as np
 
 from pytest_mlir_snippets.golden import compare as goldens
 from pytest_mlir_snippets.golden.checks import judge as judge_checks
-from pytest_mlir_snippets.golden.inputs import TypeSpec, make_inputs
+from pytest_mlir_snippets.golden.inputs import DTYPES, TypeSpec, make_inputs
 from pytest_mlir_snippets.protocol import (
     COMPUTED,
     GOLDEN,
@@ -90,6 +90,24 @@ def run_inputs(compiled: Compiled, options: Options, golden: dict[str, Any] | No
         own = make_inputs(args[:len(args) - len(fed)], options.seed, options.dynamic_dim)
         return [*own, *(np.array(v, copy=True) for v in fed)]
     return make_inputs(args, options.seed, options.dynamic_dim)
+
+
+def expected_outputs(compiled: Compiled, options: Options, golden: dict[str, Any] | None, inputs: list[np.ndarray],
+                     reference: Callable[[Compiled, Options, list[np.ndarray]], Reference]) -> tuple[
+                         list[np.ndarray], str]:
+    """What a run's results are compared with, and its name: the recorded outputs, else
+    ``reference``'s (in the results' element types, where they are the plugin's), for a
+    reproducer that compares them itself."""
+    args, results = compiled.signature
+    produced = results or [spec for spec in args if spec.kind == "memref"]
+    if golden and golden.get("outputs") is not None:
+        return (recorded(golden["outputs"], produced, "output", options.lenient_shapes),
+                str(golden.get("source", "recorded outputs")))
+    found = reference(compiled, options, inputs)
+    outputs = [np.asarray(v) for v in found.outputs]
+    if len(outputs) == len(produced):  # else the reproducer says how many it has of each
+        outputs = [v.astype(s.dtype, copy=False) if s.element in DTYPES else v for v, s in zip(outputs, produced)]
+    return outputs, found.name
 
 
 def tolerance_rule(compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> goldens.Tolerance:

@@ -126,7 +126,13 @@ class Worker:
     def _bisect(self, request: Request) -> Response:
         constants = specializable(request.golden["inputs"]) if request.golden else {}
         with self._reset_after_failure(stage=Op.BISECT.value):
-            info = self.backend.bisect(request.module, request.function, request.options, request.golden, constants)
+            if self.target == "iree-cpu":  # by --compile-to phase, with IREE's tools
+                from pytest_mlir_snippets.worker import triage
+
+                info = triage.iree_bisect(self.backend, request)
+            else:
+                info = self.backend.bisect(request.module, request.function, request.options, request.golden,
+                                           constants)
         return Response(Kind.PASS, info=info)
 
     def _run(self, request: Request) -> Response:
@@ -165,16 +171,10 @@ class Worker:
         return pytorch_ref.benchmark_reference(request.attachments["reference"], request.options)
 
     def _driver(self, request: Request) -> Response:
-        """A failed execute's driver module (``targets/cpu_driver.py``), on the cpu target."""
-        if self.target != "cpu":
-            return Response(Kind.UNSUPPORTED, f"no driver module for target {self.target}: its compiled form "
-                            "is not MLIR that mlir-runner runs")
-        from pytest_mlir_snippets.worker.targets.cpu import CpuBackend
-        from pytest_mlir_snippets.worker.targets.cpu_driver import driver
+        """A failed execute's reproducer (``worker/triage.py``)."""
+        from pytest_mlir_snippets.worker import triage
 
-        backend = self.backend
-        assert isinstance(backend, CpuBackend)
-        return driver(backend, self._compile(request), request)
+        return triage.driver(self.target, self.backend, self._compile(request), request)
 
     # ------------------------------------------------------------------ compiles and runs
     def _execute(self, compiled: Compiled, request: Request) -> Response:

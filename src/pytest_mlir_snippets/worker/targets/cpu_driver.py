@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from pytest_mlir_snippets.golden.inputs import DTYPES
 from pytest_mlir_snippets.golden.recorded import specializable
 from pytest_mlir_snippets.protocol import Kind, Request, Response
 from pytest_mlir_snippets.worker.core import Compiled, SnippetFailure
-from pytest_mlir_snippets.worker.judge import recorded, run_inputs, tolerance_rule
+from pytest_mlir_snippets.worker.judge import expected_outputs, run_inputs, tolerance_rule
 from pytest_mlir_snippets.worker.lowering import decompose, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.lowering.driver import Bound, DriverUnsupported, main_text, slot_of
@@ -41,7 +40,7 @@ def driver(backend: CpuBackend, compiled: Compiled, request: Request) -> Respons
     inputs = run_inputs(compiled, options, golden)
     expected, basis = None, "none (the call must return)"
     if request.attachments.get("compare") != "no":
-        expected, basis = _expected(backend, compiled, request, inputs)
+        expected, basis = expected_outputs(compiled, options, golden, inputs, backend.reference)
     rule = tolerance_rule(compiled, options, golden)
     tolerances: list[Bound | None] = [
         (*rule.resolve(value.dtype, np.asarray(value, np.float64)), rule.ulp) if value.dtype.kind == "f" else None
@@ -66,23 +65,6 @@ def driver(backend: CpuBackend, compiled: Compiled, request: Request) -> Respons
                  *(["mlir_apfloat_wrappers"] if small else [])]
     return Response(Kind.PASS, info={"module": merged, "pipeline": rest, "step": STEP, "entry": entry,
                                      "libraries": libraries, "golden": basis})
-
-
-def _expected(backend: CpuBackend, compiled: Compiled, request: Request,
-              inputs: list[np.ndarray]) -> tuple[list[np.ndarray], str]:
-    """What the item's results were compared with: its recorded outputs, else its reference
-    (in the results' element types: the driver holds them as the function's raw bits)."""
-    golden = request.golden
-    args, results = compiled.signature
-    produced = results or [spec for spec in args if spec.kind == "memref"]
-    if golden and golden.get("outputs") is not None:
-        return (recorded(golden["outputs"], produced, "output", request.options.lenient_shapes),
-                str(golden.get("source", "recorded outputs")))
-    found = backend.reference(compiled, request.options, inputs)
-    outputs = [np.asarray(v) for v in found.outputs]
-    if len(outputs) == len(produced):  # else the driver says how many it has of each
-        outputs = [v.astype(s.dtype, copy=False) if s.element in DTYPES else v for v, s in zip(outputs, produced)]
-    return outputs, found.name
 
 
 def _merged(module: str, driver: str) -> str:

@@ -34,14 +34,15 @@ from pytest_mlir_snippets.worker.goldens import Goldens
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.targets.iree_check import EXPORTS, as_checks
-from pytest_mlir_snippets.worker.targets.iree_compiler import ONNX_TO_TORCH, Compiler
+from pytest_mlir_snippets.worker.targets.iree_commands import IGNORED, compile_commands, expected_output
+from pytest_mlir_snippets.worker.targets.iree_compiler import Compiler
 from pytest_mlir_snippets.worker.targets.iree_runtime import Program, Runtime, sort_run_flags
 
 # flags that choose the target device: when a config gives its own, the target's are left out
 # the snippet's own types at the boundary: IREE demotes f64 to f32 by default, and the
 # inputs, recorded outputs and reference are the snippet's f64
 KEEP_ABI = ("--iree-input-demote-f64-to-f32=false",)
-_DEVICE_FLAGS = ("--iree-hal-target-backends", "--iree-hal-target-device", "--iree-hal-local-target-device-backends")
+DEVICE_FLAGS = ("--iree-hal-target-backends", "--iree-hal-target-device", "--iree-hal-local-target-device-backends")
 
 
 _CHECK_IMPORT = re.compile(rb"check\.(expect_[a-z_]+)")  # an import of IREE's check module, in a .vmfb
@@ -94,7 +95,7 @@ class IreeBackend(Backend):
     @staticmethod
     def verbatim(options: Options) -> bool:
         """Whether the config's flags name the device, and so are the whole compile command."""
-        return any(f.split("=", 1)[0] in _DEVICE_FLAGS for f in options.iree_compile_flags)
+        return any(f.split("=", 1)[0] in DEVICE_FLAGS for f in options.iree_compile_flags)
 
     # ------------------------------------------------------------------ compile
     def compile(self, module: str, function: str, options: Options,
@@ -132,16 +133,8 @@ class IreeBackend(Backend):
     @staticmethod
     def _compile_command(flags: list[str], route: str) -> str:
         """The shell commands that compile ``snippet.mlir`` as this item did."""
-        own_type = any(f.startswith("--iree-input-type=") for f in flags)
-        head = _SCRIPT.format(what="compiles snippet.mlir")
-        if route.startswith("onnx via") and not own_type:
-            pipeline = shlex.quote(f"--pass-pipeline=builtin.module({ONNX_TO_TORCH})")
-            return (head + f"iree-opt snippet.mlir {pipeline} -o snippet.torch.mlir\n"
-                    + shlex.join(["iree-compile", "snippet.torch.mlir", *flags, "--iree-input-type=torch",
-                                  "-o", "model.vmfb"]) + "\n")
-        kind = route.split()[0]
-        extra = [] if own_type or kind == "none" else [f"--iree-input-type={kind}"]
-        return head + shlex.join(["iree-compile", "snippet.mlir", *flags, *extra, "-o", "model.vmfb"]) + "\n"
+        lines = compile_commands(flags, route, "model.vmfb")
+        return _SCRIPT.format(what="compiles snippet.mlir") + "".join(shlex.join(line) + "\n" for line in lines)
 
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,
@@ -157,7 +150,7 @@ class IreeBackend(Backend):
             actual = self._checked(compiled, runtime)
         try:
             metrics, info = judge_outputs(compiled, options, golden, inputs, actual,
-                                          lambda: self._goldens.reference(self.name, compiled, options, inputs))
+                                          lambda: self.reference(compiled, options, inputs))
         except SnippetFailure as failure:
             if options.save_artifacts:
                 failure.info["files"] = self._run_files(compiled, inputs, golden)
@@ -192,34 +185,57 @@ class IreeBackend(Backend):
         compiled.info["checks"] = checks
         return results
 
+    def reference(self, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
+        """What a run of ``compiled`` on ``inputs`` is judged against when nothing is recorded."""
+        return self._goldens.reference(self.name, compiled, options, inputs)
+
     def reference_for(self, module: str, function: str, options: Options, inputs: list[np.ndarray]) -> Reference:
         """This target's outputs for a cpu worker's differential check (the device opened
         at the first one)."""
         compiled = self.compile(module, function, replace(options, skip_exec=True))  # no ``computed`` to decide
-        if self._runtime is None or self._runtime.device is None:
-            self.open_device(options.device_id)
+        self.ready(options.device_id)
         return Reference(self.run(compiled, inputs, options), f"{self.name} target (IREE {_iree_version()})",
                          Golden.differential(self.name))
 
     def _run_files(self, compiled: Compiled, inputs: list[np.ndarray], golden: dict[str, Any] | None) -> dict[
             str, str]:
         """The inputs (and recorded outputs) as ``.npy`` files and the ``iree-run-module`` command."""
-        files = {f"input_{i}.npy": _b64(_npy(v)) for i, v in enumerate(inputs)}
         outputs = golden.get("outputs") if golden else None
-        if outputs is not None:
-            files.update({f"expected_output_{i}.npy": _b64(_npy(v)) for i, v in enumerate(outputs)})
-        runtime = self._started()
-        device = runtime.driver_name + (f"://{runtime.path}" if runtime.path else "")
-        command = ["iree-run-module", "--module=model.vmfb", f"--device={device}", f"--function={compiled.function}",
-                   *self._run_flags.runtime, *(f"--input=@input_{i}.npy" for i in range(len(inputs))),
-                   *(f"--expected_output=@expected_output_{i}.npy" for i in range(len(outputs or [])))]
+        files, command = self.run_files(compiled, inputs, outputs or [], "model.vmfb")
         text = _SCRIPT.format(what="runs model.vmfb") + shlex.join(command) + "\n"
         files["iree-run-module.sh"] = _b64(text.encode())
         return files
 
+    def run_files(self, compiled: Compiled, inputs: list[np.ndarray], outputs: list[np.ndarray], vmfb: str,
+                  tool: str = "iree-run-module", extra: tuple[str, ...] = ()) -> tuple[dict[str, str], list[str]]:
+        """``inputs`` as ``.npy`` files and the expected ``outputs`` as typed raw bytes
+        (``iree_commands.expected_output``), base64, and the ``iree-run-module`` command
+        (``tool``, then ``extra`` flags) that runs ``vmfb`` on them; a scalar result is
+        ``(ignored)``."""
+        files = {f"input_{i}.npy": _b64(_npy(v)) for i, v in enumerate(inputs)}
+        expected = []
+        for i, (value, spec) in enumerate(zip(outputs, compiled.signature[1])):
+            if spec.kind == "scalar":
+                expected.append(IGNORED)
+                continue
+            name, data, flag = expected_output(i, value)
+            files[name] = _b64(data)
+            expected.append(flag)
+        runtime = self._started()
+        device = runtime.driver_name + (f"://{runtime.path}" if runtime.path else "")
+        command = [tool, f"--module={vmfb}", f"--device={device}", f"--function={compiled.function}",
+                   *self._run_flags.runtime, *extra, *(f"--input=@input_{i}.npy" for i in range(len(inputs))),
+                   *expected]
+        return files, command
+
     # ------------------------------------------------------------------ device
     def configure(self, options: Options) -> None:
         self._run_flags = sort_run_flags(options.iree_run_flags)
+
+    def ready(self, device_id: int | None) -> None:
+        """The device open, opened now in a worker that has not run anything."""
+        if self._runtime is None or self._runtime.device is None:
+            self.open_device(device_id)
 
     def _started(self) -> Runtime:
         if self._runtime is None or self._runtime.device is None:

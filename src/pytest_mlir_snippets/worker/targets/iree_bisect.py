@@ -1,0 +1,104 @@
+"""``--mlir-bisect`` on iree-cpu: which ``--compile-to`` phase of IREE's compiler made a
+golden-mismatch's results wrong.
+
+A cut after phase k: the installed ``iree-compile`` compiles the snippet with the item's
+flags up to that phase (``--compile-to=k``), then compiles that output on with the
+target's plain flags (``--compile-from=k``: the device flags alone, none of an IREE
+config's, at ``--iree-opt-level=O0``); the worker runs the module on the item's inputs
+and judges it against the item's golden, computed once. The cut right after import is
+the plain compile of the snippet; the last, after ``vm``, is the item's whole compile.
+``lowering/bisect.py`` searches the phases, as it does the cpu target's passes:
+``front-end`` when even the plain compile differs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pytest_mlir_snippets.mlirtext.native import native_tool
+from pytest_mlir_snippets.protocol import Kind, Options
+from pytest_mlir_snippets.worker import native_io
+from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
+from pytest_mlir_snippets.worker.lowering import bisect as search
+from pytest_mlir_snippets.worker.targets.iree import DEVICE_FLAGS, KEEP_ABI, IreeBackend
+from pytest_mlir_snippets.worker.targets.iree_commands import compile_commands
+from pytest_mlir_snippets.worker.targets.iree_runtime import Program
+
+# iree-compile's phases, in order (`iree-compile --help`: --compile-to); start and end left out
+PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow", "stream",
+          "executable-sources", "executable-configurations", "executable-targets", "hal", "vm")
+PLAIN = ("--iree-opt-level=O0",)
+CUT_TIMEOUT = 120.0  # seconds for one cut's two compiles
+
+
+def plain_flags(backend: IreeBackend, options: Options) -> list[str]:
+    """The flags of a cut's rest: the device's, nothing else a config gives."""
+    if backend.verbatim(options):
+        own = [f for f in options.iree_compile_flags if f.split("=", 1)[0] in DEVICE_FLAGS]
+    else:
+        own = [*backend.target_flags(options), *KEEP_ABI]
+    return [*own, *PLAIN]
+
+
+def cut_vmfb(folder: Path, module: str, item: list[str], plain: list[str], route: str, k: int,
+             deadline: float | None = None) -> bytes | None:
+    """The module of the cut after ``PHASES[k]`` (-1: the plain compile alone), compiled in
+    ``folder``; None when a compile fails or runs past ``deadline`` (``time.monotonic()``)."""
+    (folder / "snippet.mlir").write_text(module)
+    tool = native_tool
+    if k < 0:
+        commands = compile_commands(plain, route, "cut.vmfb", tool)
+    else:
+        *head, last = compile_commands(item, route, "cut.mlir", tool)
+        phase = PHASES[k]
+        commands = [*head, [*last, f"--compile-to={phase}"],
+                    [tool("iree-compile"), "cut.mlir", *plain, f"--compile-from={phase}", "-o", "cut.vmfb"]]
+    for command in commands:
+        left = CUT_TIMEOUT if deadline is None else min(CUT_TIMEOUT, max(1.0, deadline - time.monotonic()))
+        try:
+            done = subprocess.run(command, cwd=folder, capture_output=True, timeout=left, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if done.returncode != 0:
+            return None
+    return (folder / "cut.vmfb").read_bytes()
+
+
+def bisect(backend: IreeBackend, module_text: str, function: str, options: Options,
+           golden: dict[str, Any] | None) -> dict[str, Any]:
+    """``diverged_after`` (a phase, ``front-end`` or ``translation``) and the cuts tried."""
+    compiled = backend.compile(module_text, function, replace(options, skip_exec=True))
+    backend.ready(options.device_id)
+    module, route = str(compiled.info["source"]), str(compiled.info.get("iree_route", "none"))
+    item, plain = backend.flags(options), plain_flags(backend, options)
+    inputs = run_inputs(compiled, options, golden)
+    known: list[Reference] = []
+
+    def reference() -> Reference:
+        if not known:
+            known.append(backend.reference(compiled, options, inputs))
+        return known[0]
+
+    def verdict(k: int) -> bool | None:
+        with tempfile.TemporaryDirectory(prefix="mlir-iree-bisect-") as folder:
+            vmfb = cut_vmfb(Path(folder), module, item, plain, route, k, options.deadline)
+        if vmfb is None:
+            return None
+        cut = Compiled(compiled.ir, compiled.function, compiled.signature, Program(vmfb), dict(compiled.info))
+        try:
+            with native_io.quiet_stdout():
+                outputs = backend.run(cut, [np.array(v, copy=True) for v in inputs], options)
+            judge_outputs(cut, options, golden, inputs, outputs, reference)
+            return True
+        except SnippetFailure as failure:
+            return False if failure.kind is Kind.GOLDEN_MISMATCH else None
+
+    return search.search(list(PHASES), verdict, options.deadline)
