@@ -5,12 +5,14 @@
     mlir-snippets sysdesc
     mlir-snippets inventory MODEL.mlir... [--out DIR] | --from-torch MODULE:FACTORY --out DIR
     mlir-snippets new-iteration RUN [--from vN]
+    mlir-snippets onnx-tests [--target T] [-k PATTERN] [PYTEST ARGS] | --write DIR
 
 ``report`` rebuilds the run reports of one or several runs (CI shards, xdist
 across hosts) from the files ``--mlir-json`` wrote; ``import-torch`` writes a
 PyTorch model as ``model_linalg.mlir`` with its reference (``torch_import.py``);
 ``sysdesc`` writes tt-mlir's system descriptor with ``ttrt query --save-artifacts``;
-``new-iteration`` starts an optimization run's next iteration (``new_iteration.py``).
+``new-iteration`` starts an optimization run's next iteration (``new_iteration.py``);
+``onnx-tests`` runs ONNX's node test suite on a target (``onnx_tests.py``).
 
 PYTEST_DONT_REWRITE"""
 
@@ -191,8 +193,13 @@ def main(argv: list[str] | None = None) -> int:
     check = commands.add_parser("doctor", help="where the installed MLIR, LLVM, torch-mlir and IREE tools are, "
                                 "and which targets work here")
     check.set_defaults(run=doctor_command)
-    args = parser.parse_args(argv)
-    result: int = args.run(args)
+    from pytest_mlir_snippets.tools.onnx_tests import add_parser
+
+    add_parser(commands)
+    args, rest = parser.parse_known_args(argv)
+    if rest and not getattr(args, "takes_rest", False):
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    result: int = args.run(args, rest) if getattr(args, "takes_rest", False) else args.run(args)
     return result
 
 
