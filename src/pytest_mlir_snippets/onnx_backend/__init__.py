@@ -24,7 +24,7 @@ import numpy as np
 from onnx.backend.base import Backend, BackendRep
 
 from pytest_mlir_snippets.client import Sandbox
-from pytest_mlir_snippets.onnx_backend.importer import ImportFailure, Imported, import_model
+from pytest_mlir_snippets.onnx_backend.importer import Imported, ImportFailure, import_model
 from pytest_mlir_snippets.protocol import Kind, Op, Options, Request, Response
 
 # the target of a prepare without one (the ``onnx-tests`` command sets it for its pytest run)
@@ -115,7 +115,7 @@ class OnnxBackend(Backend):
         return True
 
     @classmethod
-    def prepare(cls, model: Any, device: str = "CPU", target: str | None = None,  # type: ignore[override]
+    def prepare(cls, model: Any, device: str = "CPU", target: str | None = None,
                 timeout: float = TIMEOUT, **kwargs: Any) -> OnnxBackendRep:
         target = target or default_target()
         if DEVICES.get(target, "CPU") != device.split(":")[0].upper():
@@ -131,8 +131,8 @@ class OnnxBackend(Backend):
         return cls.prepare(model, device, **kwargs).run(inputs)
 
     @classmethod
-    def run_node(cls, node: Any, inputs: Any, device: str = "CPU", outputs_info: Sequence[tuple[Any, Any]] | None = None,
-                 **kwargs: Any) -> tuple[Any, ...]:
+    def run_node(cls, node: Any, inputs: Any, device: str = "CPU",
+                 outputs_info: Sequence[tuple[Any, Any]] | None = None, **kwargs: Any) -> tuple[Any, ...]:
         """One node on ``inputs`` (a list, or a dict by input name): a one-node model, its
         output types from ``outputs_info`` ((numpy type, shape) per output) or ONNX's inference."""
         from onnx import helper, shape_inference
