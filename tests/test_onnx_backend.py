@@ -1,0 +1,123 @@
+"""The ONNX backend (``pytest_mlir_snippets.onnx_backend``) in the style of onnxruntime's
+backend test series: ONNX's own harness (``BackendTest`` with include patterns) on a fixed
+sample of node cases, the harness's comparison sabotaged, a hang that fails one model, and
+the recorded mode (``onnx-tests --write``) giving the same pass list as the harness."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("torch_mlir")
+
+import onnx.backend.test  # noqa: E402
+
+from pytest_mlir_snippets import onnx_backend  # noqa: E402
+from pytest_mlir_snippets.onnx_backend import BackendError, OnnxBackend  # noqa: E402
+from pytest_mlir_snippets.onnx_backend.suite import node_cases, unmatchable  # noqa: E402
+
+# a fixed sample: elementwise, a reduction with axes as an input (baked in), an integer
+# result, and a case the plugin fails (torch-mlir does not convert CumProd)
+SAMPLE = ("test_abs", "test_argmax_default_axis_example", "test_reduce_sum_keepdims_example", "test_and2d")
+FAILING = "test_cumprod_1d"
+
+backend_test = onnx.backend.test.BackendTest(OnnxBackend, __name__)
+for name in (*SAMPLE, FAILING):
+    backend_test.include(rf"^{name}_cpu$")
+backend_test.xfail(rf"^{FAILING}_cpu$")  # a known failure, as onnxruntime marks its own
+# only the node cases: the "real" ones download models
+OnnxBackendNodeModelTest = backend_test.test_cases["OnnxBackendNodeModelTest"]
+
+
+def _case(name: str):
+    return next(case for case in node_cases() if case.name == name)
+
+
+def test_the_harness_fails_a_wrong_output() -> None:
+    """The sample's verdicts are the harness's own comparison: an output scaled, or of
+    another type, fails it."""
+    case = _case("test_abs")
+    inputs, expected = case.data_sets[0]
+    outputs = onnx_backend.prepare(case.model, "CPU").run(inputs)
+    backend_test.assert_similar_outputs(expected, outputs, rtol=case.rtol, atol=case.atol)
+    with pytest.raises(AssertionError, match="Not equal to tolerance"):
+        backend_test.assert_similar_outputs([expected[0] * 1.01], outputs, rtol=case.rtol, atol=case.atol)
+    with pytest.raises(AssertionError):
+        backend_test.assert_similar_outputs([expected[0].astype(np.float64)], outputs, rtol=case.rtol, atol=case.atol)
+    assert onnx_backend.supports_device("CPU") and not onnx_backend.supports_device("CUDA")
+
+
+def test_run_node_and_run_model_give_the_reference() -> None:
+    node = onnx.helper.make_node("Relu", ["x"], ["y"])
+    x = np.array([[-1.5, 2.0], [0.25, -3.0]], np.float32)
+    (y,) = onnx_backend.run_node(node, [x])
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    case = _case("test_argmax_default_axis_example")
+    (indices,) = onnx_backend.run_model(case.model, case.data_sets[0][0])
+    assert indices.dtype == np.int64
+    np.testing.assert_array_equal(indices, case.data_sets[0][1][0])
+
+
+def test_a_hang_fails_that_model_only() -> None:
+    """A compile that does not finish in time is that model's BackendError (the worker is
+    killed); the next model gets a fresh worker."""
+    case = _case("test_relu")  # compiled nowhere else in this file: not in the worker's cache
+    with pytest.raises(BackendError, match=r"^timeout: no answer within"):
+        onnx_backend.prepare(case.model, "CPU", timeout=0.001).run(case.data_sets[0][0])
+    (y,) = onnx_backend.prepare(case.model, "CPU").run(case.data_sets[0][0])
+    np.testing.assert_array_equal(y, case.data_sets[0][1][0])
+
+
+def test_what_does_not_import_is_one_line() -> None:
+    case = _case("test_cast_FLOAT_to_INT2")
+    with pytest.raises(BackendError, match=r"^torch-mlir's ONNX importer: .*element type: 26") as error:
+        onnx_backend.prepare(case.model, "CPU")
+    assert "\n" not in str(error.value)
+
+
+def test_the_unmatchable_cases() -> None:
+    reasons = {case.name: unmatchable(case.name, case.model) for case in node_cases()}
+    assert reasons["test_bernoulli_expanded"] and "random" in str(reasons["test_bernoulli_expanded"])
+    assert reasons["test_training_dropout"] and reasons["test_training_dropout_zero_ratio"] is None
+    assert "LabelEncoder" in str(reasons["test_ai_onnx_ml_label_encoder_tensor_mapping"])
+    assert reasons["test_abs"] is None and reasons["test_equal_string"] is None  # Equal is not in the list
+
+
+@pytest.mark.slow
+def test_the_recorded_mode_gives_the_harness_pass_list(pytester: pytest.Pytester, run_items) -> None:
+    """``onnx-tests --write``: the cases as IREE-layout folders that the plugin runs on their
+    recorded outputs, with the case's own tolerance; the same passes as the harness, and a
+    recorded output changed fails its case."""
+    from pytest_mlir_snippets.tools.cli import main
+
+    pattern = "^(test_abs|test_argmax_default_axis_example|test_cumprod_1d|test_sequence_insert_at_back)$"
+    assert main(["onnx-tests", "--write", str(pytester.path / "cases"), "-k", pattern]) == 0
+    folder = pytester.path / "cases"
+    assert "// mlir-snippets: rtol=0.001 atol=1e-07" in (folder / "test_abs" / "model.mlir").read_text()
+    assert not (folder / "test_sequence_insert_at_back").exists()  # a sequence input: listed as not written
+    assert "test_sequence_insert_at_back" in (folder / "onnx-tests.json").read_text()
+    sabotaged = folder / "test_abs_scaled"
+    sabotaged.mkdir()
+    for file in (folder / "test_abs").iterdir():
+        (sabotaged / file.name).write_bytes(file.read_bytes())
+    model = sabotaged / "model.mlir"
+    model.write_text(model.read_text().replace("@test_abs(", "@test_abs_scaled("))
+    expected = np.frombuffer((sabotaged / "output_0.bin").read_bytes(), np.float32)
+    (sabotaged / "output_0.bin").write_bytes((expected * 1.01).astype(np.float32).tobytes())
+    result, props = run_items("-p", "no:randomly", "cases")
+    passed = {k.split("::")[1].split("[")[0] for k, p in props.items() if k.endswith("[execute]")
+              and p["outcome"] == "passed"}
+    failed = {k.split("::")[1].split("[")[0] for k, p in props.items() if p["outcome"] == "failure"}
+    assert passed == {"test_abs", "test_argmax_default_axis_example"}, result.stdout.str()
+    assert failed == {"test_cumprod_1d", "test_abs_scaled"}, result.stdout.str()
+    harness = set()
+    for name in ("test_abs", "test_argmax_default_axis_example", FAILING):
+        case = _case(name)
+        try:
+            outputs = onnx_backend.prepare(case.model, "CPU").run(case.data_sets[0][0])
+            backend_test.assert_similar_outputs(case.data_sets[0][1], outputs, case.rtol, case.atol)
+        except (BackendError, AssertionError):
+            continue
+        harness.add(name)
+    assert harness == passed
