@@ -10,6 +10,11 @@ from typing import Any
 
 import numpy as np
 
+# ONNX ops defined by an ONNX function that torch-mlir's conversion does not take: the
+# importer expands them into their function bodies (``onnx.defs``' own definitions, for the
+# node's attributes and input types), whose ops it converts
+FUNCTION_EXPANSIONS = {"Attention", "RMSNormalization", "RotaryEmbedding", "Swish", "SwiGLU", "LinearAttention",
+                       "CausalConvWithState"}
 # the IR version torch-mlir's importer reads (it checks each model's against the onnx it was built with)
 IMPORT_IR_VERSION = 9
 
@@ -41,6 +46,20 @@ def element_type(value_info: Any) -> np.dtype | None:
         return None
 
 
+def inferred(model: Any) -> Any:
+    """``model`` with ONNX's shape inference (data propagation on) typing its intermediate
+    values, as torch-mlir's ``import_onnx`` tool does first: an ``_expanded`` case's values
+    are untyped otherwise, and the conversions need their types. The model as it is where
+    the checker or the inference rejects it."""
+    import onnx
+
+    try:
+        onnx.checker.check_model(model)
+        return onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except (ValueError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError):
+        return model
+
+
 def import_model(model: Any) -> Imported:
     """``model`` (a ``ModelProto``) imported; ImportFailure says why not, in one line."""
     from onnx import ModelProto
@@ -49,12 +68,16 @@ def import_model(model: Any) -> Imported:
     from torch_mlir.extras import onnx_importer
 
     copy = ModelProto()
-    copy.CopyFrom(model)
+    copy.CopyFrom(inferred(model))
     copy.ir_version = min(copy.ir_version, IMPORT_IR_VERSION)
     context = ir.Context()
     torch_dialect.register_dialect(context)
     try:
-        info = onnx_importer.ModelInfo(copy)
+        config = onnx_importer.Config()
+        allowed = config.function_expansion_allowlists_by_domain or {}
+        allowed[""] = allowed.get("", set()) | FUNCTION_EXPANSIONS
+        config.function_expansion_allowlists_by_domain = allowed
+        info = onnx_importer.ModelInfo(copy, config=config)
         module = info.create_module(context=context).operation
         onnx_importer.NodeImporter.define_function(info.main_graph, module).import_all()
     except Exception as error:  # the importer raises what its helpers raise (OnnxImportError, KeyError, ...)
