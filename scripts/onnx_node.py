@@ -1,0 +1,99 @@
+"""ONNX's node test suite (onnx 1.23's ``onnx.backend.test.case.node``) on the cpu target.
+
+    python scripts/onnx_node.py [--workers 2] [-k PATTERN]
+
+The cases are written as snippet folders with their recorded data (``mlir-snippets
+onnx-tests --write``: the layout of IREE's ONNX tests) into a temporary folder and run
+with ``pytest -n WORKERS --mlir-json``; a case that could not be written (torch-mlir's
+importer rejects it, a sequence or string value) counts as failing. The cases no compiler
+can match (random outputs, string tensors, ImageDecoder) are left out of the suite and
+listed. Prints a markdown section; ``conformance.py`` includes it in docs/conformance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from pytest_mlir_snippets.onnx_backend.write import write_cases  # noqa: E402
+
+TITLE = "ONNX's node test suite (onnx 1.23, node cases on cpu)"
+# why a group of cases fails (by name); the first pattern that matches
+WHY = [
+    (r"test_cast(like)?_.*(FLOAT8|INT4|UINT4|FLOAT4|INT2|UINT2|E8M0)", "f8, 4-bit and 2-bit element types: the "
+     "importer does not know 2-bit, f4 and e8m0 types; the cpu target cannot feed or read f8 and 4-bit tensors"),
+    (r"test_(de)?quantizelinear_.*(float8|e4m3|e5m2|int4|uint4|int2|uint2|float4)", "f8, 4-bit and 2-bit quantized "
+     "types (as the casts)"),
+    (r"test_(sequence|split_to_sequence|identity_sequence|identity_opt|optional|if_seq|if_opt|loop1[36]_seq)",
+     "sequences and optionals: values the recorded layout (and the cpu target's calling convention) cannot hold"),
+    (r"test_equal_string", "string tensors (Equal on strings)"),
+    (r"test_bitcast", "BitCast (opset 26): torch-mlir has no conversion"),
+    (r"test_cumprod", "CumProd (opset 26): torch-mlir has no conversion"),
+    (r"test_tensorscatter", "TensorScatter (opset 24): torch-mlir has no conversion"),
+    (r"test_flexattention", "FlexAttention: its score and mask functions are graph attributes the importer does "
+     "not take"),
+    (r"test_(rnn|gru|lstm)", "RNN/GRU/LSTM: torch-mlir converts the forward direction only (reverse, "
+     "bidirectional, layout 1 and peepholes are left)"),
+    (r"test_(sce|nllloss)", "NegativeLogLikelihoodLoss (and SoftmaxCrossEntropyLoss's expansion): "
+     "aten.nll_loss_forward with ignore_index or N-D targets is not lowered"),
+    (r"test_scan", "Scan: torch-mlir has no conversion (the plugin unrolls Loop, not Scan)"),
+]
+
+
+def reason(name: str) -> str:
+    return next((why for pattern, why in WHY if re.match(pattern, name)), "")
+
+
+def run(workers: int, pattern: str | None = None) -> tuple[list[dict], dict, float]:
+    """(the run's items, with a failing item per case not written; the writer's summary; seconds)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from conformance import run_suite
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "onnx-node"
+        summary = write_cases(folder, pattern)
+        items, seconds = run_suite(folder, workers)
+    for name, why in summary["not_written"].items():
+        items.append({"file": f"onnx-node/{name}/model.mlir", "function": name, "stage": "import",
+                      "kind": "import-error", "message": why, "signature": why})
+    return items, summary, seconds
+
+
+def section(workers: int, pattern: str | None = None) -> list[str]:
+    from conformance import per_test
+    from conformance import section as suite_section
+
+    items, summary, seconds = run(workers, pattern)
+    lines = suite_section(TITLE, items, seconds, workers, suite="onnx-node")
+    tests = per_test(items)
+    folded = sum(t["kind"] == "skip" and t.get("computed") == "compile-time" for t in tests.values())
+    passed = sum(t["kind"] == "pass" for t in tests.values())
+    left_out = Counter(summary["unmatchable"].values())
+    extra = ["", f"Left out as no compiler can match them: {len(summary['unmatchable'])} cases "
+             f"({'; '.join(f'{why}: {n}' for why, n in sorted(left_out.items()))}).", "",
+             f"ONNX's harness (`mlir-snippets onnx-tests`) also passes the {folded} cases whose outputs are computed "
+             f"at compile time (they have no input), which the plugin's records count as skips: {passed + folded} "
+             f"of {len(tests)} ({100 * (passed + folded) / max(1, len(tests)):.1f}%)."]
+    return lines[:3] + extra + lines[3:]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("-k", dest="pattern", help="a regular expression searched in the case names")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    print("\n".join(section(args.workers, args.pattern)))
+    print(f"({time.perf_counter() - start:.1f} s)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
