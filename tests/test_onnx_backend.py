@@ -8,14 +8,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnx")
 pytest.importorskip("torch_mlir")
 
-import onnx.backend.test  # noqa: E402
+import onnx
+import onnx.backend.test
 
-from pytest_mlir_snippets import onnx_backend  # noqa: E402
-from pytest_mlir_snippets.onnx_backend import BackendError, OnnxBackend  # noqa: E402
-from pytest_mlir_snippets.onnx_backend.suite import node_cases, unmatchable  # noqa: E402
+from pytest_mlir_snippets import onnx_backend
+from pytest_mlir_snippets.onnx_backend import BackendError, OnnxBackend
+from pytest_mlir_snippets.onnx_backend.suite import node_cases, unmatchable
 
 # a fixed sample: elementwise, a reduction with axes as an input (baked in), an integer
 # result, and a case the plugin fails (torch-mlir does not convert CumProd)

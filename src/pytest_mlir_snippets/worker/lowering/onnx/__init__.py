@@ -26,6 +26,7 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 
 def _expanders() -> dict[str, Expander]:
     from pytest_mlir_snippets.worker.lowering.onnx import (
+        activations,
         affine,
         col2im,
         control,
@@ -73,6 +74,7 @@ def _expanders() -> dict[str, Expander]:
         "RoiAlign": roialign.roi_align,
         "ScatterElements": indexing.scatter_elements,
         "Slice": indexing.slice_,
+        "Swish": activations.swish,
         "Squeeze": empty.empty_view,
         "Unique": unique.unique,
         "Unsqueeze": empty.empty_view,
