@@ -122,3 +122,18 @@ def test_the_recorded_mode_gives_the_harness_pass_list(pytester: pytest.Pytester
             continue
         harness.add(name)
     assert harness == passed
+
+
+@pytest.mark.slow
+def test_the_command_runs_the_harness_under_pytest(tmp_path, capfd: pytest.CaptureFixture[str]) -> None:
+    """``mlir-snippets onnx-tests --target cpu -k PATTERN [pytest args]``: ONNX's harness in a
+    pytest run of its own (node cases of the target's device only); its exit status is pytest's."""
+    from pytest_mlir_snippets.tools.cli import main
+
+    status = main(["onnx-tests", "--target", "cpu", "-k", "^test_(abs|cumprod_1d)_cpu$", "-p", "no:randomly", "-q",
+                   "-rA", f"--rootdir={tmp_path}"])
+    out = capfd.readouterr().out
+    assert status == 1, out
+    assert "PASSED" in out and "::OnnxBackendNodeModelTest::test_abs_cpu" in out
+    assert "FAILED" in out and "::test_cumprod_1d_cpu" in out and "BackendError: compile-error: " in out, out
+    assert "1 failed, 1 passed" in out and "_cuda" not in out
