@@ -48,6 +48,46 @@ WHY = [
 ]
 
 
+OPS_PAGE = ROOT / "docs" / "onnx.md"
+OPS_START, OPS_END = "<!-- onnx-node-ops: start (scripts/onnx_node.py writes this table) -->", "<!-- onnx-node-ops: end -->"
+
+
+def case_ops() -> dict[str, str]:
+    """Each case's op: its node's (several: the first node's); an ``_expanded`` case's is its
+    base case's (ONNX's function body in the op's place)."""
+    from pytest_mlir_snippets.onnx_backend.suite import node_cases
+
+    cases = node_cases()
+    ops = {c.name: c.model.graph.node[0].op_type for c in cases if c.model.graph.node}
+    for name in ops:
+        base = re.sub(r"_expanded(_ver\d+)?$", "", name)
+        if base != name and base in ops:
+            ops[name] = ops[base]
+    return ops
+
+
+def per_op(tests: dict[str, dict], ops: dict[str, str]) -> list[str]:
+    """A row per op with a case not passing (the cases that do not pass named), then the ops
+    all of whose cases pass."""
+    by_op: dict[str, list[tuple[str, bool]]] = {}
+    for test in tests.values():
+        by_op.setdefault(ops.get(test["function"], "?"), []).append((test["function"], test["kind"] == "pass"))
+    lines = [OPS_START, "", "| op | cases | pass | not passing |", "|---|---|---|---|"]
+    for op, cases in sorted(by_op.items()):
+        failing = sorted(name.removeprefix("test_") for name, ok in cases if not ok)
+        if failing:
+            lines.append(f"| {op} | {len(cases)} | {len(cases) - len(failing)} | {', '.join(failing)} |")
+    passing = sorted(op for op, cases in by_op.items() if all(ok for _, ok in cases))
+    lines += ["", f"Every case passes ({len(passing)} ops): {', '.join(passing)}.", "", OPS_END]
+    return lines
+
+
+def write_per_op(lines: list[str], page: Path = OPS_PAGE) -> None:
+    text = page.read_text()
+    start, end = text.index(OPS_START), text.index(OPS_END) + len(OPS_END)
+    page.write_text(text[:start] + "\n".join(lines) + text[end:])
+
+
 def reason(name: str) -> str:
     return next((why for pattern, why in WHY if re.match(pattern, name)), "")
 
@@ -74,6 +114,8 @@ def section(workers: int, pattern: str | None = None) -> list[str]:
     items, summary, seconds = run(workers, pattern)
     lines = suite_section(TITLE, items, seconds, workers, suite="onnx-node")
     tests = per_test(items)
+    if pattern is None:
+        write_per_op(per_op(tests, case_ops()))
     folded = sum(t["kind"] == "skip" and t.get("computed") == "compile-time" for t in tests.values())
     passed = sum(t["kind"] == "pass" for t in tests.values())
     left_out = Counter(summary["unmatchable"].values())
