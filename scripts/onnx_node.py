@@ -49,7 +49,8 @@ WHY = [
 
 
 OPS_PAGE = ROOT / "docs" / "onnx.md"
-OPS_START, OPS_END = "<!-- onnx-node-ops: start (scripts/onnx_node.py writes this table) -->", "<!-- onnx-node-ops: end -->"
+OPS_START = "<!-- onnx-node-ops: start (scripts/onnx_node.py writes this table) -->"
+OPS_END = "<!-- onnx-node-ops: end -->"
 
 
 def case_ops() -> dict[str, str]:
