@@ -13,8 +13,7 @@ import numpy as np
 # ONNX ops defined by an ONNX function that torch-mlir's conversion does not take: the
 # importer expands them into their function bodies (``onnx.defs``' own definitions, for the
 # node's attributes and input types), whose ops it converts
-FUNCTION_EXPANSIONS = {"Attention", "RMSNormalization", "RotaryEmbedding", "Swish", "SwiGLU", "LinearAttention",
-                       "CausalConvWithState"}
+FUNCTION_EXPANSIONS = {"Attention", "RMSNormalization", "Swish", "SwiGLU", "LinearAttention", "CausalConvWithState"}
 # the IR version torch-mlir's importer reads (it checks each model's against the onnx it was built with)
 IMPORT_IR_VERSION = 9
 
