@@ -19,9 +19,9 @@ from pytest_mlir_snippets.onnx_backend import BackendError, OnnxBackend
 from pytest_mlir_snippets.onnx_backend.suite import node_cases, unmatchable
 
 # a fixed sample: elementwise, a reduction with axes as an input (baked in), an integer
-# result, and a case the plugin fails (torch-mlir does not convert CumProd)
+# result, and a case the plugin fails (Scan-9 unrolls into a Concat-4, which torch-mlir does not convert)
 SAMPLE = ("test_abs", "test_argmax_default_axis_example", "test_reduce_sum_keepdims_example", "test_and2d")
-FAILING = "test_cumprod_1d"
+FAILING = "test_scan9_sum"
 
 backend_test = onnx.backend.test.BackendTest(OnnxBackend, __name__)
 for name in (*SAMPLE, FAILING):
@@ -92,7 +92,7 @@ def test_the_recorded_mode_gives_the_harness_pass_list(pytester: pytest.Pytester
     recorded output changed fails its case."""
     from pytest_mlir_snippets.tools.cli import main
 
-    pattern = "^(test_abs|test_argmax_default_axis_example|test_cumprod_1d|test_sequence_insert_at_back)$"
+    pattern = "^(test_abs|test_argmax_default_axis_example|test_scan9_sum|test_sequence_insert_at_back)$"
     assert main(["onnx-tests", "--write", str(pytester.path / "cases"), "-k", pattern]) == 0
     folder = pytester.path / "cases"
     assert "// mlir-snippets: rtol=0.001 atol=1e-07" in (folder / "test_abs" / "model.mlir").read_text()
@@ -111,7 +111,7 @@ def test_the_recorded_mode_gives_the_harness_pass_list(pytester: pytest.Pytester
               and p["outcome"] == "passed"}
     failed = {k.split("::")[1].split("[")[0] for k, p in props.items() if p["outcome"] == "failure"}
     assert passed == {"test_abs", "test_argmax_default_axis_example"}, result.stdout.str()
-    assert failed == {"test_cumprod_1d", "test_abs_scaled"}, result.stdout.str()
+    assert failed == {"test_scan9_sum", "test_abs_scaled"}, result.stdout.str()
     harness = set()
     for name in ("test_abs", "test_argmax_default_axis_example", FAILING):
         case = _case(name)
@@ -130,10 +130,36 @@ def test_the_command_runs_the_harness_under_pytest(tmp_path, capfd: pytest.Captu
     pytest run of its own (node cases of the target's device only); its exit status is pytest's."""
     from pytest_mlir_snippets.tools.cli import main
 
-    status = main(["onnx-tests", "--target", "cpu", "-k", "^test_(abs|cumprod_1d)_cpu$", "-p", "no:randomly", "-q",
+    status = main(["onnx-tests", "--target", "cpu", "-k", "^test_(abs|scan9_sum)_cpu$", "-p", "no:randomly", "-q",
                    "-rA", f"--rootdir={tmp_path}"])
     out = capfd.readouterr().out
     assert status == 1, out
     assert "PASSED" in out and "::OnnxBackendNodeModelTest::test_abs_cpu" in out
-    assert "FAILED" in out and "::test_cumprod_1d_cpu" in out and "BackendError: compile-error: " in out, out
+    assert "FAILED" in out and "::test_scan9_sum_cpu" in out and "BackendError: compile-error: " in out, out
     assert "1 failed, 1 passed" in out and "_cuda" not in out
+
+
+def test_scan_is_unrolled_as_the_reference_runs_it() -> None:
+    """Scan (torch-mlir has no conversion) unrolled by ``worker/lowering/onnx/scan.py``: the
+    final state and the stacked scan outputs as ONNX's reference gives them; the outputs of
+    the scan run backwards (which the same body gives) do not match."""
+    from onnx import TensorProto, helper
+    from onnx.reference import ReferenceEvaluator
+
+    def info(name: str, shape: list[int]):
+        return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+    body = helper.make_graph([helper.make_node("Add", ["s", "x"], ["s2"]), helper.make_node("Mul", ["s2", "x"], ["y"])],
+                             "body", [info("s", [2]), info("x", [2])], [info("s2", [2]), info("y", [2])])
+    node = helper.make_node("Scan", ["s0", "xs"], ["sf", "ys"], num_scan_inputs=1, body=body)
+    graph = helper.make_graph([node], "scan_case", [info("s0", [2]), info("xs", [4, 2])], [info("sf", [2]),
+                                                                                            info("ys", [4, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    rng = np.random.default_rng(3)
+    s0, xs = rng.standard_normal(2).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    expected = ReferenceEvaluator(model).run(None, {"s0": s0, "xs": xs})
+    outputs = onnx_backend.prepare(model, "CPU").run([s0, xs])
+    backend_test.assert_similar_outputs(expected, outputs, rtol=1e-5, atol=1e-6)
+    backwards = ReferenceEvaluator(model).run(None, {"s0": s0, "xs": xs[::-1].copy()})
+    with pytest.raises(AssertionError):
+        backend_test.assert_similar_outputs(backwards, outputs, rtol=1e-5, atol=1e-6)
