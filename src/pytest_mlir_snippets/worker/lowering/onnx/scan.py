@@ -57,7 +57,8 @@ def _unroll(scan_op: Any, attrs: dict[str, Any], tir: Any, opset: int, before: s
     k = len(terminator.operands) - n
     out_axes, out_dirs = _axes(attrs, "scan_output_axes", k), _axes(attrs, "scan_output_directions", k)
     e = Emitter(tir, scan_op.block, scan_op.location, before=scan_op)
-    states, rows = operands[:n], [[] for _ in range(k)]
+    states = operands[:n]
+    rows: list[list[Any]] = [[] for _ in range(k)]
     for t in range(length):
         mapping = dict(zip(args[:n], states, strict=True))
         for j, (x, shape) in enumerate(zip(operands[n:], inputs, strict=True)):
@@ -80,12 +81,12 @@ def _unroll(scan_op: Any, attrs: dict[str, Any], tir: Any, opset: int, before: s
             rows[j].append(value)
     outputs = list(states)
     for j, values in enumerate(rows):
-        row = parse_type(str(terminator.operands[n + j].type))  # one iteration's value (the result's
-        if row is None:  # type may be unknown in an imported function body)
+        each = parse_type(str(terminator.operands[n + j].type))  # one iteration's value (the result's
+        if each is None:  # type may be unknown in an imported function body)
             return _give_up(scan_op, before)
-        axis = out_axes[j] % (len(row[0]) + 1)
-        unit, dtype = [*row[0][:axis], 1, *row[0][axis:]], row[1]
-        shape = [*row[0][:axis], length, *row[0][axis:]]
+        axis = out_axes[j] % (len(each[0]) + 1)
+        unit, dtype = [*each[0][:axis], 1, *each[0][axis:]], each[1]
+        shape = [*each[0][:axis], length, *each[0][axis:]]
         stacked = [e.op1("Reshape", [v, e.const(np.array(unit), "si64")], unit, dtype) for v in values]
         if out_dirs[j]:
             stacked.reverse()
