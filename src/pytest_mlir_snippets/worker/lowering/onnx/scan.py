@@ -86,13 +86,13 @@ def _unroll(scan_op: Any, attrs: dict[str, Any], tir: Any, opset: int, before: s
             return _give_up(scan_op, before)
         axis = out_axes[j] % (len(each[0]) + 1)
         unit, dtype = [*each[0][:axis], 1, *each[0][axis:]], each[1]
-        shape = [*each[0][:axis], length, *each[0][axis:]]
+        whole = [*each[0][:axis], length, *each[0][axis:]]
         stacked = [e.op1("Reshape", [v, e.const(np.array(unit), "si64")], unit, dtype) for v in values]
         if out_dirs[j]:
             stacked.reverse()
         if not stacked:
             return _give_up(scan_op, before)
-        outputs.append(stacked[0] if len(stacked) == 1 else e.op1("Concat", stacked, shape, dtype, axis=axis))
+        outputs.append(stacked[0] if len(stacked) == 1 else e.op1("Concat", stacked, whole, dtype, axis=axis))
     _refine_returned(scan_op.results, outputs)
     _replace(scan_op, outputs)
     return True
