@@ -53,6 +53,7 @@ def _expanders() -> dict[str, Expander]:
     return {
         "AffineGrid": affine.affine_grid,
         "AveragePool": pooling.average_pool,
+        "BitCast": activations.bitcast,
         "Col2Im": col2im.col2im,
         "Compress": select.compress,
         "CumProd": cumulative.cum_prod,
