@@ -26,7 +26,6 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 
 def _expanders() -> dict[str, Expander]:
     from pytest_mlir_snippets.worker.lowering.onnx import (
-        activations,
         affine,
         col2im,
         control,
@@ -35,6 +34,7 @@ def _expanders() -> dict[str, Expander]:
         dropout,
         empty,
         indexing,
+        newops,
         nms,
         pad,
         pooling,
@@ -53,7 +53,7 @@ def _expanders() -> dict[str, Expander]:
     return {
         "AffineGrid": affine.affine_grid,
         "AveragePool": pooling.average_pool,
-        "BitCast": activations.bitcast,
+        "BitCast": newops.bitcast,
         "Col2Im": col2im.col2im,
         "Compress": select.compress,
         "CumProd": cumulative.cum_prod,
@@ -81,8 +81,9 @@ def _expanders() -> dict[str, Expander]:
         "Scan": scan.scan,
         "ScatterElements": indexing.scatter_elements,
         "Slice": indexing.slice_,
-        "Swish": activations.swish,
+        "Swish": newops.swish,
         "Squeeze": empty.empty_view,
+        "TensorScatter": newops.tensor_scatter,
         "Unique": unique.unique,
         "Unsqueeze": empty.empty_view,
     }

@@ -3,6 +3,9 @@
 - Swish (opset 24): ``x * Sigmoid(alpha * x)``; the function bodies of SwiGLU (opset 28)
   call it.
 - BitCast (opset 26): a tensor's bits as another type of the same width.
+- TensorScatter (opset 24): a KV cache's update written at each batch's write index along
+  the sequence axis (``circular``: modulo its length), as a ScatterElements whose indices
+  are ``write_indices[b] + s`` broadcast over the update.
 """
 
 from __future__ import annotations
@@ -45,3 +48,26 @@ def bitcast(op: OnnxOp, e: Emitter) -> list[Any] | None:
     if x.dtype[0] in "su" and to[0] in "su":
         return [e.reinterpret(x.value, shape, x.dtype, to)]
     return [e.bitcast(x.value, shape, x.dtype, to)]
+
+
+def tensor_scatter(op: OnnxOp, e: Emitter) -> list[Any] | None:
+    past, update, where = op.inputs[0], op.input(1), op.input(2)
+    if past is None or update is None or past.rank < 2 or update.rank != past.rank:
+        return None
+    rank = past.rank
+    axis = int(op.attrs.get("axis", -2)) % rank
+    if axis == 0:
+        return None  # the batch axis carries the write indices
+    batch, length, steps = past.shape[0], past.shape[axis], update.shape[axis]
+    start = [batch] + [1] * (rank - 1)
+    if where is None:
+        offsets = e.const(np.zeros(start), "si64")
+    else:
+        offsets = e.op1("Reshape", [where, e.const(np.array(start), "si64")], start, where.dtype)
+    spread = [1] * axis + [steps] + [1] * (rank - axis - 1)
+    broadcast = [batch] + [1] * (axis - 1) + [steps] + [1] * (rank - axis - 1)
+    index = e.op1("Add", [offsets, e.const(np.arange(steps).reshape(spread), "si64")], broadcast, "si64")
+    if op.attrs.get("mode", "linear") == "circular":
+        index = e.op1("Mod", [index, e.const(np.array(length), "si64")], broadcast, "si64")
+    index = e.op1("Expand", [index, e.const(np.array(update.shape), "si64")], list(update.shape), "si64")
+    return [e.op1("ScatterElements", [past, index, update], list(past.shape), past.dtype, axis=axis)]
