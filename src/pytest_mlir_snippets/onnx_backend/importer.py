@@ -5,6 +5,7 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,7 +79,9 @@ def import_model(model: Any) -> Imported:
         config.function_expansion_allowlists_by_domain = allowed
         info = onnx_importer.ModelInfo(copy, config=config)
         module = info.create_module(context=context).operation
-        onnx_importer.NodeImporter.define_function(info.main_graph, module).import_all()
+        with warnings.catch_warnings():  # a value without a type: the compile says what it breaks
+            warnings.simplefilter("ignore", UserWarning)
+            onnx_importer.NodeImporter.define_function(info.main_graph, module).import_all()
     except Exception as error:  # the importer raises what its helpers raise (OnnxImportError, KeyError, ...)
         first = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise ImportFailure(f"torch-mlir's ONNX importer: {type(error).__name__}: {first[:300]}") from None
