@@ -17,9 +17,8 @@ from pytest_mlir_snippets.worker.lowering.onnx.control import (
     MAX_ITERATIONS,
     _give_up,
     _refine_returned,
-    _remap,
     _replace,
-    _retry_nested,
+    clone_body,
 )
 
 
@@ -67,15 +66,7 @@ def _unroll(scan_op: Any, attrs: dict[str, Any], tir: Any, opset: int, before: s
             index = e.const(np.array(length - 1 - t if in_dirs[j] else t), "si64")
             row = [d for i, d in enumerate(shape[0]) if i != axis]
             mapping[args[n + j]] = e.op1("Gather", [x, index], row, shape[1], axis=axis)
-        clones = []
-        for inner in [*body, terminator]:
-            clone = inner.clone(ip=tir.InsertionPoint(scan_op))
-            _remap(clone, mapping, tir)
-            clones.append(clone)
-            mapping.update(zip(inner.results, clone.results, strict=True))
-        _retry_nested(clones[:-1], tir, opset)
-        mapped = list(clones[-1].operands)
-        clones[-1].erase()
+        mapped = clone_body(scan_op, body, terminator, mapping, tir, opset)
         states = mapped[:n]
         for j, value in enumerate(mapped[n:]):
             rows[j].append(value)
