@@ -57,10 +57,10 @@ WHY = [
      "rank 0: it needs ONNX shape inference over the folded values"),
     (r"test_bitshift_.*(negative_shift|shift_ge_width)", "BitShift by a negative amount or by the width or more: "
      "onnx 1.23 defines the result, arith's shifts leave it undefined (poison)"),
-    (r"test_range_(bfloat16|float16)", "Range in f16/bf16: torch-mlir's conversion does not take them; the "
-     "expanded form's Loop has a trip count known only at run time"),
-    (r"test_dropout_(default|random)_old", "Dropout of opset 6 (its is_test attribute): torch-mlir converts newer "
-     "Dropouts only"),
+    (r"test_range_(bfloat16|float16)", "Range in f16/bf16 (opset 27): torch-mlir's conversion does not take them; "
+     "the expanded form's Loop has a trip count known only at run time"),
+    (r"test_dropout_(default|random)_old", "Dropout of opset 11 with one output: torch-mlir's conversion takes "
+     "Dropout from opset 12 on"),
     (r"test_dynamicquantizelinear_.*expanded", "DynamicQuantizeLinear's function body: a ReduceMin of opset 11 "
      "without axes, which torch-mlir does not convert"),
     (r"test_matmul_(1d_3d|4d_1d)", "MatMul of a 1-D operand with an N-D one: aten.matmul of these ranks is not "
@@ -80,8 +80,8 @@ WHY = [
     (r"test_bitcast", "BitCast (opset 26): torch-mlir has no conversion"),
     (r"test_cumprod", "CumProd (opset 26): torch-mlir has no conversion"),
     (r"test_tensorscatter", "TensorScatter (opset 24): torch-mlir has no conversion"),
-    (r"test_flexattention", "FlexAttention: its score and mask functions are graph attributes the importer does "
-     "not take"),
+    (r"test_flexattention", "FlexAttention (domain ai.onnx.preview): torch-mlir has no conversion, and onnx 1.23 "
+     "registers no function body for it"),
     (r"test_(simple_rnn|rnn|gru|lstm)", "RNN/GRU/LSTM: torch-mlir converts the forward direction only (reverse, "
      "bidirectional, layout 1 and peepholes are left)"),
     (r"test_sce", "SoftmaxCrossEntropyLoss's function body: its values import untyped after a Reshape, then "
