@@ -59,12 +59,8 @@ WHY = [
      "onnx 1.23 defines the result, arith's shifts leave it undefined (poison)"),
     (r"test_range_(bfloat16|float16)", "Range in f16/bf16 (opset 27): torch-mlir's conversion does not take them; "
      "the expanded form's Loop has a trip count known only at run time"),
-    (r"test_dropout_(default|random)_old", "Dropout of opset 11 with one output: torch-mlir's conversion takes "
-     "Dropout from opset 12 on"),
     (r"test_dynamicquantizelinear_.*expanded", "DynamicQuantizeLinear's function body: a ReduceMin of opset 11 "
      "without axes, which torch-mlir does not convert"),
-    (r"test_matmul_(1d_3d|4d_1d)", "MatMul of a 1-D operand with an N-D one: aten.matmul of these ranks is not "
-     "lowered"),
     (r"test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode", "AveragePool with ceil_mode and "
      "count_include_pad: the expansion follows onnx 1.17's divisor (IREE's recorded data); onnx 1.18 changed it"),
     (r"test_(celu_bfloat16|gelu_tanh_2|spacetodepth_crd_mode_example)", "values outside the case's tolerance "

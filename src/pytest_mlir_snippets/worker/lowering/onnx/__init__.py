@@ -68,6 +68,7 @@ def _expanders() -> dict[str, Expander]:
         "If": control.if_,
         "Loop": control.loop,
         "LpPool": pooling.lp_pool,
+        "MatMul": newops.matmul,
         "MaxPool": pooling.max_pool,
         "MaxUnpool": unpool.max_unpool,
         "NonMaxSuppression": nms.non_max_suppression,

@@ -3,6 +3,9 @@
 - Swish (opset 24): ``x * Sigmoid(alpha * x)``; the function bodies of SwiGLU (opset 28)
   call it.
 - BitCast (opset 26): a tensor's bits as another type of the same width.
+- MatMul of a 1-D operand with one of rank 3 or more, whose ``aten.matmul`` torch-mlir
+  does not lower: the vector as a matrix (``[1, k]`` or ``[k, 1]``), then the unit axis
+  dropped from the product, as numpy's matmul defines it.
 - TensorScatter (opset 24): a KV cache's update written at each batch's write index along
   the sequence axis (``circular``: modulo its length), as a ScatterElements whose indices
   are ``write_indices[b] + s`` broadcast over the update.
@@ -71,3 +74,17 @@ def tensor_scatter(op: OnnxOp, e: Emitter) -> list[Any] | None:
         index = e.op1("Mod", [index, e.const(np.array(length), "si64")], broadcast, "si64")
     index = e.op1("Expand", [index, e.const(np.array(update.shape), "si64")], list(update.shape), "si64")
     return [e.op1("ScatterElements", [past, index, update], list(past.shape), past.dtype, axis=axis)]
+
+
+def matmul(op: OnnxOp, e: Emitter) -> list[Any] | None:
+    a, b = op.inputs[0], op.input(1)
+    if a is None or b is None or sorted((a.rank, b.rank))[0] != 1 or max(a.rank, b.rank) < 3:
+        return None
+    shape, dtype = op.results[0]
+    if a.rank == 1:
+        matrix = e.op1("Reshape", [a, e.const(np.array([1, a.shape[0]]), "si64")], [1, a.shape[0]], a.dtype)
+        product = e.op1("MatMul", [matrix, b], [*b.shape[:-2], 1, b.shape[-1]], dtype)
+    else:
+        matrix = e.op1("Reshape", [b, e.const(np.array([b.shape[0], 1]), "si64")], [b.shape[0], 1], b.dtype)
+        product = e.op1("MatMul", [a, matrix], [*a.shape[:-1], 1], dtype)
+    return [e.op1("Reshape", [product, e.const(np.array(shape), "si64")], list(shape), dtype)]
