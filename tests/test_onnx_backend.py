@@ -83,6 +83,17 @@ def test_what_does_not_import_is_one_line() -> None:
     assert "\n" not in str(error.value)
 
 
+def test_bf16_cases_are_written_with_the_harness_bf16_rtol(tmp_path) -> None:
+    """ONNX's harness compares bf16 outputs with rtol >= 2^-6; the written case says so, the
+    others keep their own rtol."""
+    from pytest_mlir_snippets.onnx_backend.write import write_case
+
+    write_case(_case("test_attention_3d_causal_bf16"), tmp_path / "bf16")
+    write_case(_case("test_abs"), tmp_path / "f32")
+    assert "// mlir-snippets: rtol=0.015625 atol=1e-07" in (tmp_path / "bf16" / "model.mlir").read_text()
+    assert "// mlir-snippets: rtol=0.001 atol=1e-07" in (tmp_path / "f32" / "model.mlir").read_text()
+
+
 def test_the_unmatchable_cases() -> None:
     reasons = {case.name: unmatchable(case.name, case.model) for case in node_cases()}
     assert reasons["test_bernoulli_expanded"] and "random" in str(reasons["test_bernoulli_expanded"])

@@ -1,7 +1,8 @@
 """ONNX's node cases as snippet folders in the layout of IREE's ONNX tests, which the
 plugin runs with their recorded data (``golden/recorded.py``): per case ``<name>/model.mlir``
 (torch-mlir's import, with a ``// mlir-snippets: rtol= atol=`` line carrying the case's
-own tolerance), ``input_N.bin``, ``output_N.bin`` and ``run_module_io_flags.txt``.
+own tolerance), ``input_N.bin``, ``output_N.bin`` and ``run_module_io_flags.txt``. A case with bf16 outputs
+gets the harness's bf16 rtol (at least 2^-6).
 ``onnx-tests.json`` lists what was written, what did not import (and why), and what was
 left out as unmatchable.
 
@@ -28,6 +29,11 @@ ELEMENTS = {"float64": "f64", "float32": "f32", "float16": "f16", "bfloat16": "b
             "complex64": "complex<f32>", "complex128": "complex<f64>", "float8_e4m3fn": "f8E4M3FN",
             "float8_e4m3fnuz": "f8E4M3FNUZ", "float8_e5m2": "f8E5M2", "float8_e5m2fnuz": "f8E5M2FNUZ",
             "float8_e8m0fnu": "f8E8M0FNU", "float4_e2m1fn": "f4E2M1FN"}
+
+
+# ONNX's harness compares bf16 outputs with at least this rtol (two bf16 ULPs,
+# ``Runner.assert_similar_outputs``): the recorded mode does too
+BF16_RTOL = 2**-6
 
 
 class NotWritable(ValueError):
@@ -76,7 +82,9 @@ def write_case(case: Any, folder: Path) -> None:
             file.unlink()
         folder.rmdir()
         raise
-    (folder / "model.mlir").write_text(with_tolerance(imported.text, case.rtol, case.atol))
+    bf16 = any(isinstance(v, np.ndarray) and v.dtype.name == "bfloat16" for v in (tensor(v) for v in outputs))
+    rtol = max(case.rtol, BF16_RTOL) if bf16 else case.rtol
+    (folder / "model.mlir").write_text(with_tolerance(imported.text, rtol, case.atol))
     (folder / IREE_FLAGS).write_text("\n".join(lines) + "\n")
 
 
