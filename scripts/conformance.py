@@ -214,17 +214,29 @@ def section(name: str, items: list[dict], seconds: float, workers: int, suite: s
     lines += folders(tests)
     failing = sorted((k, t) for k, t in tests.items() if t["kind"] != "pass")
     why = WHY.get(suite, {})
+    explained = bool(why) or suite == "onnx-node"  # a column of reasons
     lines += ["", f"### Not passing ({len(failing)})", "", "| test | stage | kind | signature |"
-              + (" why |" if why else ""), "|---|---|---|---|" + ("---|" if why else "")]
+              + (" why |" if explained else ""), "|---|---|---|---|" + ("---|" if explained else "")]
     names = Counter(key.split("::")[1] for key in tests)
     for key, t in failing:
         text = (t["signature"] or t["message"] or "-").replace("|", "\\|")
         signature = text.splitlines()[0][:160]
         function = key.split("::")[1]  # the file too where names repeat (openxla's @main)
         label = function if names[function] == 1 else f"{key.split('/', 1)[-1].split('::')[0]}::{function}"
-        reason = (unmatchable(suite, function) or why.get(function, "")) if why else None
-        lines.append(f"| `{label}` | {t['stage']} | {t['kind']} | {signature} |" + (f" {reason} |" if why else ""))
+        reason = (unmatchable(suite, function) or why.get(function, "") or _pattern_reason(suite, function)
+                  ) if explained else None
+        row = f"| `{label}` | {t['stage']} | {t['kind']} | {signature} |"
+        lines.append(row + (f" {reason} |" if explained else ""))
     return [*lines, ""]
+
+
+def _pattern_reason(suite: str, function: str) -> str:
+    """The reason of a failure group (scripts/onnx_node.py's patterns)."""
+    if suite != "onnx-node":
+        return ""
+    from onnx_node import reason
+
+    return reason(function)
 
 
 def _sections(path: Path) -> dict[str, list[str]]:
@@ -275,6 +287,14 @@ def main() -> None:
         print(f"{full}: done in {seconds:.1f} s")
     else:
         lines += kept.get(full, [])
+    from onnx_node import TITLE as ONNX_NODE
+    from onnx_node import section as onnx_node_section
+
+    if args.suite and not any(ONNX_NODE.startswith(s) for s in args.suite):
+        lines += kept.get(ONNX_NODE, [])
+    else:
+        lines += onnx_node_section(args.workers)
+        print(f"{ONNX_NODE}: done")
     integration = "MLIR integration tests (RUN and CHECK lines)"
     if args.suite and not any(integration.startswith(s) for s in args.suite):
         lines += kept.get(integration, [])

@@ -7,6 +7,7 @@
     mlir-snippets new-iteration RUN [--from vN]
     mlir-snippets export-lit FILE::FUNC [--out PATH]
     mlir-snippets reduce FILE::FUNC [--out PATH]
+    mlir-snippets onnx-tests [--target T] [-k PATTERN] [PYTEST ARGS] | --write DIR
 
 ``report`` rebuilds the run reports of one or several runs (CI shards, xdist
 across hosts) from the files ``--mlir-json`` wrote; ``import-torch`` writes a
@@ -14,7 +15,8 @@ PyTorch model as ``model_linalg.mlir`` with its reference (``torch_import.py``);
 ``sysdesc`` writes tt-mlir's system descriptor with ``ttrt query --save-artifacts``;
 ``new-iteration`` starts an optimization run's next iteration (``new_iteration.py``);
 ``export-lit`` writes a function as an integration test (``export_lit.py``);
-``reduce`` shrinks a failing item's snippet (``reduce.py``).
+``reduce`` shrinks a failing item's snippet (``reduce.py``);
+``onnx-tests`` runs ONNX's node test suite on a target (``onnx_tests.py``).
 
 PYTEST_DONT_REWRITE"""
 
@@ -218,8 +220,13 @@ def main(argv: list[str] | None = None) -> int:
     lit.add_argument("--out", metavar="PATH", help="write the test here (default: standard output)")
     lit.set_defaults(run=export_lit_command)
     reduce.add_parser(commands)
-    args = parser.parse_args(argv)
-    result: int = args.run(args)
+    from pytest_mlir_snippets.tools.onnx_tests import add_parser
+
+    add_parser(commands)
+    args, rest = parser.parse_known_args(argv)
+    if rest and not getattr(args, "takes_rest", False):
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    result: int = args.run(args, rest) if getattr(args, "takes_rest", False) else args.run(args)
     return result
 
 

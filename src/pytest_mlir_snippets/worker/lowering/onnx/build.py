@@ -258,6 +258,16 @@ class Emitter:
         signless = self._create("torch_c.to_builtin_tensor", [builtin], [value], {}).result
         return self._create("torch_c.from_builtin_tensor", [vtensor(shape, dtype)], [signless], {}).result
 
+    def bitcast(self, value: Any, shape: list[int], source: str, dtype: str) -> Any:
+        """``value``'s bits as ``dtype`` of the same width, a float on either side:
+        ``arith.bitcast`` between the builtin tensors torch_c converts to and from."""
+        self._load_torch_c()
+        builtin = [f"tensor<{''.join(f'{d}x' for d in shape)}{t if t[0] in 'bf' else 'i' + t.lstrip('sui')}>"
+                   for t in (source, dtype)]
+        signless = self._create("torch_c.to_builtin_tensor", [builtin[0]], [value], {}).result
+        bits = self._create("arith.bitcast", [builtin[1]], [signless], {}).result
+        return self._create("torch_c.from_builtin_tensor", [vtensor(shape, dtype)], [bits], {}).result
+
     def _load_torch_c(self) -> None:
         """Load torch_c into the context (a pass that depends on it, run on an empty module):
         an op of a dialect not loaded yet would be built unregistered and misread once it loads."""

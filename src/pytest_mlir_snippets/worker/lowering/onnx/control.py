@@ -114,15 +114,7 @@ def _unroll(loop_op: Any, tir: Any, opset: int, before: set[Any]) -> bool:
         mapping = dict(zip(args[2:], carried, strict=True))
         mapping[args[0]] = e.const(np.array(iteration), _dtype(args[0], "si64"))
         mapping[args[1]] = e.const(np.array(running), "i1")
-        clones = []
-        for inner in [*body, terminator]:  # the terminator too: it follows the nested rewrites below
-            clone = inner.clone(ip=tir.InsertionPoint(loop_op))
-            _remap(clone, mapping, tir)
-            clones.append(clone)
-            mapping.update(zip(inner.results, clone.results, strict=True))
-        _retry_nested(clones[:-1], tir, opset)
-        mapped = list(clones[-1].operands)
-        clones[-1].erase()
+        mapped = clone_body(loop_op, body, terminator, mapping, tir, opset)
         running = True if fixed else _flag(folding.fold(mapped[0]))
         if running is None:
             return _give_up(loop_op, before)  # a condition known only at run time
@@ -139,6 +131,21 @@ def _unroll(loop_op: Any, tir: Any, opset: int, before: set[Any]) -> bool:
     _refine_returned(loop_op.results, results)
     _replace(loop_op, results)
     return True
+
+
+def clone_body(op: Any, body: list[Any], terminator: Any, mapping: dict[Any, Any], tir: Any, opset: int) -> list[Any]:
+    """One iteration: ``body``'s ops cloned before ``op`` with ``mapping``'s values for its
+    arguments, nested Ifs and Loops retried; what the terminator gives, in the clones."""
+    clones = []
+    for inner in [*body, terminator]:  # the terminator too: it follows the nested rewrites below
+        clone = inner.clone(ip=tir.InsertionPoint(op))
+        _remap(clone, mapping, tir)
+        clones.append(clone)
+        mapping.update(zip(inner.results, clone.results, strict=True))
+    _retry_nested(clones[:-1], tir, opset)
+    mapped = list(clones[-1].operands)
+    clones[-1].erase()
+    return mapped
 
 
 def _scan_length(loop_op: Any, carried: int) -> int | None:

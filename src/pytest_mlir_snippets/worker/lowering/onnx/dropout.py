@@ -2,7 +2,8 @@
 ``y = mask * x / (1 - ratio)`` as ONNX's reference computes it, with ``u`` uniform draws
 made here with numpy (seeded by the op's ``seed``): fixed for the compiled function, as
 a random mask may be. A zero ratio keeps everything and is exact; a training mode
-given at run time selects between that and the identity (mask all true)."""
+given at run time selects between that and the identity (mask all true). A Dropout of
+an opset before 12 (no training input: inference) is the identity."""
 
 from __future__ import annotations
 
@@ -13,10 +14,13 @@ import numpy as np
 from pytest_mlir_snippets.worker.lowering.onnx.build import Emitter, OnnxOp
 
 DEFAULT_RATIO = 0.5
+CONVERTED_SINCE = 12  # torch-mlir converts Dropout of this opset on; an older one in inference is the identity
 
 
 def dropout(op: OnnxOp, e: Emitter) -> list[Any] | None:
     x, ratio, training = op.inputs[0], op.input(1), op.input(2)
+    if x is not None and training is None and op.opset < CONVERTED_SINCE:  # inference: the identity
+        return [e.op1("Identity", [x], x.shape, x.dtype), e.const(np.ones(x.shape, bool), "i1")][: len(op.results)]
     if x is None or training is None or not x.dtype.startswith(("f", "bf")):
         return None
     if training.const is not None and not bool(np.asarray(training.const)):

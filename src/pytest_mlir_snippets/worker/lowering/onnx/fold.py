@@ -129,6 +129,8 @@ def _shape_op(name: str, args: list[Any], attrs: dict[str, Any]) -> Any:
         for a in sorted(int(a) % rank for a in axes or []):
             x = np.expand_dims(x, a)
         return x
+    if name == "Range":
+        return np.arange(x.item(), np.asarray(args[1]).item(), np.asarray(args[2]).item())
     if name == "Reshape":
         shape = [int(d) for d in np.asarray(args[1]).reshape(-1)]
         if not int(attrs.get("allowzero", 0)):

@@ -16,7 +16,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.onnx.build import OnnxOp, onnx_name, onnx_ops, parse_type, view, vtensor
+from pytest_mlir_snippets.worker.lowering.onnx.build import (
+    Emitter,
+    OnnxOp,
+    onnx_name,
+    onnx_ops,
+    parse_type,
+    view,
+    vtensor,
+)
+from pytest_mlir_snippets.worker.lowering.onnx.fold import fold
 
 REDUCTIONS = frozenset({"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
                         "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
@@ -112,12 +121,23 @@ def _retype(value: Any, shape: list[int], tir: Any) -> bool:
     return True
 
 
+def fold_axes(op: Any, tir: Any) -> None:
+    """A reduction's axes computed from shapes (``Range(0, Size(Shape(x)))`` in ONNX's function
+    bodies: RMSNormalization, LayerNormalization) replaced by a literal of their value."""
+    if len(op.operands) < 2 or str(op.operands[1].type) == "!torch.none" or view(op, tir).known(1):
+        return
+    axes = fold(op.operands[1])
+    if axes is not None:
+        op.operands[1] = Emitter(tir, None, op.location, before=op).const(axes.reshape(-1), "si64")
+
+
 def fix_result_types(module: Any, tir: Any) -> int:
     """Set the result type of each reduction whose shape is known and declared wrong, and of
     the elementwise ops that follow it; returns how many results were retyped."""
     reductions = onnx_ops(module, tir, REDUCTIONS)
     work: list[Any] = []
     for op in reductions:
+        fold_axes(op, tir)
         shape = reduced_shape(view(op, tir))
         if shape is not None and _retype(op.results[0], shape, tir):
             work.append(op.results[0])

@@ -1,0 +1,165 @@
+"""An ONNX backend (``onnx.backend.base.Backend``) on the plugin's targets, as
+``onnxruntime.backend`` is one: ``prepare``, ``run_model``, ``run_node``, ``supports_device``.
+
+    from pytest_mlir_snippets import onnx_backend
+    rep = onnx_backend.prepare(model, "CPU", target="cpu")
+    outputs = rep.run([x])  # numpy arrays, in the model's output order
+
+The model is imported by torch-mlir's ONNX importer (``importer.py``), then compiled and
+run in a sandbox worker of the target, with the ONNX expansions the plugin has
+(``worker/lowering/onnx/``): a compiler crash or hang is a ``BackendError`` of that model
+alone, and the next model gets a fresh worker. Small integer inputs (axes, shapes, pads)
+are baked in as constants where the model does not compile with them as arguments, as
+for recorded data (``golden/recorded.specializable``). No pytest here.
+
+PYTEST_DONT_REWRITE"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from onnx.backend.base import Backend, BackendRep
+
+from pytest_mlir_snippets.client import Sandbox
+from pytest_mlir_snippets.onnx_backend.importer import Imported, ImportFailure, import_model
+from pytest_mlir_snippets.protocol import Kind, Op, Options, Request, Response
+
+# the target of a prepare without one (the ``onnx-tests`` command sets it for its pytest run)
+TARGET_VARIABLE = "MLIR_SNIPPETS_ONNX_TARGET"
+DEVICES = {"cpu": "CPU", "iree-cpu": "CPU", "cuda": "CUDA", "iree-cuda": "CUDA"}
+TIMEOUT = 60.0  # seconds per compile-and-run, as a snippet item's --mlir-timeout
+_sandboxes: dict[str, tuple[Sandbox, list[int]]] = {}  # target: its worker, and the start whose device is open
+
+
+class BackendError(RuntimeError):
+    """The model did not import, compile or run; the message says which and why, in its first line."""
+
+
+def default_target() -> str:
+    return os.environ.get(TARGET_VARIABLE, "cpu")
+
+
+def _sandbox(target: str) -> Sandbox:
+    if target not in _sandboxes:
+        _sandboxes[target] = (Sandbox(target), [-1])
+    return _sandboxes[target][0]
+
+
+def _call(target: str, request: Request, timeout: float) -> Response:
+    """``request`` on the target's worker, its device opened first (again after a restart)."""
+    sandbox, opened = _sandboxes.get(target) or (_sandbox(target), _sandboxes[target][1])
+    if opened[0] != sandbox.starts or not sandbox.alive:
+        answer = sandbox.open_device(Options(target=target), timeout)
+        if not answer.ok:
+            return answer
+        opened[0] = sandbox.starts
+    return sandbox.call(request, timeout)
+
+
+def close() -> None:
+    """Stop the workers this process started."""
+    for sandbox, _ in _sandboxes.values():
+        sandbox.close()
+    _sandboxes.clear()
+
+
+def _read_back(value: Any, dtype: np.dtype | None) -> np.ndarray:
+    """A result in the model's declared type: signless integers read with the model's
+    signedness, as ``golden.compare`` reads them."""
+    array = np.asarray(value)
+    if dtype is None or array.dtype == dtype:
+        return array
+    if array.dtype.itemsize == dtype.itemsize and {array.dtype.kind, dtype.kind} <= {"i", "u", "b"}:
+        return array.view(dtype)
+    return array.astype(dtype)
+
+
+class OnnxBackendRep(BackendRep):
+    """A prepared model: ``run(inputs)`` compiles it (once per worker) and runs it."""
+
+    def __init__(self, imported: Imported, target: str, timeout: float) -> None:
+        self.imported, self.target, self.timeout = imported, target, timeout
+
+    def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
+        values = [np.asarray(v) for v in (list(inputs.values()) if isinstance(inputs, dict) else
+                                           [inputs] if isinstance(inputs, np.ndarray) else list(inputs))]
+        request = Request(Op.RUN, self.imported.text, self.imported.function, Options(target=self.target),
+                          {"inputs": values, "specialize": True})
+        answer = _call(self.target, request, self.timeout)
+        if not answer.ok:
+            raise BackendError(failure_line(answer))
+        results = answer.info["values"]
+        types = self.imported.outputs + [None] * (len(results) - len(self.imported.outputs))
+        return tuple(_read_back(v, t) for v, t in zip(results, types, strict=False))
+
+
+def failure_line(answer: Response) -> str:
+    """The worker's verdict in one line: its kind, its message's first line, and for a crash
+    the last line it wrote."""
+    message = (answer.message or "").strip().splitlines()
+    line = f"{answer.kind.value}: {message[0] if message else '(no message)'}"
+    if answer.kind in (Kind.CRASH, Kind.TIMEOUT):
+        tail = [s for s in (answer.stderr or "").strip().splitlines() if s.strip()]
+        line += f" ({tail[-1].strip()[:200]})" if tail else ""
+    return line
+
+
+class OnnxBackend(Backend):
+    """ONNX models on a plugin target (``target``: cpu, iree-cpu, cuda where a GPU is present)."""
+
+    @classmethod
+    def is_compatible(cls, model: Any, device: str = "CPU", **kwargs: Any) -> bool:
+        return True
+
+    @classmethod
+    def prepare(cls, model: Any, device: str = "CPU", target: str | None = None,
+                timeout: float = TIMEOUT, **kwargs: Any) -> OnnxBackendRep:
+        target = target or default_target()
+        if DEVICES.get(target, "CPU") != device.split(":")[0].upper():
+            raise BackendError(f"target {target} runs on {DEVICES.get(target, 'CPU')}, not on device {device}")
+        try:
+            imported = import_model(model)
+        except ImportFailure as error:
+            raise BackendError(str(error)) from None
+        return OnnxBackendRep(imported, target, timeout)
+
+    @classmethod
+    def run_model(cls, model: Any, inputs: Any, device: str = "CPU", **kwargs: Any) -> tuple[Any, ...]:
+        return cls.prepare(model, device, **kwargs).run(inputs)
+
+    @classmethod
+    def run_node(cls, node: Any, inputs: Any, device: str = "CPU",
+                 outputs_info: Sequence[tuple[Any, Any]] | None = None, **kwargs: Any) -> tuple[Any, ...]:
+        """One node on ``inputs`` (a list, or a dict by input name): a one-node model, its
+        output types from ``outputs_info`` ((numpy type, shape) per output) or ONNX's inference."""
+        from onnx import helper, shape_inference
+
+        arrays = [np.asarray(v) for v in (inputs.values() if isinstance(inputs, dict) else inputs)]
+        names = [n for n in node.input if n]
+        graph_inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+                        for n, a in zip(names, arrays, strict=False)]
+        if outputs_info:
+            graph_outputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.dtype(t)), s)
+                             for n, (t, s) in zip(node.output, outputs_info, strict=False)]
+        else:
+            graph_outputs = [helper.make_empty_tensor_value_info(n) for n in node.output]
+        graph = helper.make_graph([node], "run_node", graph_inputs, graph_outputs)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", kwargs.pop("opset", 21))])
+        if not outputs_info:
+            model = shape_inference.infer_shapes(model, strict_mode=True)
+            del model.graph.output[:]
+            model.graph.output.extend(v for v in model.graph.value_info if v.name in node.output)
+        return cls.prepare(model, device, **kwargs).run(arrays)
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        return DEVICES.get(default_target(), "CPU") == device.split(":")[0].upper()
+
+
+prepare = OnnxBackend.prepare
+run_model = OnnxBackend.run_model
+run_node = OnnxBackend.run_node
+supports_device = OnnxBackend.supports_device

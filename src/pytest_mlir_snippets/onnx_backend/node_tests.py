@@ -1,0 +1,46 @@
+"""ONNX's node suite as a pytest module (``mlir-snippets onnx-tests`` runs it): ONNX's own
+harness, ``onnx.backend.test.BackendTest(OnnxBackend, __name__)``, node cases only (the
+"real" model cases download models), on the ``_cpu`` or ``_cuda`` device of the target.
+
+Read from the environment (the command sets them): ``MLIR_SNIPPETS_ONNX_TARGET`` (default
+cpu), ``MLIR_SNIPPETS_ONNX_INCLUDE`` (a regular expression, ``-k``), and
+``MLIR_SNIPPETS_ONNX_ALL`` (1: the unmatchable cases too: random outputs, strings, images).
+
+PYTEST_DONT_REWRITE"""
+
+from __future__ import annotations
+
+import os
+import re
+import unittest
+import warnings
+
+import onnx.backend.test
+
+from pytest_mlir_snippets.onnx_backend import DEVICES, OnnxBackend, default_target
+from pytest_mlir_snippets.onnx_backend.suite import node_cases, unmatchable
+
+INCLUDE_VARIABLE, ALL_VARIABLE = "MLIR_SNIPPETS_ONNX_INCLUDE", "MLIR_SNIPPETS_ONNX_ALL"
+NODE = "OnnxBackendNodeModelTest"
+
+
+def node_test_case(pattern: str | None = None, everything: bool = False) -> type[unittest.TestCase]:
+    """The node cases of the target's device that ``pattern`` finds, as one TestCase class
+    (without the harness's skipped placeholders for the cases left out)."""
+    with warnings.catch_warnings():  # onnx's case generators cast out-of-range values on purpose
+        warnings.simplefilter("ignore")
+        backend_test = onnx.backend.test.BackendTest(OnnxBackend, __name__)
+    device = DEVICES.get(default_target(), "CPU").lower()
+    if pattern:
+        backend_test.include(pattern)
+    if not everything:
+        for case in node_cases():
+            if unmatchable(case.name, case.model):
+                backend_test.exclude(rf"^{case.name}_{device}$")
+    whole = backend_test.test_cases[NODE]
+    tests = {name: getattr(whole, name) for name in dir(whole) if re.match(rf"test_.*_{device}$", name)
+             and not getattr(getattr(whole, name), "__unittest_skip__", False)}
+    return type(NODE, (unittest.TestCase,), {**tests, "__module__": __name__})
+
+
+OnnxBackendNodeModelTest = node_test_case(os.environ.get(INCLUDE_VARIABLE), os.environ.get(ALL_VARIABLE) == "1")

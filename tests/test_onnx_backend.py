@@ -1,0 +1,182 @@
+"""The ONNX backend (``pytest_mlir_snippets.onnx_backend``) in the style of onnxruntime's
+backend test series: ONNX's own harness (``BackendTest`` with include patterns) on a fixed
+sample of node cases, the harness's comparison sabotaged, a hang that fails one model, and
+the recorded mode (``onnx-tests --write``) giving the same pass list as the harness."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("torch_mlir")
+
+import onnx
+import onnx.backend.test
+
+from pytest_mlir_snippets import onnx_backend
+from pytest_mlir_snippets.onnx_backend import BackendError, OnnxBackend
+from pytest_mlir_snippets.onnx_backend.suite import node_cases, unmatchable
+
+# a fixed sample: elementwise, a reduction with axes as an input (baked in), an integer
+# result, the expansions of worker/lowering/onnx/ (BitCast, CumProd, TensorScatter, RotaryEmbedding,
+# Swish, MatMul with a vector, Dropout of opset 11; RMSNormalization's function body with its axes
+# folded), and a case the plugin fails (Scan-9 unrolls into a Concat-4, which torch-mlir does not
+# convert)
+SAMPLE = ("test_abs", "test_argmax_default_axis_example", "test_reduce_sum_keepdims_example",
+          "test_bitcast_float32_to_int32", "test_cumprod_1d_reverse_exclusive", "test_rotary_embedding_interleaved",
+          "test_swish", "test_rms_normalization_3d_axis1_epsilon", "test_tensorscatter_circular",
+          "test_matmul_1d_3d", "test_dropout_random_old")
+FAILING = "test_scan9_sum"
+
+backend_test = onnx.backend.test.BackendTest(OnnxBackend, __name__)
+for name in (*SAMPLE, FAILING):
+    backend_test.include(rf"^{name}_cpu$")
+backend_test.xfail(rf"^{FAILING}_cpu$")  # a known failure, as onnxruntime marks its own
+# only the node cases: the "real" ones download models
+OnnxBackendNodeModelTest = backend_test.test_cases["OnnxBackendNodeModelTest"]
+
+
+def _case(name: str):
+    return next(case for case in node_cases() if case.name == name)
+
+
+def test_the_harness_fails_a_wrong_output() -> None:
+    """The sample's verdicts are the harness's own comparison: an output scaled, or of
+    another type, fails it."""
+    case = _case("test_abs")
+    inputs, expected = case.data_sets[0]
+    outputs = onnx_backend.prepare(case.model, "CPU").run(inputs)
+    backend_test.assert_similar_outputs(expected, outputs, rtol=case.rtol, atol=case.atol)
+    with pytest.raises(AssertionError, match="Not equal to tolerance"):
+        backend_test.assert_similar_outputs([expected[0] * 1.01], outputs, rtol=case.rtol, atol=case.atol)
+    with pytest.raises(AssertionError):
+        backend_test.assert_similar_outputs([expected[0].astype(np.float64)], outputs, rtol=case.rtol, atol=case.atol)
+    assert onnx_backend.supports_device("CPU") and not onnx_backend.supports_device("CUDA")
+
+
+def test_run_node_and_run_model_give_the_reference() -> None:
+    node = onnx.helper.make_node("Relu", ["x"], ["y"])
+    x = np.array([[-1.5, 2.0], [0.25, -3.0]], np.float32)
+    (y,) = onnx_backend.run_node(node, [x])
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    case = _case("test_argmax_default_axis_example")
+    (indices,) = onnx_backend.run_model(case.model, case.data_sets[0][0])
+    assert indices.dtype == np.int64
+    np.testing.assert_array_equal(indices, case.data_sets[0][1][0])
+
+
+def test_a_hang_fails_that_model_only() -> None:
+    """A compile that does not finish in time is that model's BackendError (the worker is
+    killed); the next model gets a fresh worker."""
+    case = _case("test_relu")  # compiled nowhere else in this file: not in the worker's cache
+    with pytest.raises(BackendError, match=r"^timeout: no answer within"):
+        onnx_backend.prepare(case.model, "CPU", timeout=0.001).run(case.data_sets[0][0])
+    (y,) = onnx_backend.prepare(case.model, "CPU").run(case.data_sets[0][0])
+    np.testing.assert_array_equal(y, case.data_sets[0][1][0])
+
+
+def test_what_does_not_import_is_one_line() -> None:
+    case = _case("test_cast_FLOAT_to_INT2")
+    with pytest.raises(BackendError, match=r"^torch-mlir's ONNX importer: .*element type: 26") as error:
+        onnx_backend.prepare(case.model, "CPU")
+    assert "\n" not in str(error.value)
+
+
+def test_bf16_cases_are_written_with_the_harness_bf16_rtol(tmp_path) -> None:
+    """ONNX's harness compares bf16 outputs with rtol >= 2^-6; the written case says so, the
+    others keep their own rtol."""
+    from pytest_mlir_snippets.onnx_backend.write import write_case
+
+    write_case(_case("test_attention_3d_causal_bf16"), tmp_path / "bf16")
+    write_case(_case("test_abs"), tmp_path / "f32")
+    assert "// mlir-snippets: rtol=0.015625 atol=1e-07" in (tmp_path / "bf16" / "model.mlir").read_text()
+    assert "// mlir-snippets: rtol=0.001 atol=1e-07" in (tmp_path / "f32" / "model.mlir").read_text()
+
+
+def test_the_unmatchable_cases() -> None:
+    reasons = {case.name: unmatchable(case.name, case.model) for case in node_cases()}
+    assert reasons["test_bernoulli_expanded"] and "random" in str(reasons["test_bernoulli_expanded"])
+    assert reasons["test_training_dropout"] and reasons["test_training_dropout_zero_ratio"] is None
+    assert "LabelEncoder" in str(reasons["test_ai_onnx_ml_label_encoder_tensor_mapping"])
+    assert reasons["test_abs"] is None and reasons["test_equal_string"] is None  # Equal is not in the list
+
+
+@pytest.mark.slow
+def test_the_recorded_mode_gives_the_harness_pass_list(pytester: pytest.Pytester, run_items) -> None:
+    """``onnx-tests --write``: the cases as IREE-layout folders that the plugin runs on their
+    recorded outputs, with the case's own tolerance; the same passes as the harness, and a
+    recorded output changed fails its case."""
+    from pytest_mlir_snippets.tools.cli import main
+
+    pattern = "^(test_abs|test_argmax_default_axis_example|test_scan9_sum|test_sequence_insert_at_back)$"
+    assert main(["onnx-tests", "--write", str(pytester.path / "cases"), "-k", pattern]) == 0
+    folder = pytester.path / "cases"
+    assert "// mlir-snippets: rtol=0.001 atol=1e-07" in (folder / "test_abs" / "model.mlir").read_text()
+    assert not (folder / "test_sequence_insert_at_back").exists()  # a sequence input: listed as not written
+    assert "test_sequence_insert_at_back" in (folder / "onnx-tests.json").read_text()
+    sabotaged = folder / "test_abs_scaled"
+    sabotaged.mkdir()
+    for file in (folder / "test_abs").iterdir():
+        (sabotaged / file.name).write_bytes(file.read_bytes())
+    model = sabotaged / "model.mlir"
+    model.write_text(model.read_text().replace("@test_abs(", "@test_abs_scaled("))
+    expected = np.frombuffer((sabotaged / "output_0.bin").read_bytes(), np.float32)
+    (sabotaged / "output_0.bin").write_bytes((expected * 1.01).astype(np.float32).tobytes())
+    result, props = run_items("-p", "no:randomly", "cases")
+    passed = {k.split("::")[1].split("[")[0] for k, p in props.items() if k.endswith("[execute]")
+              and p["outcome"] == "passed"}
+    failed = {k.split("::")[1].split("[")[0] for k, p in props.items() if p["outcome"] == "failure"}
+    assert passed == {"test_abs", "test_argmax_default_axis_example"}, result.stdout.str()
+    assert failed == {"test_scan9_sum", "test_abs_scaled"}, result.stdout.str()
+    harness = set()
+    for name in ("test_abs", "test_argmax_default_axis_example", FAILING):
+        case = _case(name)
+        try:
+            outputs = onnx_backend.prepare(case.model, "CPU").run(case.data_sets[0][0])
+            backend_test.assert_similar_outputs(case.data_sets[0][1], outputs, case.rtol, case.atol)
+        except (BackendError, AssertionError):
+            continue
+        harness.add(name)
+    assert harness == passed
+
+
+@pytest.mark.slow
+def test_the_command_runs_the_harness_under_pytest(tmp_path, capfd: pytest.CaptureFixture[str]) -> None:
+    """``mlir-snippets onnx-tests --target cpu -k PATTERN [pytest args]``: ONNX's harness in a
+    pytest run of its own (node cases of the target's device only); its exit status is pytest's."""
+    from pytest_mlir_snippets.tools.cli import main
+
+    status = main(["onnx-tests", "--target", "cpu", "-k", "^test_(abs|scan9_sum)_cpu$", "-p", "no:randomly", "-q",
+                   "-rA", f"--rootdir={tmp_path}"])
+    out = capfd.readouterr().out
+    assert status == 1, out
+    assert "PASSED" in out and "::OnnxBackendNodeModelTest::test_abs_cpu" in out
+    assert "FAILED" in out and "::test_scan9_sum_cpu" in out and "BackendError: compile-error: " in out, out
+    assert "1 failed, 1 passed" in out and "_cuda" not in out
+
+
+def test_scan_is_unrolled_as_the_reference_runs_it() -> None:
+    """Scan (torch-mlir has no conversion) unrolled by ``worker/lowering/onnx/scan.py``: the
+    final state and the stacked scan outputs as ONNX's reference gives them; the outputs of
+    the scan run backwards (which the same body gives) do not match."""
+    from onnx import TensorProto, helper
+    from onnx.reference import ReferenceEvaluator
+
+    def info(name: str, shape: list[int]):
+        return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+    body = helper.make_graph([helper.make_node("Add", ["s", "x"], ["s2"]), helper.make_node("Mul", ["s2", "x"], ["y"])],
+                             "body", [info("s", [2]), info("x", [2])], [info("s2", [2]), info("y", [2])])
+    node = helper.make_node("Scan", ["s0", "xs"], ["sf", "ys"], num_scan_inputs=1, body=body)
+    graph = helper.make_graph([node], "scan_case", [info("s0", [2]), info("xs", [4, 2])], [info("sf", [2]),
+                                                                                            info("ys", [4, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    rng = np.random.default_rng(3)
+    s0, xs = rng.standard_normal(2).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    expected = ReferenceEvaluator(model).run(None, {"s0": s0, "xs": xs})
+    outputs = onnx_backend.prepare(model, "CPU").run([s0, xs])
+    backend_test.assert_similar_outputs(expected, outputs, rtol=1e-5, atol=1e-6)
+    backwards = ReferenceEvaluator(model).run(None, {"s0": s0, "xs": xs[::-1].copy()})
+    with pytest.raises(AssertionError):
+        backend_test.assert_similar_outputs(backwards, outputs, rtol=1e-5, atol=1e-6)
