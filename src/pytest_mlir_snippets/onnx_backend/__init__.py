@@ -25,6 +25,7 @@ from onnx.backend.base import Backend, BackendRep
 
 from pytest_mlir_snippets.client import Sandbox
 from pytest_mlir_snippets.onnx_backend.importer import Imported, ImportFailure, import_model
+from pytest_mlir_snippets.onnx_backend.smalltypes import carried_inputs, declared_outputs
 from pytest_mlir_snippets.protocol import Kind, Op, Options, Request, Response
 
 # the target of a prepare without one (the ``onnx-tests`` command sets it for its pytest run)
@@ -86,6 +87,7 @@ class OnnxBackendRep(BackendRep):
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         values = [np.asarray(v) for v in (list(inputs.values()) if isinstance(inputs, dict) else
                                            [inputs] if isinstance(inputs, np.ndarray) else list(inputs))]
+        values = carried_inputs(values, self.imported.small_inputs)
         request = Request(Op.RUN, self.imported.text, self.imported.function, Options(target=self.target),
                           {"inputs": values, "specialize": True})
         answer = _call(self.target, request, self.timeout)
@@ -93,7 +95,8 @@ class OnnxBackendRep(BackendRep):
             raise BackendError(failure_line(answer))
         results = answer.info["values"]
         types = self.imported.outputs + [None] * (len(results) - len(self.imported.outputs))
-        return tuple(_read_back(v, t) for v, t in zip(results, types, strict=False))
+        read = [_read_back(v, t) for v, t in zip(results, types, strict=False)]
+        return tuple(declared_outputs(read, self.imported.small_outputs))
 
 
 def failure_line(answer: Response) -> str:

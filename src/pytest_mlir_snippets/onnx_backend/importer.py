@@ -6,10 +6,13 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from pytest_mlir_snippets.onnx_backend.smallcodes import Small
+from pytest_mlir_snippets.onnx_backend.smalltypes import carry
 
 # ONNX ops defined by an ONNX function that torch-mlir's conversion does not take: the
 # importer expands them into their function bodies (``onnx.defs``' own definitions, for the
@@ -26,12 +29,16 @@ class ImportFailure(RuntimeError):
 @dataclass
 class Imported:
     """The model's MLIR, its entry, and the numpy types of its inputs and outputs (the
-    compiled code's integers are signless: results are read back in the model's types)."""
+    compiled code's integers are signless: results are read back in the model's types).
+    ``small_inputs``/``small_outputs``: per input and output, the small type (f8, f4, 4-bit...)
+    its carrier stands for (``smalltypes``), None for the others."""
 
     text: str
     function: str
     inputs: list[np.dtype | None]
     outputs: list[np.dtype | None]
+    small_inputs: list[Small | None] = field(default_factory=list)
+    small_outputs: list[Small | None] = field(default_factory=list)
 
 
 def element_type(value_info: Any) -> np.dtype | None:
@@ -67,6 +74,8 @@ def import_model(model: Any) -> Imported:
     from torch_mlir.dialects import torch as torch_dialect
     from torch_mlir.extras import onnx_importer
 
+    carried = carry(model)
+    model = carried.model
     copy = ModelProto()
     copy.CopyFrom(inferred(model))
     copy.ir_version = min(copy.ir_version, IMPORT_IR_VERSION)
@@ -88,4 +97,5 @@ def import_model(model: Any) -> Imported:
     graph = model.graph
     initialized = {i.name for i in graph.initializer}
     inputs = [element_type(v) for v in graph.input if v.name not in initialized]
-    return Imported(str(module), graph.name, inputs, [element_type(v) for v in graph.output])
+    return Imported(str(module), graph.name, inputs, [element_type(v) for v in graph.output],
+                    carried.inputs, carried.outputs)
