@@ -98,9 +98,9 @@ def encode(n: Nodes, x: str, source: int, to: Small, saturate: bool = True, mode
     code = _count(n, magnitude, c.reach, c.exceed, work)
     if saturate or np.isfinite(c.values[c.inf[0]]):  # ONNX clips to the largest value (f4 always saturates)
         code = n.op("Min", [code, n.const(c.top, NP_TYPES[work])])
-    # negative: below zero, or -0 (whose reciprocal is -inf)
-    negative = n.op("Or", [n.op("Less", [f, n.const(0, NP_TYPES[work])]),
-                           n.op("Less", [n.op("Reciprocal", [f]), n.const(0, NP_TYPES[work])])])
+    # negative: below zero, or -0 (1 / -0 is -inf; a Div: torch-mlir's Reciprocal crashes the compile)
+    zero = n.const(0, NP_TYPES[work])
+    negative = n.op("Or", [n.op("Less", [f, zero]), n.op("Less", [n.op("Div", [n.const(1, NP_TYPES[work]), f]), zero])])
     if not c.signed_zero:
         negative = n.op("And", [negative, n.op("Greater", [code, n.const(0, NP_TYPES[work])])])
     signed = n.op("Add", [code, n.op("Mul", [n.cast(negative, BOOL, work), n.const(c.sign, NP_TYPES[work])])])
