@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.onnx_backend.importer import ImportFailure, import_model
+from pytest_mlir_snippets.onnx_backend.smalltypes import carried_inputs
 from pytest_mlir_snippets.onnx_backend.suite import node_cases, unmatchable
 from pytest_mlir_snippets.paths import IREE_FLAGS
 
@@ -74,9 +75,12 @@ def write_case(case: Any, folder: Path) -> None:
     imported = import_model(case.model)
     inputs, outputs = case.data_sets[0]
     folder.mkdir(parents=True, exist_ok=True)
+    # small types (f8, f4, 4-bit...) as the bytes the import carries them in (``smalltypes``)
+    fed = carried_inputs([tensor(v) for v in inputs], imported.small_inputs)
+    expected = carried_inputs([tensor(v) for v in outputs], imported.small_outputs)
     try:
-        lines = [f"--input={flag(f'input_{i}', tensor(v), folder)}" for i, v in enumerate(inputs)]
-        lines += [f"--expected_output={flag(f'output_{i}', tensor(v), folder)}" for i, v in enumerate(outputs)]
+        lines = [f"--input={flag(f'input_{i}', v, folder)}" for i, v in enumerate(fed)]
+        lines += [f"--expected_output={flag(f'output_{i}', v, folder)}" for i, v in enumerate(expected)]
     except NotWritable:
         for file in folder.iterdir():
             file.unlink()
