@@ -22,11 +22,14 @@ from pytest_mlir_snippets.onnx_backend.suite import node_cases, unmatchable
 # result, the expansions of worker/lowering/onnx/ (BitCast, CumProd, TensorScatter, RotaryEmbedding,
 # Swish, MatMul with a vector, Dropout of opset 11; RMSNormalization's function body with its axes
 # folded), and a case the plugin fails (Scan-9 unrolls into a Concat-4, which torch-mlir does not
-# convert)
+# convert); small types carried as bytes (onnx_backend/smalltypes.py): f8 and f4 casts either way,
+# with and without saturation, e8m0, a 4-bit QuantizeLinear and an f8 DequantizeLinear
 SAMPLE = ("test_abs", "test_argmax_default_axis_example", "test_reduce_sum_keepdims_example",
           "test_bitcast_float32_to_int32", "test_cumprod_1d_reverse_exclusive", "test_rotary_embedding_interleaved",
           "test_swish", "test_rms_normalization_3d_axis1_epsilon", "test_tensorscatter_circular",
-          "test_matmul_1d_3d", "test_dropout_random_old")
+          "test_matmul_1d_3d", "test_dropout_random_old", "test_cast_FLOAT_to_FLOAT8E4M3FN",
+          "test_cast_no_saturate_FLOAT16_to_FLOAT8E5M2", "test_castlike_FLOAT4E2M1_to_FLOAT_expanded",
+          "test_cast_e8m0_FLOAT_to_FLOAT8E8M0", "test_quantizelinear_int4", "test_dequantizelinear_e4m3fn_zero_point")
 FAILING = "test_scan9_sum"
 
 backend_test = onnx.backend.test.BackendTest(OnnxBackend, __name__)
@@ -77,10 +80,31 @@ def test_a_hang_fails_that_model_only() -> None:
 
 
 def test_what_does_not_import_is_one_line() -> None:
-    case = _case("test_cast_FLOAT_to_INT2")
-    with pytest.raises(BackendError, match=r"^torch-mlir's ONNX importer: .*element type: 26") as error:
-        onnx_backend.prepare(case.model, "CPU")
+    """A type neither torch-mlir's importer nor the small types' carriers take (f6)."""
+    f6 = onnx.TensorProto.FLOAT6E2M3
+    graph = onnx.helper.make_graph([onnx.helper.make_node("Identity", ["x"], ["y"])], "f6",
+                                   [onnx.helper.make_tensor_value_info("x", f6, [2])],
+                                   [onnx.helper.make_tensor_value_info("y", f6, [2])])
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 25)])
+    with pytest.raises(BackendError, match=rf"^torch-mlir's ONNX importer: .*element type: {f6}") as error:
+        onnx_backend.prepare(model, "CPU")
     assert "\n" not in str(error.value)
+
+
+def test_small_types_reach_the_harness_in_their_declared_types() -> None:
+    """An f8 output read back as ml_dtypes' f8 (the carrier's bytes viewed), compared by the
+    harness; an f8 value one code off fails it."""
+    from pytest_mlir_snippets.onnx_backend.write import tensor
+
+    case = _case("test_cast_FLOAT_to_FLOAT8E4M3FN")
+    inputs, expected = ([tensor(v) for v in values] for values in case.data_sets[0])
+    (output,) = onnx_backend.prepare(case.model, "CPU").run(inputs)
+    assert output.dtype == expected[0].dtype and output.dtype.name == "float8_e4m3fn"
+    backend_test.assert_similar_outputs(expected, [output], rtol=case.rtol, atol=case.atol)
+    off = expected[0].copy()
+    off.view(np.uint8)[0, 0] += 1
+    with pytest.raises(AssertionError):
+        backend_test.assert_similar_outputs([off], [output], rtol=case.rtol, atol=case.atol)
 
 
 def test_bf16_cases_are_written_with_the_harness_bf16_rtol(tmp_path) -> None:
@@ -102,39 +126,53 @@ def test_the_unmatchable_cases() -> None:
     assert reasons["test_abs"] is None and reasons["test_equal_string"] is None  # Equal is not in the list
 
 
+def _sabotaged(folder, name: str, new: str, change) -> None:
+    """A copy of case ``name`` as ``new`` whose recorded output is ``change(bytes)``."""
+    copy = folder / new
+    copy.mkdir()
+    for file in (folder / name).iterdir():
+        (copy / file.name).write_bytes(file.read_bytes())
+    model = copy / "model.mlir"
+    model.write_text(model.read_text().replace(f"@{name}(", f"@{new}("))
+    (copy / "output_0.bin").write_bytes(change((copy / "output_0.bin").read_bytes()))
+
+
 @pytest.mark.slow
 def test_the_recorded_mode_gives_the_harness_pass_list(pytester: pytest.Pytester, run_items) -> None:
     """``onnx-tests --write``: the cases as IREE-layout folders that the plugin runs on their
     recorded outputs, with the case's own tolerance; the same passes as the harness, and a
     recorded output changed fails its case."""
+    from pytest_mlir_snippets.onnx_backend.write import tensor
     from pytest_mlir_snippets.tools.cli import main
 
-    pattern = "^(test_abs|test_argmax_default_axis_example|test_scan9_sum|test_sequence_insert_at_back)$"
+    pattern = ("^(test_abs|test_argmax_default_axis_example|test_scan9_sum|test_sequence_insert_at_back|"
+               "test_quantizelinear_e4m3fn)$")
     assert main(["onnx-tests", "--write", str(pytester.path / "cases"), "-k", pattern]) == 0
     folder = pytester.path / "cases"
     assert "// mlir-snippets: rtol=0.001 atol=1e-07" in (folder / "test_abs" / "model.mlir").read_text()
+    # an f8 tensor is written as the bytes the import carries it in
+    assert "--expected_output=5xui8=@output_0.bin" in (folder / "test_quantizelinear_e4m3fn" /
+                                                        "run_module_io_flags.txt").read_text()
     assert not (folder / "test_sequence_insert_at_back").exists()  # a sequence input: listed as not written
     assert "test_sequence_insert_at_back" in (folder / "onnx-tests.json").read_text()
-    sabotaged = folder / "test_abs_scaled"
-    sabotaged.mkdir()
-    for file in (folder / "test_abs").iterdir():
-        (sabotaged / file.name).write_bytes(file.read_bytes())
-    model = sabotaged / "model.mlir"
-    model.write_text(model.read_text().replace("@test_abs(", "@test_abs_scaled("))
-    expected = np.frombuffer((sabotaged / "output_0.bin").read_bytes(), np.float32)
-    (sabotaged / "output_0.bin").write_bytes((expected * 1.01).astype(np.float32).tobytes())
+    _sabotaged(folder, "test_abs", "test_abs_scaled", lambda raw: (np.frombuffer(raw, np.float32) * 1.01).tobytes())
+    # an f8 code one off (2.0 quantized by scale 2: 1.0, code 0x38, as 0x39)
+    _sabotaged(folder, "test_quantizelinear_e4m3fn", "test_quantizelinear_e4m3fn_off",
+               lambda raw: raw[:2] + bytes([raw[2] + 1]) + raw[3:])
     result, props = run_items("-p", "no:randomly", "cases")
     passed = {k.split("::")[1].split("[")[0] for k, p in props.items() if k.endswith("[execute]")
               and p["outcome"] == "passed"}
     failed = {k.split("::")[1].split("[")[0] for k, p in props.items() if p["outcome"] == "failure"}
-    assert passed == {"test_abs", "test_argmax_default_axis_example"}, result.stdout.str()
-    assert failed == {"test_scan9_sum", "test_abs_scaled"}, result.stdout.str()
+    assert passed == {"test_abs", "test_argmax_default_axis_example", "test_quantizelinear_e4m3fn"}, \
+        result.stdout.str()
+    assert failed == {"test_scan9_sum", "test_abs_scaled", "test_quantizelinear_e4m3fn_off"}, result.stdout.str()
     harness = set()
-    for name in ("test_abs", "test_argmax_default_axis_example", FAILING):
+    for name in ("test_abs", "test_argmax_default_axis_example", "test_quantizelinear_e4m3fn", FAILING):
         case = _case(name)
         try:
-            outputs = onnx_backend.prepare(case.model, "CPU").run(case.data_sets[0][0])
-            backend_test.assert_similar_outputs(case.data_sets[0][1], outputs, case.rtol, case.atol)
+            inputs, expected = ([tensor(v) for v in values] for values in case.data_sets[0])
+            outputs = onnx_backend.prepare(case.model, "CPU").run(inputs)
+            backend_test.assert_similar_outputs(expected, outputs, case.rtol, case.atol)
         except (BackendError, AssertionError):
             continue
         harness.add(name)
