@@ -82,7 +82,8 @@ def encode(n: Nodes, x: str, source: int, to: Small, saturate: bool = True, mode
     f = n.cast(x, source, work)
     if not to.is_float:
         low, high = _int_range(to)
-        truncated = n.op("Where", [n.op("Less", [f, n.const(0, NP_TYPES[work])]), n.op("Ceil", [f]), n.op("Floor", [f])])
+        below = n.op("Less", [f, n.const(0, NP_TYPES[work])])
+        truncated = n.op("Where", [below, n.op("Ceil", [f]), n.op("Floor", [f])])
         inside = n.op("And", [n.op("GreaterOrEqual", [truncated, n.const(low, NP_TYPES[work])]),
                               n.op("LessOrEqual", [truncated, n.const(high, NP_TYPES[work])])])
         return n.op("Cast", [_where_zero(n, inside, truncated, work)], output, to=to.carrier)
