@@ -132,3 +132,13 @@ def test_a_wrong_rounding_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     shifted = type(right)(**{**right.__dict__, "exceed": right.exceed * (1 + 2**-12)})
     monkeypatch.setattr(smallcasts, "codes", lambda onnx_type: shifted)
     assert f8_mismatches(TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT, True) > 0
+
+
+def test_a_form_not_foreseen_is_left_to_the_importer() -> None:
+    """A round_mode ONNX does not define leaves the Cast as it is (the importer or the compile
+    then says what it lacks); the graph's e8m0 output is still carried as bytes."""
+    model = _cast_model(TensorProto.FLOAT, TensorProto.FLOAT8E8M0, 4, round_mode="sideways")
+    carried = carry(model)
+    assert [n.op_type for n in carried.model.graph.node] == ["Cast"]
+    assert carried.outputs[0] is not None and carried.model.graph.output[0].type.tensor_type.elem_type == \
+        TensorProto.UINT8

@@ -102,7 +102,10 @@ def carry(model: Any) -> Carried:
     graph = copy.graph
     nodes = []
     for node in graph.node:
-        replaced = _rewrite(node, types) if node.op_type in CONVERTED else None
+        try:
+            replaced = _rewrite(node, types) if node.op_type in CONVERTED else None
+        except (ValueError, KeyError, TypeError, IndexError):  # an attribute out of its range (round_mode):
+            replaced = None  # the node as it is, for the importer and the compile to say what they lack
         nodes.extend([node] if replaced is None else replaced)
     del graph.node[:]
     graph.node.extend(nodes)
