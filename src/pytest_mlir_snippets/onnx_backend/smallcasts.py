@@ -38,7 +38,8 @@ class Nodes:
     """ONNX nodes under construction, named after the node they replace."""
 
     def __init__(self, prefix: str) -> None:
-        self.prefix, self.nodes = prefix, []  # type: ignore[var-annotated]
+        self.prefix = prefix
+        self.nodes: list[Any] = []
 
     def op(self, op_type: str, inputs: list[str], output: str | None = None, **attrs: Any) -> str:
         from onnx import helper
