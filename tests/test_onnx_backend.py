@@ -16,6 +16,7 @@ import onnx.backend.test
 
 from pytest_mlir_snippets import onnx_backend
 from pytest_mlir_snippets.onnx_backend import BackendError, OnnxBackend
+from pytest_mlir_snippets.onnx_backend.node_tests import runnable
 from pytest_mlir_snippets.onnx_backend.suite import node_cases, unmatchable
 
 # a fixed sample: elementwise, a reduction with axes as an input (baked in), an integer
@@ -37,7 +38,7 @@ for name in (*SAMPLE, FAILING):
     backend_test.include(rf"^{name}_cpu$")
 backend_test.xfail(rf"^{FAILING}_cpu$")  # a known failure, as onnxruntime marks its own
 # only the node cases: the "real" ones download models
-OnnxBackendNodeModelTest = backend_test.test_cases["OnnxBackendNodeModelTest"]
+OnnxBackendNodeModelTest = runnable(backend_test.test_cases["OnnxBackendNodeModelTest"], "cpu", __name__)
 
 
 def _case(name: str):

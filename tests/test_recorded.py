@@ -143,12 +143,12 @@ def test_losses_over_more_than_two_dims_and_weighted_means(pytester: pytest.Pyte
 
 @pytest.mark.slow
 def test_conformance_doc_matches_a_fresh_run(tmp_path: Path, corpus: Path) -> None:
-    """The ONNX and tt-mlir sections of docs/conformance.md against a fresh run of the
-    script (the others take minutes, and one of IREE's e2e matmuls is near the timeout:
-    ``python scripts/conformance.py`` rewrites them all)."""
+    """The tt-mlir section of docs/conformance.md against a fresh run of the script: the
+    script and the page agree (a whole corpus is not a CI test: the other sections take a
+    minute or more each; ``python scripts/conformance.py`` rewrites them all)."""
     out = tmp_path / "conformance.md"
     subprocess.run([sys.executable, str(ROOT / "scripts" / "conformance.py"), "--corpus", str(corpus),
-                    "--out", str(out), "--suite", "iree-onnx-ops", "--suite", "tt-mlir"],
+                    "--out", str(out), "--suite", "tt-mlir"],
                    check=True, capture_output=True)
 
     def stable(text: str) -> list[str]:
@@ -157,7 +157,7 @@ def test_conformance_doc_matches_a_fresh_run(tmp_path: Path, corpus: Path) -> No
         lines, keep = [], False
         for line in text.splitlines():
             if line.startswith("## "):
-                keep = line.startswith(("## iree-onnx-ops", "## tt-mlir"))
+                keep = line.startswith("## tt-mlir")
             if not keep or not line.strip():
                 continue
             if "wall at" in line:

@@ -37,10 +37,16 @@ def node_test_case(pattern: str | None = None, everything: bool = False) -> type
         for case in node_cases():
             if unmatchable(case.name, case.model):
                 backend_test.exclude(rf"^{case.name}_{device}$")
-    whole = backend_test.test_cases[NODE]
+    return runnable(backend_test.test_cases[NODE], device, __name__)
+
+
+def runnable(whole: type[unittest.TestCase], device: str, module: str) -> type[unittest.TestCase]:
+    """``whole``'s tests on ``device`` that run (an xfail included), as one TestCase class of
+    ``module``: without the skipped placeholder the harness makes for every case left out
+    (thousands of items pytest would collect and report for nothing)."""
     tests = {name: getattr(whole, name) for name in dir(whole) if re.match(rf"test_.*_{device}$", name)
              and not getattr(getattr(whole, name), "__unittest_skip__", False)}
-    return type(NODE, (unittest.TestCase,), {**tests, "__module__": __name__})
+    return type(whole.__name__, (unittest.TestCase,), {**tests, "__module__": module})
 
 
 OnnxBackendNodeModelTest = node_test_case(os.environ.get(INCLUDE_VARIABLE), os.environ.get(ALL_VARIABLE) == "1")
