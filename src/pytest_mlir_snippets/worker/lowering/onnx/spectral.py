@@ -1,5 +1,8 @@
 """DFT as one matrix product: the signal axis and the (real, imaginary) pair flattened
-into rows, the transform's cosines and sines, computed here in float64, as the matrix."""
+into rows, the transform's cosines and sines, computed here in float64, as the matrix.
+The inverse one-sided form (onnx 1.23's irfft, ``numpy.fft.irfft``) takes the first
+``length // 2 + 1`` frequencies of a Hermitian spectrum and gives a real signal of
+``length`` samples (last axis 1); its default length is ``2 * (n - 1)``."""
 
 from __future__ import annotations
 
@@ -32,6 +35,23 @@ def dft_matrix(n_in: int, parts: int, length: int, onesided: bool, inverse: bool
     return w.reshape(n_in * parts, m * 2)
 
 
+def irfft_matrix(n_in: int, parts: int, length: int) -> np.ndarray:
+    """Rows: frequency k and part; columns: sample t (one real part). Frequencies past
+    ``length // 2`` are dropped; the others but 0 and ``length / 2`` count twice (their
+    conjugates), and the imaginary part of those two is ignored, as numpy's irfft does."""
+    kept = min(n_in, length // 2 + 1)
+    k = np.arange(n_in)[:, None]
+    t = np.arange(length)[None, :]
+    theta = 2 * np.pi * ((k * t) % length) / length
+    weight = np.where((k == 0) | (2 * k == length), 1.0, 2.0) / length
+    weight[kept:] = 0
+    w = np.zeros((n_in, parts, length))
+    w[:, 0, :] = weight * np.cos(theta)
+    if parts == 2:
+        w[:, 1, :] = np.where((k == 0) | (2 * k == length), 0.0, -weight * np.sin(theta))
+    return w.reshape(n_in * parts, length)
+
+
 def dft(op: OnnxOp, e: Emitter) -> list[Any] | None:
     x = op.inputs[0]
     if x is None or not x.shape or x.shape[-1] not in (1, 2):
@@ -47,21 +67,24 @@ def dft(op: OnnxOp, e: Emitter) -> list[Any] | None:
     if not op.known(1):
         return None
     n_in = x.shape[axis]
-    length = (op.ints(1) or [n_in])[0]
     onesided, inverse = bool(op.attrs.get("onesided", 0)), bool(op.attrs.get("inverse", 0))
+    length = (op.ints(1) or [2 * (n_in - 1) if inverse and onesided else n_in])[0]
     parts = x.shape[-1]
-    if n_in * parts * length * 2 > MAX_MATRIX:
+    if n_in * parts * length * 2 > MAX_MATRIX or length < 1:
         return None  # a matrix this large swamps the compile: left to torch-mlir
-    w = dft_matrix(n_in, parts, length, onesided, inverse)
-    m = w.shape[1] // 2
+    if inverse and onesided:
+        w, m, out_parts = irfft_matrix(n_in, parts, length), length, 1
+    else:
+        w = dft_matrix(n_in, parts, length, onesided, inverse)
+        m, out_parts = w.shape[1] // 2, 2
     # move the signal axis next to the parts, flatten (t, part), multiply, unflatten (k, part)
     perm = [d for d in range(rank - 1) if d != axis] + [axis, rank - 1]
     moved_shape = [x.shape[d] for d in perm]
     moved = e.op1("Transpose", [x], moved_shape, x.dtype, perm=perm)
     rows = e.op1("Reshape", [moved, e.const([*moved_shape[:-2], n_in * parts], "si64")],
                  [*moved_shape[:-2], n_in * parts], x.dtype)
-    product = e.op1("MatMul", [rows, e.const(w, x.dtype)], [*moved_shape[:-2], m * 2], x.dtype)
-    out_moved = [*moved_shape[:-2], m, 2]
+    product = e.op1("MatMul", [rows, e.const(w, x.dtype)], [*moved_shape[:-2], m * out_parts], x.dtype)
+    out_moved = [*moved_shape[:-2], m, out_parts]
     pairs = e.op1("Reshape", [product, e.const(out_moved, "si64")], out_moved, x.dtype)
     back = [perm.index(d) for d in range(rank)]
     shape = [out_moved[p] for p in back]
