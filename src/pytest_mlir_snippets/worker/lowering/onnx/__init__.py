@@ -27,6 +27,7 @@ Expander = Callable[[OnnxOp, Emitter], "list[Any] | None"]
 def _expanders() -> dict[str, Expander]:
     from pytest_mlir_snippets.worker.lowering.onnx import (
         affine,
+        axes,
         col2im,
         control,
         cumulative,
@@ -39,7 +40,6 @@ def _expanders() -> dict[str, Expander]:
         pad,
         pooling,
         quant,
-        reduce,
         resize,
         roialign,
         rotary,
@@ -76,20 +76,20 @@ def _expanders() -> dict[str, Expander]:
         "Pad": pad.pad,
         "QLinearMatMul": quant.qlinear_matmul,
         "QuantizeLinear": quant.quantize_linear,
-        "ReduceMax": reduce.all_axes,
-        "ReduceMin": reduce.all_axes,
+        "ReduceMax": axes.all_axes,
+        "ReduceMin": axes.all_axes,
         "Reshape": empty.empty_view,
         "Resize": resize.resize,
         "RoiAlign": roialign.roi_align,
         "RotaryEmbedding": rotary.rotary_embedding,
         "Scan": scan.scan,
         "ScatterElements": indexing.scatter_elements,
-        "Slice": indexing.slice_,
+        "Slice": axes.slice_before_13,
         "Swish": newops.swish,
         "Squeeze": empty.empty_view,
         "TensorScatter": newops.tensor_scatter,
         "Unique": unique.unique,
-        "Unsqueeze": empty.empty_view,
+        "Unsqueeze": axes.unsqueeze,
     }
 
 
