@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from pytest_mlir_snippets.onnx_backend.functions import expand_functions
 from pytest_mlir_snippets.onnx_backend.smallcodes import Small
 from pytest_mlir_snippets.onnx_backend.smalltypes import carry
 
@@ -74,7 +75,7 @@ def import_model(model: Any) -> Imported:
     from torch_mlir.dialects import torch as torch_dialect
     from torch_mlir.extras import onnx_importer
 
-    carried = carry(model)
+    carried = carry(expand_functions(model))
     model = carried.model
     copy = ModelProto()
     copy.CopyFrom(inferred(model))
