@@ -70,6 +70,7 @@ def _expanders() -> dict[str, Expander]:
         "Dropout": dropout.dropout,
         "Einsum": elementwise.einsum,
         "Flatten": empty.empty_view,
+        "Gelu": elementwise.gelu_tanh,
         "GridSample": sampling.grid_sample,
         "If": control.if_,
         "Loop": control.loop,
