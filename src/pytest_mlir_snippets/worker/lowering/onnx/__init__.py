@@ -58,6 +58,7 @@ def _expanders() -> dict[str, Expander]:
         "AffineGrid": affine.affine_grid,
         "AveragePool": pooling.average_pool,
         "BitCast": newops.bitcast,
+        "Celu": elementwise.celu_bf16,
         "Col2Im": col2im.col2im,
         "Compress": select.compress,
         "CumProd": cumulative.cum_prod,

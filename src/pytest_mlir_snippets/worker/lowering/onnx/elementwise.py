@@ -9,7 +9,9 @@
   NaN), which ``Div`` computes;
 - Gelu with ``approximate`` "tanh", whose lowering is off by up to 5e-5 in f32 (more
   than a case's rtol 1e-3 near zero): the specification's formula
-  ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` in ONNX ops."""
+  ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` in ONNX ops;
+- Celu in bf16, whose lowering rounds each step to bf16 (an ulp off the reference, which
+  rounds once; an ulp of bf16 is over a case's rtol 1e-3): computed in f32, rounded once."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_mlir_snippets.worker.lowering.onnx.build import Emitter, OnnxOp
+from pytest_mlir_snippets.worker.lowering.onnx.build import ONNX_TYPE, Emitter, OnnxOp
 
 FLOATS = {"f16", "f32", "f64"}  # the float types a literal can be built in (build.NUMPY)
 
@@ -59,3 +61,13 @@ def gelu_tanh(op: OnnxOp, e: Emitter) -> list[Any] | None:
     tanh = e.op1("Tanh", [e.op1("Mul", [inner, const(np.sqrt(2 / np.pi))], shape, dt)], shape, dt)
     half = e.op1("Mul", [x, const(0.5)], shape, dt)
     return [e.op1("Mul", [half, e.op1("Add", [tanh, const(1.0)], shape, dt)], shape, dt)]
+
+
+def celu_bf16(op: OnnxOp, e: Emitter) -> list[Any] | None:
+    x = op.inputs[0]
+    if x is None or x.dtype != "bf16":
+        return None
+    shape = list(x.shape)
+    wide = e.op1("Cast", [x], shape, "f32", to=ONNX_TYPE["f32"])
+    y = e.op1("Celu", [wide], shape, "f32", alpha=float(op.attrs.get("alpha", 1.0)))
+    return [e.op1("Cast", [y], shape, "bf16", to=ONNX_TYPE["bf16"])]
