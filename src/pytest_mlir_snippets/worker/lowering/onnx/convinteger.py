@@ -29,9 +29,10 @@ def conv_integer(op: OnnxOp, e: Emitter) -> list[Any] | None:
             z = e.op1("Reshape", [z, e.const(np.array(zero_shape), "si64")], zero_shape, "si32")
         return e.op1("Sub", [wide, z], list(value.shape), "si32")
 
-    per_channel = w_zero is not None and w_zero.rank == 1 and w_zero.shape[0] > 1
-    w_zero_shape = [w.shape[0]] + [1] * (w.rank - 1) if per_channel else list(w_zero.shape if w_zero is not None else [])
-    xs = widened(x, x_zero, list(x_zero.shape) if x_zero is not None else [])
+    w_zero_shape = [] if w_zero is None else list(w_zero.shape)
+    if w_zero is not None and w_zero.rank == 1 and w_zero.shape[0] > 1:  # one per output channel
+        w_zero_shape = [w.shape[0]] + [1] * (w.rank - 1)
+    xs = widened(x, x_zero, [] if x_zero is None else list(x_zero.shape))
     ws = widened(w, w_zero, w_zero_shape)
     attrs = {k: v for k, v in op.attrs.items() if k in CONV_ATTRIBUTES}
     return [e.op1("Conv", [xs, ws], shape, "si32", **attrs)]
