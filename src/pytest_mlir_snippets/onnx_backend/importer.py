@@ -17,6 +17,10 @@ import numpy as np
 FUNCTION_EXPANSIONS = {"Attention", "RMSNormalization", "Swish", "SwiGLU", "LinearAttention", "CausalConvWithState"}
 # the IR version torch-mlir's importer reads (it checks each model's against the onnx it was built with)
 IMPORT_IR_VERSION = 9
+# the default-domain opset a model importing only other domains (ai.onnx.ml,
+# ai.onnx.preview.training) gets: torch-mlir reads the function's opset from it, and the
+# plugin's expansions of those domains' ops are written in default-domain ops of this opset
+DEFAULT_OPSET = 21
 
 
 class ImportFailure(RuntimeError):
@@ -70,6 +74,8 @@ def import_model(model: Any) -> Imported:
     copy = ModelProto()
     copy.CopyFrom(inferred(model))
     copy.ir_version = min(copy.ir_version, IMPORT_IR_VERSION)
+    if not any(o.domain in ("", "ai.onnx") for o in copy.opset_import):
+        copy.opset_import.add(domain="", version=DEFAULT_OPSET)
     context = ir.Context()
     torch_dialect.register_dialect(context)
     try:

@@ -47,13 +47,18 @@ def _expanders() -> dict[str, Expander]:
         scan,
         select,
         spectral,
+        training,
         unique,
         unpool,
     )
 
     return {
+        "Adagrad": training.adagrad,
+        "Adam": training.adam,
         "AffineGrid": affine.affine_grid,
+        "ArrayFeatureExtractor": training.array_feature_extractor,
         "AveragePool": pooling.average_pool,
+        "Binarizer": training.binarizer,
         "BitCast": newops.bitcast,
         "BitShift": edges.bit_shift,
         "Col2Im": col2im.col2im,
@@ -74,6 +79,7 @@ def _expanders() -> dict[str, Expander]:
         "MatMul": newops.matmul,
         "MaxPool": pooling.max_pool,
         "MaxUnpool": unpool.max_unpool,
+        "Momentum": training.momentum,
         "NonMaxSuppression": nms.non_max_suppression,
         "Pad": pad.pad,
         "QLinearMatMul": quant.qlinear_matmul,
