@@ -84,6 +84,7 @@ def _expanders() -> dict[str, Expander]:
         "Pad": pad.pad,
         "QLinearMatMul": quant.qlinear_matmul,
         "QuantizeLinear": quant.quantize_linear,
+        "Range": edges.range_,
         "Reshape": empty.empty_view,
         "Resize": resize.resize,
         "RoiAlign": roialign.roi_align,

@@ -7,6 +7,9 @@
 - LpNormalization where a slice's norm is 0: the result is 0 there (the reference's
   ``where(norm == 0, 0, x / norm)``), not 0/0's NaN. The norm is a ReduceL1 or ReduceL2
   kept along the axis.
+- Range of f16 or bf16 (opset 27 allows them; torch-mlir's conversion does not take them):
+  computed in f32 and cast back, as the reference computes wider (numpy's ``arange``
+  of Python floats, or the ``stash_type``) and casts.
 """
 
 from __future__ import annotations
@@ -47,3 +50,15 @@ def lp_normalization(op: OnnxOp, e: Emitter) -> list[Any] | None:
     kept = [1 if i == axis else d for i, d in enumerate(x.shape)]
     norm = a("ReduceL1" if p == 1 else "ReduceL2", [x, a.lit(np.array([axis]), "si64")], kept, keepdims=1)
     return [a.where(a.eq(norm, 0.0), 0.0, a.div(x, norm)).value]
+
+
+def range_(op: OnnxOp, e: Emitter) -> list[Any] | None:
+    bounds = op.inputs[:3]
+    if len(bounds) != 3 or len(op.results) != 1 or op.results[0][1] not in ("f16", "bf16"):
+        return None
+    shape, dtype = op.results[0]
+    a = Arith(e, "f32")
+    wide = [a.cast(x, "f32") for x in bounds if x is not None and x.dtype == dtype]
+    if len(wide) != 3:
+        return None
+    return [a.cast(a("Range", wide, list(shape), "f32"), dtype).value]
