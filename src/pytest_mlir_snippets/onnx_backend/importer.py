@@ -11,16 +11,14 @@ from typing import Any
 
 import numpy as np
 
+from pytest_mlir_snippets.onnx_backend.prepare import prepared, typed_unused
+
 # ONNX ops defined by an ONNX function that torch-mlir's conversion does not take: the
 # importer expands them into their function bodies (``onnx.defs``' own definitions, for the
 # node's attributes and input types), whose ops it converts
 FUNCTION_EXPANSIONS = {"Attention", "RMSNormalization", "Swish", "SwiGLU", "LinearAttention", "CausalConvWithState"}
 # the IR version torch-mlir's importer reads (it checks each model's against the onnx it was built with)
 IMPORT_IR_VERSION = 9
-# the default-domain opset a model importing only other domains (ai.onnx.ml,
-# ai.onnx.preview.training) gets: torch-mlir reads the function's opset from it, and the
-# plugin's expansions of those domains' ops are written in default-domain ops of this opset
-DEFAULT_OPSET = 21
 
 
 class ImportFailure(RuntimeError):
@@ -72,10 +70,11 @@ def import_model(model: Any) -> Imported:
     from torch_mlir.extras import onnx_importer
 
     copy = ModelProto()
-    copy.CopyFrom(inferred(model))
+    copy.CopyFrom(model)
+    prepared(copy, FUNCTION_EXPANSIONS)  # before the inference, which types what it names
+    copy = inferred(copy)
+    typed_unused(copy)
     copy.ir_version = min(copy.ir_version, IMPORT_IR_VERSION)
-    if not any(o.domain in ("", "ai.onnx") for o in copy.opset_import):
-        copy.opset_import.add(domain="", version=DEFAULT_OPSET)
     context = ir.Context()
     torch_dialect.register_dialect(context)
     try:
