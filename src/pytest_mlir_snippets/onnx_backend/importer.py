@@ -11,7 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from pytest_mlir_snippets.onnx_backend.fold import folded
 from pytest_mlir_snippets.onnx_backend.prepare import prepared, typed_unused
+from pytest_mlir_snippets.onnx_backend.unroll import unrolled
 
 # ONNX ops defined by an ONNX function that torch-mlir's conversion does not take: the
 # importer expands them into their function bodies (``onnx.defs``' own definitions, for the
@@ -72,7 +74,9 @@ def import_model(model: Any) -> Imported:
     copy = ModelProto()
     copy.CopyFrom(model)
     prepared(copy, FUNCTION_EXPANSIONS)  # before the inference, which types what it names
-    copy = inferred(copy)
+    copy = folded(copy, inferred)
+    if unrolled(copy):
+        copy = folded(copy, inferred)
     typed_unused(copy)
     copy.ir_version = min(copy.ir_version, IMPORT_IR_VERSION)
     context = ir.Context()
