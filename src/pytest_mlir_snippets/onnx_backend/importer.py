@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.onnx_backend.fold import folded
+from pytest_mlir_snippets.onnx_backend.inline import inlined
 from pytest_mlir_snippets.onnx_backend.prepare import prepared, typed_unused
 from pytest_mlir_snippets.onnx_backend.unroll import unrolled
 
@@ -75,8 +76,10 @@ def import_model(model: Any) -> Imported:
     copy.CopyFrom(model)
     prepared(copy, FUNCTION_EXPANSIONS)  # before the inference, which types what it names
     copy = folded(copy, inferred)
-    if unrolled(copy):
-        copy = folded(copy, inferred)
+    for step in (inlined, unrolled):  # each makes more values static for the next
+        changed = step(copy)
+        if changed is not None:
+            copy = folded(changed, inferred)
     typed_unused(copy)
     copy.ir_version = min(copy.ir_version, IMPORT_IR_VERSION)
     context = ir.Context()

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
+# the model opsets unrolled here: from 13 on, Unsqueeze's axes are an input, as torch-mlir
+# converts it (Scan-8 has a batch axis and sequence lengths besides)
+OPSET = 13
 MAX_ITERATIONS = 256  # a longer Scan stays (the unrolled graph grows with each iteration)
 
 
@@ -39,7 +42,7 @@ def _length(node: Any, shapes: dict[str, list[int] | None], n: int, axes: list[i
     return lengths.pop() if len(lengths) == 1 else None
 
 
-def _unroll(node: Any, tag: str, shapes: dict[str, list[int] | None], opset: int) -> list[Any] | None:
+def _unroll(node: Any, tag: str, shapes: dict[str, list[int] | None]) -> list[Any] | None:
     from onnx import helper
 
     body = next(a.g for a in node.attribute if a.name == "body")
@@ -55,7 +58,8 @@ def _unroll(node: Any, tag: str, shapes: dict[str, list[int] | None], opset: int
         return None
     nodes: list[Any] = []
     local = {o for inner in body.node for o in inner.output}
-    states, rows = list(node.input[:n]), [[] for _ in range(k)]
+    states = list(node.input[:n])
+    rows: list[list[str]] = [[] for _ in range(k)]
     for t in range(length):
         prefix = f"{tag}_it{t}_"
         names = dict(zip((i.name for i in body.input[:n]), states, strict=True))
@@ -86,8 +90,7 @@ def _unroll(node: Any, tag: str, shapes: dict[str, list[int] | None], opset: int
         units = []
         for t, value in enumerate(values):
             unit = f"{tag}_out{j}_{t}"
-            nodes.append(helper.make_node("Unsqueeze", [value, axes], [unit]) if opset >= 13 else
-                         helper.make_node("Unsqueeze", [value], [unit], axes=[axis]))
+            nodes.append(helper.make_node("Unsqueeze", [value, axes], [unit]))
             units.append(unit)
         if out_dirs[j]:
             units.reverse()
@@ -95,13 +98,13 @@ def _unroll(node: Any, tag: str, shapes: dict[str, list[int] | None], opset: int
     return nodes
 
 
-def unrolled(model: Any) -> bool:
-    """Unroll ``model``'s Scans (in place; ``model`` inferred); whether any was."""
+def unrolled(model: Any) -> Any:
+    """``model`` (inferred) with its Scans unrolled (in place); None where none was."""
     from pytest_mlir_snippets.onnx_backend.fold import static
 
     opset = _opset(model)
-    if opset < 9:
-        return False  # Scan-8 has a batch axis and sequence lengths
+    if opset < OPSET:
+        return None  # the worker's unrolling takes Scan-9 to -12 (it builds at a newer opset)
     graph = model.graph
     shapes = {v.name: static(v) for v in [*graph.input, *graph.value_info, *graph.output]}
     nodes: list[Any] = []
@@ -109,10 +112,11 @@ def unrolled(model: Any) -> bool:
     for index, node in enumerate(graph.node):
         done = None
         if node.op_type == "Scan" and node.domain in ("", "ai.onnx"):
-            done = _unroll(node, f"scan{index}_unrolled", shapes, opset)
+            done = _unroll(node, f"scan{index}_unrolled", shapes)
         nodes.extend(done if done is not None else [node])
         changed = changed or done is not None
-    if changed:
-        del graph.node[:]
-        graph.node.extend(nodes)
-    return changed
+    if not changed:
+        return None
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return model
