@@ -55,6 +55,25 @@ def _evaluate(node: Any, values: list[np.ndarray | None], opsets: list[Any]) -> 
     return [np.asarray(v) for v in ReferenceEvaluator(model).run(None, feeds)]
 
 
+# a Constant's value attributes other than a tensor, and their numpy types
+CONSTANT_TYPES = {"value_int": np.int64, "value_ints": np.int64, "value_float": np.float32,
+                  "value_floats": np.float32}
+
+
+def _constant(node: Any) -> np.ndarray | None:
+    """A Constant node's value; None for a sparse tensor or strings."""
+    from onnx import helper, numpy_helper
+
+    if len(node.attribute) != 1:
+        return None
+    attr = node.attribute[0]
+    if attr.name == "value":
+        return numpy_helper.to_array(attr.t)
+    if attr.name in CONSTANT_TYPES:
+        return np.array(helper.get_attribute_value(attr), dtype=CONSTANT_TYPES[attr.name])
+    return None
+
+
 def _foldable(node: Any, outputs: set[str]) -> bool:
     return (node.domain in ("", "ai.onnx") and node.op_type != "Constant"
             and not any(a.HasField("g") or a.graphs for a in node.attribute)
@@ -72,10 +91,9 @@ def _fold_once(model: Any) -> bool:
     changed = False
     for index, node in enumerate(graph.node):
         if node.op_type == "Constant":
-            try:
-                known[node.output[0]] = numpy_helper.to_array(helper.get_attribute_value(node.attribute[0]))
-            except (TypeError, ValueError, IndexError):
-                pass
+            value = _constant(node)
+            if value is not None:
+                known[node.output[0]] = value
             continue
         if not _foldable(node, outputs):
             continue
