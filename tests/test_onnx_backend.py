@@ -114,7 +114,8 @@ def test_the_recorded_mode_gives_the_harness_pass_list(pytester: pytest.Pytester
     recorded output changed fails its case."""
     from pytest_mlir_snippets.tools.cli import main
 
-    pattern = "^(test_abs|test_argmax_default_axis_example|test_gru_reverse|test_scan_sum|test_sequence_insert_at_back)$"
+    pattern = ("^(test_abs|test_argmax_default_axis_example|test_gru_reverse|test_scan_sum|"
+               "test_sequence_insert_at_back)$")
     assert main(["onnx-tests", "--write", str(pytester.path / "cases"), "-k", pattern]) == 0
     folder = pytester.path / "cases"
     assert "// mlir-snippets: rtol=0.001 atol=1e-07" in (folder / "test_abs" / "model.mlir").read_text()
