@@ -86,6 +86,10 @@ def test_what_does_not_import_is_one_line() -> None:
     with pytest.raises(BackendError, match=r"^torch-mlir's ONNX importer: .*element type: 26") as error:
         onnx_backend.prepare(case.model, "CPU")
     assert "\n" not in str(error.value)
+    rep = onnx_backend.prepare(_case("test_abs").model, "CPU")
+    with pytest.raises(BackendError, match=r"^input 0 is a list \(a sequence or optional\): the cpu target takes "
+                       r"tensors only$"):
+        rep.run([[np.ones((3, 4, 5), np.float32)]])  # a sequence where the harness would pass one
 
 
 def test_bf16_cases_are_written_with_the_harness_bf16_rtol(tmp_path) -> None:
