@@ -22,9 +22,12 @@ from pytest_mlir_snippets.onnx_backend.suite import node_cases, unmatchable
 # a fixed sample: elementwise, a reduction with axes as an input (baked in), an integer
 # result, the expansions of worker/lowering/onnx/ (BitCast, CumProd, TensorScatter, RotaryEmbedding,
 # Swish, MatMul with a vector, Dropout of opset 11; RMSNormalization's function body with its axes
-# folded), and a case the plugin fails (Scan-9 unrolls into a Concat-4, which torch-mlir does not
-# convert); small types carried as bytes (onnx_backend/smalltypes.py): f8 and f4 casts either way,
-# with and without saturation, e8m0, a 4-bit QuantizeLinear and an f8 DequantizeLinear;
+# folded; BitShift out of range, LpNormalization of a zero vector, Range in f16, GRU in reverse,
+# Adagrad and Binarizer with the default-domain opset they lack, Attention with an output left
+# out, LinearAttention's body inlined and unrolled, a Scan-9 whose Concat moves to opset 21);
+# small types carried as bytes (onnx_backend/smalltypes.py): f8 and f4 casts either way,
+# with and without saturation, e8m0, a 4-bit QuantizeLinear and an f8 DequantizeLinear; and
+# a case the plugin fails (Scan-8: a batch axis, which the unrolling does not take);
 # MISC: FlexAttention's function body with a score_mod graph, DFT's irfft, an opset-11
 # ReduceMin without axes and an opset-11 Loop (Unsqueeze and Slice of opset 11), ConvInteger
 # with pads, SpaceToDepth in CRD mode, Gelu tanh, an Einsum of a scalar
@@ -33,11 +36,15 @@ MISC = ("test_flexattention_causal_mask", "test_dft_irfft", "test_dynamicquantiz
 SAMPLE = ("test_abs", "test_argmax_default_axis_example", "test_reduce_sum_keepdims_example",
           "test_bitcast_float32_to_int32", "test_cumprod_1d_reverse_exclusive", "test_rotary_embedding_interleaved",
           "test_swish", "test_rms_normalization_3d_axis1_epsilon", "test_tensorscatter_circular",
-          "test_matmul_1d_3d", "test_dropout_random_old", "test_cast_FLOAT_to_FLOAT8E4M3FN",
-          "test_cast_no_saturate_FLOAT16_to_FLOAT8E5M2", "test_castlike_FLOAT4E2M1_to_FLOAT_expanded",
-          "test_cast_e8m0_FLOAT_to_FLOAT8E8M0", "test_quantizelinear_int4", "test_dequantizelinear_e4m3fn_zero_point",
+          "test_matmul_1d_3d", "test_dropout_random_old", "test_bitshift_right_int32_shift_ge_width",
+          "test_l2normalization_axis_0", "test_range_float16_type_positive_delta", "test_gru_reverse",
+          "test_adagrad", "test_ai_onnx_ml_binarizer", "test_attention_4d_with_qk_matmul",
+          "test_linear_attention_linear_t1_no_past", "test_scan9_sum",
+          "test_cast_FLOAT_to_FLOAT8E4M3FN", "test_cast_no_saturate_FLOAT16_to_FLOAT8E5M2",
+          "test_castlike_FLOAT4E2M1_to_FLOAT_expanded", "test_cast_e8m0_FLOAT_to_FLOAT8E8M0",
+          "test_quantizelinear_int4", "test_dequantizelinear_e4m3fn_zero_point",
           *MISC)
-FAILING = "test_scan9_sum"
+FAILING = "test_scan_sum"
 
 backend_test = onnx.backend.test.BackendTest(OnnxBackend, __name__)
 for name in (*SAMPLE, FAILING):
@@ -108,6 +115,10 @@ def test_what_does_not_import_is_one_line() -> None:
     with pytest.raises(BackendError, match=rf"^torch-mlir's ONNX importer: .*element type: {f6}") as error:
         onnx_backend.prepare(model, "CPU")
     assert "\n" not in str(error.value)
+    rep = onnx_backend.prepare(_case("test_abs").model, "CPU")
+    with pytest.raises(BackendError, match=r"^input 0 is a list \(a sequence or optional\): the cpu target takes "
+                       r"tensors only$"):
+        rep.run([[np.ones((3, 4, 5), np.float32)]])  # a sequence where the harness would pass one
 
 
 def test_small_types_reach_the_harness_in_their_declared_types() -> None:
@@ -164,8 +175,8 @@ def test_the_recorded_mode_gives_the_harness_pass_list(pytester: pytest.Pytester
     from pytest_mlir_snippets.onnx_backend.write import tensor
     from pytest_mlir_snippets.tools.cli import main
 
-    pattern = ("^(test_abs|test_argmax_default_axis_example|test_scan9_sum|test_sequence_insert_at_back|"
-               "test_quantizelinear_e4m3fn)$")
+    pattern = ("^(test_abs|test_argmax_default_axis_example|test_gru_reverse|test_scan_sum|"
+               "test_sequence_insert_at_back|test_quantizelinear_e4m3fn)$")
     assert main(["onnx-tests", "--write", str(pytester.path / "cases"), "-k", pattern]) == 0
     folder = pytester.path / "cases"
     assert "// mlir-snippets: rtol=0.001 atol=1e-07" in (folder / "test_abs" / "model.mlir").read_text()
@@ -182,11 +193,12 @@ def test_the_recorded_mode_gives_the_harness_pass_list(pytester: pytest.Pytester
     passed = {k.split("::")[1].split("[")[0] for k, p in props.items() if k.endswith("[execute]")
               and p["outcome"] == "passed"}
     failed = {k.split("::")[1].split("[")[0] for k, p in props.items() if p["outcome"] == "failure"}
-    assert passed == {"test_abs", "test_argmax_default_axis_example", "test_quantizelinear_e4m3fn"}, \
-        result.stdout.str()
-    assert failed == {"test_scan9_sum", "test_abs_scaled", "test_quantizelinear_e4m3fn_off"}, result.stdout.str()
+    assert passed == {"test_abs", "test_argmax_default_axis_example", "test_gru_reverse",
+                      "test_quantizelinear_e4m3fn"}, result.stdout.str()
+    assert failed == {"test_scan_sum", "test_abs_scaled", "test_quantizelinear_e4m3fn_off"}, result.stdout.str()
     harness = set()
-    for name in ("test_abs", "test_argmax_default_axis_example", "test_quantizelinear_e4m3fn", FAILING):
+    for name in ("test_abs", "test_argmax_default_axis_example", "test_gru_reverse", "test_quantizelinear_e4m3fn",
+                 FAILING):
         case = _case(name)
         try:
             inputs, expected = ([tensor(v) for v in values] for values in case.data_sets[0])
@@ -204,19 +216,20 @@ def test_the_command_runs_the_harness_under_pytest(tmp_path, capfd: pytest.Captu
     pytest run of its own (node cases of the target's device only); its exit status is pytest's."""
     from pytest_mlir_snippets.tools.cli import main
 
-    status = main(["onnx-tests", "--target", "cpu", "-k", "^test_(abs|scan9_sum)_cpu$", "-p", "no:randomly", "-q",
+    status = main(["onnx-tests", "--target", "cpu", "-k", "^test_(abs|scan_sum)_cpu$", "-p", "no:randomly", "-q",
                    "-rA", f"--rootdir={tmp_path}"])
     out = capfd.readouterr().out
     assert status == 1, out
     assert "PASSED" in out and "::OnnxBackendNodeModelTest::test_abs_cpu" in out
-    assert "FAILED" in out and "::test_scan9_sum_cpu" in out and "BackendError: compile-error: " in out, out
+    assert "FAILED" in out and "::test_scan_sum_cpu" in out and "BackendError: compile-error: " in out, out
     assert "1 failed, 1 passed" in out and "_cuda" not in out
 
 
 def test_scan_is_unrolled_as_the_reference_runs_it() -> None:
-    """Scan (torch-mlir has no conversion) unrolled by ``worker/lowering/onnx/scan.py``: the
-    final state and the stacked scan outputs as ONNX's reference gives them; the outputs of
-    the scan run backwards (which the same body gives) do not match."""
+    """Scan (torch-mlir has no conversion) unrolled (``onnx_backend/unroll.py`` at opset 21,
+    ``worker/lowering/onnx/scan.py`` below 13): the final state and the stacked scan outputs
+    as ONNX's reference gives them; the outputs of the scan run backwards (which the same
+    body gives) do not match."""
     from onnx import TensorProto, helper
     from onnx.reference import ReferenceEvaluator
 
@@ -237,3 +250,29 @@ def test_scan_is_unrolled_as_the_reference_runs_it() -> None:
     backwards = ReferenceEvaluator(model).run(None, {"s0": s0, "xs": xs[::-1].copy()})
     with pytest.raises(AssertionError):
         backend_test.assert_similar_outputs(backwards, outputs, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(("name", "sabotage"), [
+    # the reverse direction's Y in the forward order
+    ("test_gru_reverse", lambda outputs: [outputs[0][::-1].copy(), *outputs[1:]]),
+    # a right shift by the width or more as a shift by the amount modulo the width (x86's)
+    ("test_bitshift_right_int32_shift_ge_width", None),
+    # a zero vector's 0/0 left as NaN
+    ("test_l2normalization_axis_0", lambda outputs: [np.where(outputs[0] == 0, np.nan, outputs[0])]),
+])
+def test_the_new_expansions_give_the_reference_and_a_sabotage_fails(name, sabotage) -> None:
+    """The forms ``worker/lowering/onnx/`` now expands give ONNX's reference outputs; the
+    result an undefined or naive lowering gives instead does not match."""
+    case = _case(name)
+    inputs, expected = case.data_sets[0]
+    outputs = onnx_backend.prepare(case.model, "CPU").run(inputs)
+    backend_test.assert_similar_outputs(expected, outputs, rtol=case.rtol, atol=case.atol)
+    if sabotage is None:
+        x, amount = (onnx.numpy_helper.to_array(v) if isinstance(v, onnx.TensorProto) else np.asarray(v)
+                     for v in inputs)
+        naive = [np.right_shift(x, amount % 32)]
+        assert not np.array_equal(naive[0], expected[0])
+    else:
+        naive = sabotage(list(outputs))
+    with pytest.raises(AssertionError):
+        backend_test.assert_similar_outputs(expected, naive, rtol=case.rtol, atol=case.atol)

@@ -375,14 +375,14 @@ DYNAMIC_NOT_PASSING = {
 
 @pytest.mark.slow
 def test_openxla_testdata(pytester: pytest.Pytester, run_items, copy_into, corpus: Path) -> None:
-    """openxla's testdata, every third file (the whole corpus is scripts/conformance.py's):
+    """openxla's testdata, every ninth file (the whole corpus is scripts/conformance.py's):
     every self-checking file passes but those openxla does not run either (RUN-DISABLED)
     and one implementation-defined quantized 0/0; dynamic/ (JAX's shape-polymorphic
     exports, refined to --mlir-dynamic-dim) against the interpreter."""
     source = corpus / "stablehlo-testdata"
     target = copy_into(source, "testdata")
     for number, path in enumerate(sorted(target.rglob("*.mlir"))):
-        if number % 3:
+        if number % 9:
             path.unlink()
     run_items("testdata", "-n", "2", "--mlir-json=run.json", subprocess=True)
     items = json.loads((pytester.path / "run.json").read_text())["items"]
@@ -395,9 +395,9 @@ def test_openxla_testdata(pytester: pytest.Pytester, run_items, copy_into, corpu
     disabled = {str(p.relative_to(source)) for p in source.rglob("*.mlir")
                 if "RUN-DISABLED" in p.read_text().split("\n", 1)[0]}
     assert failed - disabled - IMPLEMENTATION_DEFINED - DYNAMIC_NOT_PASSING == set()
-    assert len({item["file"] for item in items}) == sum(1 for _ in target.rglob("*.mlir")) > 300
+    assert len({item["file"] for item in items}) == sum(1 for _ in target.rglob("*.mlir")) > 100
     checked = [item for item in items if item["stage"] == "execute" and item["kind"] == "pass"]
     dynamic = [item for item in checked if item["file"].startswith("testdata/dynamic/")]
     assert all(item["reference"].startswith("the snippet's") for item in checked if item not in dynamic)
     references = Counter(item["reference"] for item in dynamic)
-    assert references["StableHLO reference interpreter"] > 40 and len(dynamic) > 40, references
+    assert references["StableHLO reference interpreter"] > 12 and len(dynamic) > 12, references

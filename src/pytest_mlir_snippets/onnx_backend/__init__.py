@@ -85,8 +85,13 @@ class OnnxBackendRep(BackendRep):
         self.imported, self.target, self.timeout = imported, target, timeout
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
-        values = [np.asarray(v) for v in (list(inputs.values()) if isinstance(inputs, dict) else
-                                           [inputs] if isinstance(inputs, np.ndarray) else list(inputs))]
+        given = list(inputs.values()) if isinstance(inputs, dict) else [inputs] if isinstance(inputs, np.ndarray) \
+            else list(inputs)
+        for index, value in enumerate(given):
+            if value is None or isinstance(value, list | tuple):  # a sequence or an optional's value
+                raise BackendError(f"input {index} is a {type(value).__name__} (a sequence or optional): the "
+                                   f"{self.target} target takes tensors only")
+        values = [np.asarray(v) for v in given]
         values = carried_inputs(values, self.imported.small_inputs)
         request = Request(Op.RUN, self.imported.text, self.imported.function, Options(target=self.target),
                           {"inputs": values, "specialize": True})

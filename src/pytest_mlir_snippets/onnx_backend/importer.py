@@ -11,9 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from pytest_mlir_snippets.onnx_backend.fold import folded
 from pytest_mlir_snippets.onnx_backend.functions import expand_functions
+from pytest_mlir_snippets.onnx_backend.inline import inlined
+from pytest_mlir_snippets.onnx_backend.prepare import prepared, typed_unused
 from pytest_mlir_snippets.onnx_backend.smallcodes import Small
 from pytest_mlir_snippets.onnx_backend.smalltypes import carry
+from pytest_mlir_snippets.onnx_backend.unroll import unrolled
 
 # ONNX ops defined by an ONNX function that torch-mlir's conversion does not take: the
 # importer expands them into their function bodies (``onnx.defs``' own definitions, for the
@@ -78,7 +82,14 @@ def import_model(model: Any) -> Imported:
     carried = carry(expand_functions(model))
     model = carried.model
     copy = ModelProto()
-    copy.CopyFrom(inferred(model))
+    copy.CopyFrom(model)
+    prepared(copy, FUNCTION_EXPANSIONS)  # before the inference, which types what it names
+    copy = folded(copy, inferred)
+    for step in (inlined, unrolled):  # each makes more values static for the next
+        changed = step(copy)
+        if changed is not None:
+            copy = folded(changed, inferred)
+    typed_unused(copy)
     copy.ir_version = min(copy.ir_version, IMPORT_IR_VERSION)
     context = ir.Context()
     torch_dialect.register_dialect(context)

@@ -191,8 +191,8 @@ class Body:
         self.block = self.func.regions[0].blocks.append(*operand_types)
         self.arguments = list(self.block.arguments)
 
-    def replace(self, results: list[Any]) -> None:
-        """Return ``results`` and call the function in place of the op."""
+    def replace(self, results: list[Any]) -> list[Any]:
+        """Return ``results`` and call the function in place of the op; the call's results."""
         tir, op = self.tir, self.op
         with tir.InsertionPoint(self.block), op.location:
             tir.Operation.create("func.return", operands=results)
@@ -203,6 +203,7 @@ class Body:
         for old, new in zip(op.results, call.results, strict=True):
             old.replace_all_uses_with(new)
         op.erase()
+        return list(call.results)
 
     def erase(self) -> None:
         self.func.erase()

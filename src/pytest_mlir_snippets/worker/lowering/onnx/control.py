@@ -25,6 +25,7 @@ import numpy as np
 
 from pytest_mlir_snippets.worker.lowering.onnx import fold as folding
 from pytest_mlir_snippets.worker.lowering.onnx.build import Emitter, OnnxOp, defining_op, onnx_name, parse_type
+from pytest_mlir_snippets.worker.lowering.onnx.lift import lifted
 
 MAX_ITERATIONS = 1024  # larger loops are left to torch-mlir: unrolling them would swamp the compile
 
@@ -200,7 +201,7 @@ def _stack(e: Emitter, values: list[Any], result: Any, body_value: Any, opset: i
         return None  # scan values of different shapes do not stack
     if len(rows) == 1:
         return rows[0]
-    return e.op1("Concat", rows, [len(rows), *row_shapes[0]], dtype, axis=0)
+    return lifted(e.op1("Concat", rows, [len(rows), *row_shapes[0]], dtype, axis=0), e.tir, opset)
 
 
 def _refine_returned(results: Any, values: list[Any]) -> None:

@@ -20,6 +20,7 @@ from pytest_mlir_snippets.worker.lowering.onnx.control import (
     _replace,
     clone_body,
 )
+from pytest_mlir_snippets.worker.lowering.onnx.lift import lifted
 
 
 def scan(op: OnnxOp, e: Emitter) -> list[Any] | None:
@@ -83,7 +84,8 @@ def _unroll(scan_op: Any, attrs: dict[str, Any], tir: Any, opset: int, before: s
             stacked.reverse()
         if not stacked:
             return _give_up(scan_op, before)
-        outputs.append(stacked[0] if len(stacked) == 1 else e.op1("Concat", stacked, whole, dtype, axis=axis))
+        outputs.append(stacked[0] if len(stacked) == 1 else
+                       lifted(e.op1("Concat", stacked, whole, dtype, axis=axis), tir, opset))
     _refine_returned(scan_op.results, outputs)
     _replace(scan_op, outputs)
     return True
