@@ -1,0 +1,7 @@
+module @jit__lambda attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3x5xf32>) -> (tensor<3x5xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.abs %arg0 : tensor<3x5xf32>
+    %1 = stablehlo.log_plus_one %0 : tensor<3x5xf32>
+    return %1 : tensor<3x5xf32>
+  }
+}
