@@ -20,6 +20,7 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,16 @@ def write_jax_snippet(fn: Callable[..., Any], *args: Any, path: str | Path, expo
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text if text.endswith("\n") else text + "\n")
     sidecar = path.with_name(sidecar_name(path, ENTRY))
-    with sidecar.open("wb") as stream:
-        np.savez_compressed(stream, **arrays)  # type: ignore[arg-type]
+    write_npz(sidecar, arrays)
     return path, sidecar
+
+
+def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """An ``.npz`` archive of ``arrays`` (compressed), the same bytes for the same arrays:
+    numpy's own writer stamps each member with the time of writing."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, array in arrays.items():
+            member = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            member.compress_type = zipfile.ZIP_DEFLATED
+            with archive.open(member, "w") as stream:
+                np.lib.format.write_array(stream, np.ascontiguousarray(array), allow_pickle=False)
