@@ -97,4 +97,4 @@ def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
             member = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
             member.compress_type = zipfile.ZIP_DEFLATED
             with archive.open(member, "w") as stream:
-                np.lib.format.write_array(stream, np.ascontiguousarray(array), allow_pickle=False)
+                np.lib.format.write_array(stream, np.array(array, order="C"), allow_pickle=False)
