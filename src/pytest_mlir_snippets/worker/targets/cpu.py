@@ -28,6 +28,7 @@ from pytest_mlir_snippets.worker.lowering import (
     parallelrun,
 )
 from pytest_mlir_snippets.worker.lowering import passes as lowering
+from pytest_mlir_snippets.worker.lowering.shlo import lapack_run
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
 
@@ -142,6 +143,7 @@ class CpuBackend(Backend):
                 if translate:
                     with failingpass.marked(lambda: failingpass.translation(low.module)):
                         engine = self.engine_type(low.module, opt_level=opt_level, shared_libs=runner_libraries())
+                        lapack_run.attach(engine, low.module)  # JAX's LAPACK calls (lowering/shlo/lapack.py)
             except Exception as error:
                 raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error).with_info(
                     failingpass.translation(low.module)) from None

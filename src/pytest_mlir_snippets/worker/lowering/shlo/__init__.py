@@ -11,6 +11,7 @@ from pytest_mlir_snippets.worker.lowering.shlo import (
     control,
     fft,
     fixes,
+    lapack,
     rng,
     scatter,
     select_and_scatter,
@@ -26,6 +27,7 @@ def rewrite(module: Any, tir: Any) -> None:
     sort.lower_all(module, tir)
     batch_norm.lower_all(module, tir)
     triangular_solve.lower_all(module, tir)
+    lapack.lower_all(module, tir)
     fft.lower_all(module, tir)
     rng.lower_all(module, tir)
     select_and_scatter.lower_all(module, tir)
