@@ -188,8 +188,8 @@ add("linalg", "linalg_cholesky_batched", jnp.linalg.cholesky, "spd[2,3,3]")
 add("linalg", "linalg_qr", lambda x: jnp.linalg.qr(x), "f32[5,3]")
 add("linalg", "linalg_qr_r", lambda x: jnp.linalg.qr(x, mode="r"), "f32[4,4]")
 add("linalg", "linalg_svd_values", lambda x: jnp.linalg.svd(x, compute_uv=False), "f32[5,3]")
-add("linalg", "linalg_svd_reconstruct", lambda x: (lambda u, s, vt: (u * s) @ vt)(*jnp.linalg.svd(x, full_matrices=False)),
-    "f32[4,3]")
+add("linalg", "linalg_svd_reconstruct",
+    lambda x: (lambda u, s, vt: (u * s) @ vt)(*jnp.linalg.svd(x, full_matrices=False)), "f32[4,3]")
 add("linalg", "linalg_eigh_values", lambda x: jnp.linalg.eigh(x)[0], "spd[4,4]")
 add("linalg", "linalg_eigh_reconstruct", lambda x: (lambda w, v: (v * w) @ v.T)(*jnp.linalg.eigh(x)), "spd[4,4]")
 add("linalg", "linalg_solve", jnp.linalg.solve, "spd[4,4]", "f32[4,2]")

@@ -28,8 +28,8 @@ from pytest_mlir_snippets.worker.lowering import (
     parallelrun,
 )
 from pytest_mlir_snippets.worker.lowering import passes as lowering
-from pytest_mlir_snippets.worker.lowering.shlo import lapack_run
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
+from pytest_mlir_snippets.worker.lowering.shlo import lapack_run
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
 
 FRONT = "func.func(tosa-to-scf, tosa-to-linalg-named, tosa-to-linalg, tosa-to-arith, tosa-to-tensor)"
