@@ -2,7 +2,8 @@
 
 A case's ``make(seed)`` returns its arguments; argument specs are ``"f32[4,8]"``-like
 strings: floats standard normal, ``spd`` a symmetric positive definite matrix, signed
-integers in [-8, 8], ``u8`` in [0, 255], ``bool`` random, ``idx<n>`` indices in [0, n).
+integers in [-8, 8], ``u8`` in [0, 255], ``bool`` random, ``idx<n>`` indices in [0, n),
+``key[]`` a typed PRNG key.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ def _array(spec: str, rng: np.random.RandomState) -> Any:
     assert m, spec
     kind, bound, dims = ("idx" if m.group(2) else m.group(1)), m.group(2), m.group(3)
     shape = tuple(int(d) for d in dims.split(",") if d)
+    if kind == "key":
+        return jax.random.key(rng.randint(0, 1000))
     if kind == "idx":
         return rng.randint(0, int(bound), shape).astype(np.int32)
     dtype = _DTYPES[kind]
@@ -180,6 +183,8 @@ add("random", "random_key_data", lambda s: jax.random.key_data(jax.random.fold_i
 add("random", "random_truncated_normal", lambda s: jax.random.truncated_normal(jax.random.key(s[0]), -1.0, 1.0, (5,)),
     "idx1000[1]")
 add("random", "random_gumbel", lambda s: jax.random.gumbel(jax.random.key(s[0]), (4,)), "idx1000[1]")
+add("random", "random_typed_key_arg", lambda k: jax.random.normal(k, (3, 2)), "key[]")
+add("random", "random_typed_key_split", lambda k: jax.random.uniform(jax.random.split(k, 3)[2], (4,)), "key[]")
 add("random", "random_from_raw_key", lambda k: jax.random.normal(jax.random.wrap_key_data(k), (4,)), "u32[2]")
 
 # --- linear algebra (JAX's CPU lowering: LAPACK custom calls) -----------------------------

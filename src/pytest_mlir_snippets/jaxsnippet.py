@@ -13,7 +13,8 @@ pytree flattened), which the plugin compares the compiled function with (golden
   one) the module takes dynamic dimensions and checks them with JAX's
   ``@shape_assertion``; the sidecar's inputs are ``args``, whose shapes give the sizes.
 
-bf16 data is stored as its raw 16-bit pattern (``uint16``), as the plugin reads it.
+bf16 data is stored as its raw 16-bit pattern (``uint16``), as the plugin reads it; a
+typed PRNG key (``jax.random.key``) as its key data (``uint32``).
 Outputs are computed by JAX on its CPU backend.
 
 PYTEST_DONT_REWRITE"""
@@ -64,7 +65,13 @@ def jax_outputs(fn: Callable[..., Any], *args: Any) -> list[np.ndarray]:
 
 
 def storable(value: Any) -> np.ndarray:
-    """``value`` as an array the plugin reads from a sidecar (bf16 as its raw ``uint16``)."""
+    """``value`` as an array the plugin reads from a sidecar (bf16 as its raw ``uint16``, a
+    typed PRNG key as its key data, which the lowered function takes)."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and "key<" in str(dtype):
+        import jax
+
+        value = jax.random.key_data(value)
     array = np.asarray(value)
     if array.dtype.name == "bfloat16":
         return array.view(np.uint16)

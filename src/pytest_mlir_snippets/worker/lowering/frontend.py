@@ -22,7 +22,7 @@ from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import fedvalues, ireeops, mlirtools, onnx, parallel, shlo, torch_rewrites
 from pytest_mlir_snippets.worker.lowering.bake import bake_inputs
 from pytest_mlir_snippets.worker.lowering.failingpass import imported, marked, plugin_step
-from pytest_mlir_snippets.worker.lowering.shlo import refine
+from pytest_mlir_snippets.worker.lowering.shlo import jaxops, refine
 
 # StableHLO: first to plain StableHLO (callees inlined, without the inliner's canonicalization,
 # which drops an unused check.eq; quantized ops as integer math; chlo decomposed), then
@@ -187,6 +187,7 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
     ctx = _torch_mlir_context()
     tir, tpm = _torch_mlir["ir"], _torch_mlir["pm"]
     checking = kind == "stablehlo" and check_ops.uses_checks(module_text)
+    module_text = jaxops.sharding_in_generic_form(module_text) if kind == "stablehlo" else module_text
     ctx.allow_unregistered_dialects = True  # the check and util dialects' ops, in generic form; others named below
     with ctx, tir.Location.unknown(), mlirtools.collecting(ctx, target) as diags:
         try:
@@ -199,6 +200,8 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
             plans = parallel.rewrite(module, tir)
             if fed is not None:
                 fed.parallel = plans
+        if kind == "stablehlo":
+            jaxops.drop_sharding(module, tir)  # Shardy's annotations: nothing to do on one device
         mlirtools.reject_unregistered(module, tir, ctx, target, allowed=("check.", "util."))
         signature, checks = None, []
         if kind == "stablehlo" and fed is not None:
@@ -273,6 +276,13 @@ def _mark_fresh_buffers(module: Any, tir: Any) -> None:
 _FRONT_END_DIALECTS = ("stablehlo.", "chlo.", "torch.", "onnx.", "tm_tensor.")
 
 
+def _target_of(op: Any) -> str:
+    """`` @lapack_sgesdd_ffi``: a custom call's target, which says what the call is."""
+    if op.name != "stablehlo.custom_call" or "call_target_name" not in op.attributes:
+        return ""
+    return f" @{str(op.attributes['call_target_name']).strip(chr(34))}"
+
+
 def _leftovers(module: Any, tir: Any) -> list[Diagnostic]:
     """An error per front-end op the legalization did not convert, at its location."""
     found: list[Diagnostic] = []
@@ -280,7 +290,7 @@ def _leftovers(module: Any, tir: Any) -> list[Diagnostic]:
     def visit(op: Any) -> Any:
         if op.name.startswith(_FRONT_END_DIALECTS):
             where = mlirtools.location_of(str(op.location))
-            found.append(Diagnostic("error", f"failed to legalize operation '{op.name}'", *where))
+            found.append(Diagnostic("error", f"failed to legalize operation '{op.name}'{_target_of(op)}", *where))
             return tir.WalkResult.SKIP  # its region's terminators are not news
         return tir.WalkResult.ADVANCE
 

@@ -11,6 +11,7 @@ from pytest_mlir_snippets.worker.lowering.shlo import (
     control,
     fft,
     fixes,
+    jaxops,
     lapack,
     rng,
     scatter,
@@ -23,6 +24,9 @@ from pytest_mlir_snippets.worker.lowering.shlo import (
 def rewrite(module: Any, tir: Any) -> None:
     """Every rewrite, in order."""
     fixes.apply(module, tir)
+    jaxops.barriers_as_operands(module, tir)
+    jaxops.reduces_over_nothing(module, tir)
+    jaxops.shape_assertions(module, tir)
     scatter.lower_all(module, tir)
     sort.lower_all(module, tir)
     batch_norm.lower_all(module, tir)
