@@ -179,7 +179,9 @@ def keep_manual_deallocation(module: Any, diagnostics: mlirtools.Collector) -> N
 
 
 # math ops convert-math-to-libm rejects, though LLVM has them as intrinsics
-_INTRINSICS = {"math.ctpop": "llvm.intr.ctpop"}
+_INTRINSICS = {"math.ctpop": "llvm.intr.ctpop", "math.ctlz": "llvm.intr.ctlz", "math.cttz": "llvm.intr.cttz"}
+# the intrinsics' attributes: a zero counts every bit, as math.ctlz and math.cttz say
+_ZERO_NOT_POISON = frozenset({"llvm.intr.ctlz", "llvm.intr.cttz"})
 _REWRITTEN = frozenset({"transform.named_sequence", "memref.load", "memref.store", "math.absi",
                         "math.copysign", *_INTRINSICS})
 
@@ -190,7 +192,10 @@ def as_intrinsics(module: Any, candidates: list[Any]) -> None:
 
     for op in candidates:
         with ir.InsertionPoint(op), op.location:
-            new = ir.Operation.create(_INTRINSICS[op.name], results=[op.results[0].type], operands=list(op.operands))
+            name = _INTRINSICS[op.name]
+            attributes = {"is_zero_poison": ir.BoolAttr.get(False)} if name in _ZERO_NOT_POISON else {}
+            new = ir.Operation.create(name, results=[op.results[0].type], operands=list(op.operands),
+                                      attributes=attributes)
         op.results[0].replace_all_uses_with(new.result)
         op.erase()
 
