@@ -11,6 +11,7 @@ from pytest_mlir_snippets.worker.lowering.shlo import (
     control,
     fft,
     fixes,
+    halfprecision,
     jaxops,
     lapack,
     rng,
@@ -27,6 +28,7 @@ def rewrite(module: Any, tir: Any) -> None:
     jaxops.barriers_as_operands(module, tir)
     jaxops.reduces_over_nothing(module, tir)
     jaxops.shape_assertions(module, tir)
+    halfprecision.in_f32(module, tir)
     scatter.lower_all(module, tir)
     sort.lower_all(module, tir)
     batch_norm.lower_all(module, tir)
