@@ -112,33 +112,79 @@ def _named(attributes: Any) -> dict[str, Any]:
     return {attributes[i].name: attributes[i].attr for i in range(len(attributes))}
 
 
-def _constant(value: Any, tir: Any) -> np.ndarray | None:
+def _is_assertion(op: Any, tir: Any) -> bool:
+    return (op.name == "stablehlo.custom_call"
+            and tir.StringAttr(op.attributes["call_target_name"]).value == "shape_assertion")
+
+
+_BINARY = {"stablehlo.add": np.add, "stablehlo.subtract": np.subtract, "stablehlo.multiply": np.multiply,
+           "stablehlo.maximum": np.maximum, "stablehlo.minimum": np.minimum, "stablehlo.and": np.logical_and,
+           "stablehlo.or": np.logical_or, "stablehlo.remainder": np.fmod,
+           "stablehlo.divide": lambda a, b: np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))}
+_COMPARE = {"EQ": np.equal, "NE": np.not_equal, "GE": np.greater_equal, "GT": np.greater, "LE": np.less_equal,
+            "LT": np.less}
+_UNARY = {"stablehlo.not": np.logical_not, "stablehlo.sign": np.sign, "stablehlo.abs": np.abs,
+          "stablehlo.negate": np.negative}
+_SAME = frozenset({"stablehlo.convert", "stablehlo.reshape", "stablehlo.broadcast_in_dim"})
+
+
+class _Unknown(Exception):
+    """A value the shapes alone do not give."""
+
+
+def _value(value: Any, tir: Any, shapes: Any) -> np.ndarray:
+    """``value`` computed from constants and the arguments' ``shapes`` (None: after refinement,
+    constants only)."""
     owner = value.owner
-    if not hasattr(owner, "name") or owner.name != "stablehlo.constant":
-        return None
-    attr = tir.DenseElementsAttr(owner.attributes["value"])
-    if attr.is_splat:
-        return np.array(tir.IntegerAttr(attr.get_splat_value()).value)
-    return np.array([tir.IntegerAttr(attr[i]).value for i in range(len(attr))])
+    name = getattr(owner, "name", "")
+    if name == "stablehlo.constant":
+        attr = tir.DenseElementsAttr(owner.attributes["value"])
+        if attr.is_splat:
+            return np.array(tir.IntegerAttr(attr.get_splat_value()).value)
+        return np.array([tir.IntegerAttr(attr[i]).value for i in range(len(attr))])
+    if shapes is None or name == "":
+        raise _Unknown
+    operands = [_value(v, tir, shapes) for v in owner.operands] if name != "stablehlo.get_dimension_size" else []
+    if name == "stablehlo.get_dimension_size":
+        source = owner.operands[0]
+        if not isinstance(source.owner, tir.Block):
+            raise _Unknown
+        return np.array(shapes[tir.BlockArgument(source).arg_number][tir.IntegerAttr(owner.attributes["dimension"])
+                                                                       .value])
+    if name in _BINARY:
+        return np.asarray(_BINARY[name](*operands))
+    if name == "stablehlo.compare":
+        direction = str(owner.attributes["comparison_direction"]).split()[-1].rstrip(">")
+        return np.asarray(_COMPARE[direction](*operands))
+    if name in _UNARY:
+        return np.asarray(_UNARY[name](operands[0]))
+    if name == "stablehlo.select":
+        return np.where(*operands)
+    if name in _SAME and operands[0].size == 1:
+        return operands[0].reshape(())
+    raise _Unknown
 
 
-def shape_assertions(module: Any, tir: Any) -> int:
-    """Every ``@shape_assertion`` judged on the refined program's constants; how many dropped."""
-    found = mlirtools.ops_where(module, tir, lambda op: op.name == "stablehlo.custom_call"
-                                and tir.StringAttr(op.attributes["call_target_name"]).value == "shape_assertion")
+def shape_assertions(module: Any, tir: Any, shapes: Any = None) -> int:
+    """Every ``@shape_assertion`` whose predicate the constants (and, before refinement, the
+    entry's argument ``shapes``) give, judged: a true one dropped, a false one an
+    execute-error with JAX's message; how many dropped."""
+    found = mlirtools.ops_where(module, tir, lambda op: _is_assertion(op, tir))
+    dropped = 0
     for op in found:
-        values = [_constant(v, tir) for v in op.operands]
-        if values[0] is None:
-            continue  # left for the legalization, which names the call
+        try:
+            values = [_value(v, tir, shapes) for v in op.operands]
+        except _Unknown:
+            continue  # left for later, or for the legalization, which names the call
         if not bool(np.all(values[0])):
             message = str(tir.StringAttr(op.attributes["error_message"]).value)
-            dims = [int(v) if v is not None and v.size == 1 else "?" for v in values[1:]]
             try:
-                message = message.format(*dims)
-            except (IndexError, KeyError, ValueError):
+                message = message.format(*(int(v) for v in values[1:]))
+            except (IndexError, KeyError, ValueError, TypeError):
                 pass
             line, column = mlirtools.location_of(str(op.location))
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"JAX's shape assertion failed: {message}",
                                  [Diagnostic("error", message, line, column)])
         op.erase()
-    return len(found)
+        dropped += 1
+    return dropped
