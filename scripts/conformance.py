@@ -25,12 +25,14 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+JAX_CORPUS = str(ROOT / "tests" / "data" / "jax")  # the project's own (scripts/jax_corpus.py), not in the corpus
 SUITES = {  # section name: corpus folder, targets
     "iree-onnx-ops": ("iree-onnx-ops", ("cpu",)),
     "tt-mlir StableHLO": ("tt-mlir-snippets/stablehlo", ("cpu",)),
     "openxla StableHLO testdata": ("stablehlo-testdata", ("cpu",)),
     "IREE e2e (tests/e2e)": ("iree-e2e", ("cpu", "iree-cpu")),
     "StableHLO interpreter tests (stablehlo/tests/interpret)": ("stablehlo-interpret", ("cpu",)),
+    "JAX corpus (tests/data/jax)": (JAX_CORPUS, ("cpu", "iree-cpu")),
 }
 
 
