@@ -47,8 +47,9 @@ def stablehlo_text(fn: Callable[..., Any], *args: Any, export: bool = False,
         if len(symbolic) != len(args):
             raise ValueError(f"{len(symbolic)} symbolic shape(s) for {len(args)} argument(s)")
         scope = jax.export.SymbolicScope()
+        struct: Any = jax.ShapeDtypeStruct
         specs = [a if shape is None else
-                 jax.ShapeDtypeStruct(jax.export.symbolic_shape(shape, scope=scope), np.asarray(a).dtype)
+                 struct(jax.export.symbolic_shape(shape, scope=scope), np.asarray(a).dtype)
                  for a, shape in zip(args, symbolic)]
     exported = jax.export.export(jax.jit(fn, keep_unused=True))(*specs)
     return str(exported.mlir_module())

@@ -19,6 +19,7 @@ Runs on torch-mlir's bindings (``tir``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -113,18 +114,20 @@ def _named(attributes: Any) -> dict[str, Any]:
 
 
 def _is_assertion(op: Any, tir: Any) -> bool:
-    return (op.name == "stablehlo.custom_call"
-            and tir.StringAttr(op.attributes["call_target_name"]).value == "shape_assertion")
+    return op.name == "stablehlo.custom_call" and str(op.attributes["call_target_name"]) == '"shape_assertion"'
 
 
-_BINARY = {"stablehlo.add": np.add, "stablehlo.subtract": np.subtract, "stablehlo.multiply": np.multiply,
-           "stablehlo.maximum": np.maximum, "stablehlo.minimum": np.minimum, "stablehlo.and": np.logical_and,
-           "stablehlo.or": np.logical_or, "stablehlo.remainder": np.fmod,
-           "stablehlo.divide": lambda a, b: np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))}
-_COMPARE = {"EQ": np.equal, "NE": np.not_equal, "GE": np.greater_equal, "GT": np.greater, "LE": np.less_equal,
-            "LT": np.less}
-_UNARY = {"stablehlo.not": np.logical_not, "stablehlo.sign": np.sign, "stablehlo.abs": np.abs,
-          "stablehlo.negate": np.negative}
+_BINARY: dict[str, Callable[..., Any]] = {
+    "stablehlo.add": np.add, "stablehlo.subtract": np.subtract, "stablehlo.multiply": np.multiply,
+    "stablehlo.maximum": np.maximum, "stablehlo.minimum": np.minimum, "stablehlo.and": np.logical_and,
+    "stablehlo.or": np.logical_or, "stablehlo.remainder": np.fmod,
+    "stablehlo.divide": lambda a, b: np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))}
+_COMPARE: dict[str, Callable[..., Any]] = {
+    "EQ": np.equal, "NE": np.not_equal, "GE": np.greater_equal, "GT": np.greater, "LE": np.less_equal,
+    "LT": np.less}
+_UNARY: dict[str, Callable[..., Any]] = {
+    "stablehlo.not": np.logical_not, "stablehlo.sign": np.sign, "stablehlo.abs": np.abs,
+    "stablehlo.negate": np.negative}
 _SAME = frozenset({"stablehlo.convert", "stablehlo.reshape", "stablehlo.broadcast_in_dim"})
 
 

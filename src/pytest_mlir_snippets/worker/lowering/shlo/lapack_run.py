@@ -81,17 +81,21 @@ def _callback(name: str) -> Any:
     return ctypes.CFUNCTYPE(None, *[ctypes.POINTER(jit.descriptor_type(s)) for s in specs])(call)
 
 
+def _shape(spec: TypeSpec) -> tuple[int, ...]:
+    return tuple(int(d or 0) for d in spec.shape)  # static: callee names hold static shapes only
+
+
 def _write(descriptor: Any, spec: TypeSpec, value: np.ndarray) -> None:
     rank = len(spec.shape)
     strides = tuple(descriptor.strides[i] for i in range(rank)) if rank else ()
     base = ctypes.cast(descriptor.aligned, ctypes.c_void_p).value or 0
-    view = jit.strided_view(base + descriptor.offset * spec.dtype.itemsize, spec.dtype, spec.shape, strides)
+    view = jit.strided_view(base + descriptor.offset * spec.dtype.itemsize, spec.dtype, _shape(spec), strides)
     view[...] = np.asarray(value).astype(spec.dtype)
 
 
 def _batched(compute: Callable[..., list[Any]], kind: str, attrs: dict[str, str], batch_dims: int,
              values: list[np.ndarray], out_specs: list[TypeSpec]) -> list[np.ndarray]:
-    results = [np.zeros(s.shape, s.dtype) for s in out_specs]
+    results = [np.zeros(_shape(s), s.dtype) for s in out_specs]
     for index in np.ndindex(*values[0].shape[:batch_dims]):
         for result, value in zip(results, compute(kind, attrs, *[v[index] for v in values])):
             result[index] = value
