@@ -22,7 +22,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 _TYPES = {"float32": "f32", "float16": "f16", "int8": "i8", "int32": "i32", "int64": "i64", "uint8": "ui8",
-          "uint32": "ui32", "bool": "i1", "complex64": "complex<f32>"}
+          "uint32": "ui32", "bool": "i1", "complex64": "c64"}
 
 
 def _element(array: np.ndarray, declared: str) -> str:
@@ -41,6 +41,9 @@ def _declared(text: str) -> tuple[list[str], list[str]]:
 
 
 def _spec(array: np.ndarray, element: str, folder: Path, name: str) -> str:
+    if array.dtype.kind == "c":  # iree-run-module reads no complex element type, but .npy files
+        np.save(folder / f"{name}.npy", array)
+        return f"@{folder / name}.npy"
     shape = "x".join(str(d) for d in array.shape)
     path = folder / f"{name}.bin"
     path.write_bytes(np.ascontiguousarray(array).tobytes())
