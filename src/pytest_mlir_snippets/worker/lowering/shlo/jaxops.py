@@ -128,30 +128,30 @@ _COMPARE: dict[str, Callable[..., Any]] = {
 _UNARY: dict[str, Callable[..., Any]] = {
     "stablehlo.not": np.logical_not, "stablehlo.sign": np.sign, "stablehlo.abs": np.abs,
     "stablehlo.negate": np.negative}
-_SAME = frozenset({"stablehlo.convert", "stablehlo.reshape", "stablehlo.broadcast_in_dim"})
 
 
-class _Unknown(Exception):
+class Unknown(Exception):
     """A value the shapes alone do not give."""
 
 
-def _value(value: Any, tir: Any, shapes: Any) -> np.ndarray:
+def value_of(value: Any, tir: Any, shapes: Any) -> np.ndarray:
     """``value`` computed from constants and the arguments' ``shapes`` (None: after refinement,
     constants only)."""
     owner = value.owner
     name = getattr(owner, "name", "")
     if name == "stablehlo.constant":
         attr = tir.DenseElementsAttr(owner.attributes["value"])
+        shape = tuple(tir.RankedTensorType(value.type).shape)
         if attr.is_splat:
-            return np.array(tir.IntegerAttr(attr.get_splat_value()).value)
-        return np.array([tir.IntegerAttr(attr[i]).value for i in range(len(attr))])
+            return np.full(shape, tir.IntegerAttr(attr.get_splat_value()).value)
+        return np.array([tir.IntegerAttr(attr[i]).value for i in range(len(attr))]).reshape(shape)
     if shapes is None or name == "":
-        raise _Unknown
-    operands = [_value(v, tir, shapes) for v in owner.operands] if name != "stablehlo.get_dimension_size" else []
+        raise Unknown
+    operands = [value_of(v, tir, shapes) for v in owner.operands] if name != "stablehlo.get_dimension_size" else []
     if name == "stablehlo.get_dimension_size":
         source = owner.operands[0]
         if not isinstance(source.owner, tir.Block):
-            raise _Unknown
+            raise Unknown
         return np.array(shapes[tir.BlockArgument(source).arg_number][tir.IntegerAttr(owner.attributes["dimension"])
                                                                        .value])
     if name in _BINARY:
@@ -163,9 +163,15 @@ def _value(value: Any, tir: Any, shapes: Any) -> np.ndarray:
         return np.asarray(_UNARY[name](operands[0]))
     if name == "stablehlo.select":
         return np.where(*operands)
-    if name in _SAME and operands[0].size == 1:
-        return operands[0].reshape(())
-    raise _Unknown
+    if name == "stablehlo.convert":
+        return operands[0]
+    if name == "stablehlo.broadcast_in_dim" and operands[0].size == 1:
+        return np.full(tuple(tir.RankedTensorType(owner.results[0].type).shape), operands[0].reshape(()))
+    if name == "stablehlo.reshape":
+        return operands[0].reshape(tuple(tir.RankedTensorType(owner.results[0].type).shape))
+    if name == "stablehlo.concatenate":
+        return np.concatenate(operands, axis=tir.IntegerAttr(owner.attributes["dimension"]).value)
+    raise Unknown
 
 
 def shape_assertions(module: Any, tir: Any, shapes: Any = None) -> int:
@@ -176,8 +182,8 @@ def shape_assertions(module: Any, tir: Any, shapes: Any = None) -> int:
     dropped = 0
     for op in found:
         try:
-            values = [_value(v, tir, shapes) for v in op.operands]
-        except _Unknown:
+            values = [value_of(v, tir, shapes) for v in op.operands]
+        except Unknown:
             continue  # left for later, or for the legalization, which names the call
         if not bool(np.all(values[0])):
             message = str(tir.StringAttr(op.attributes["error_message"]).value)

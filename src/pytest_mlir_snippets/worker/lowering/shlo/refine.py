@@ -32,7 +32,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from pytest_mlir_snippets.worker.lowering import mlirtools
-from pytest_mlir_snippets.worker.lowering.shlo import jaxops
+from pytest_mlir_snippets.worker.lowering.shlo import dynamic_window, jaxops
 
 # the size of every dynamic dimension the compile refines to: the request's --mlir-dynamic-dim
 DYNAMIC_DIM: ContextVar[int] = ContextVar("DYNAMIC_DIM", default=4)
@@ -118,6 +118,7 @@ def refine(module: Any, tir: Any, function: str, sizes: Mapping[int, int], shape
     cannot be refined ValueError). Returns the ops whose results are still dynamic."""
     func = mlirtools.find_function(module, function)
     jaxops.shape_assertions(func, tir, shapes)  # JAX's checks of the shapes, judged before they are used
+    dynamic_window.lower_all(module, func, tir, shapes)
     block = func.regions[0].blocks[0]
     for index, size in sorted(sizes.items()):
         argument = block.arguments[index]
