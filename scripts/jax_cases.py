@@ -2,7 +2,7 @@
 
 A case's ``make(seed)`` returns its arguments; argument specs are ``"f32[4,8]"``-like
 strings: floats standard normal, ``spd`` a symmetric positive definite matrix, signed
-integers in [-8, 8], ``u8`` in [0, 255], ``bool`` random, ``idx<n>`` indices in [0, n),
+integers in [-8, 8], ``hpd`` a Hermitian positive definite one, ``u8`` in [0, 255], ``bool`` random, ``idx<n>`` indices in [0, n),
 ``key[]`` a typed PRNG key.
 """
 
@@ -20,7 +20,8 @@ import numpy as np
 from jax import lax
 
 _DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "i8": np.int8, "i32": np.int32,
-           "u8": np.uint8, "u32": np.uint32, "bool": np.bool_, "c64": np.complex64, "spd": np.float32}
+           "u8": np.uint8, "u32": np.uint32, "bool": np.bool_, "c64": np.complex64, "spd": np.float32,
+           "hpd": np.complex64}
 
 
 def _array(spec: str, rng: np.random.RandomState) -> Any:
@@ -33,6 +34,9 @@ def _array(spec: str, rng: np.random.RandomState) -> Any:
     if kind == "idx":
         return rng.randint(0, int(bound), shape).astype(np.int32)
     dtype = _DTYPES[kind]
+    if kind == "hpd":  # Hermitian positive definite
+        a = (rng.randn(*shape) + 1j * rng.randn(*shape)).astype(np.complex64)
+        return (a @ np.conj(np.swapaxes(a, -1, -2)) + shape[-1] * np.eye(shape[-1])).astype(np.complex64)
     if kind == "spd":
         a = rng.randn(*shape).astype(np.float32)
         return (a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1], dtype=np.float32)).astype(np.float32)
@@ -212,6 +216,11 @@ add("linalg", "linalg_pinv", jnp.linalg.pinv, "f32[4,3]")
 add("linalg", "linalg_lstsq", lambda a, b: jnp.linalg.lstsq(a, b)[0], "f32[5,3]", "f32[5]")
 add("linalg", "linalg_cho_solve", lambda a, b: jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(a), b),
     "spd[3,3]", "f32[3,2]")
+add("linalg", "linalg_cholesky_c64", jnp.linalg.cholesky, "hpd[3,3]")
+add("linalg", "linalg_eigh_c64", lambda x: (lambda w, v: (v * w) @ jnp.conj(v.T))(*jnp.linalg.eigh(x)), "hpd[3,3]")
+add("linalg", "linalg_qr_c64", lambda x: (lambda q, r: q @ r)(*jnp.linalg.qr(x)), "c64[4,3]")
+add("linalg", "linalg_svd_c64", lambda x: jnp.linalg.svd(x, compute_uv=False), "c64[3,4]")
+add("linalg", "linalg_solve_c64", jnp.linalg.solve, "hpd[3,3]", "c64[3,2]")
 add("linalg", "linalg_matrix_power", lambda x: jnp.linalg.matrix_power(x, 3), "f32[3,3]")
 
 # --- sort, scatter/gather ----------------------------------------------------------------
