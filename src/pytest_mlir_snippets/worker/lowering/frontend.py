@@ -200,7 +200,7 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
             plans = parallel.rewrite(module, tir)
             if fed is not None:
                 fed.parallel = plans
-        if kind == "stablehlo":
+        if kind == "stablehlo" and "sdy." in module_text:
             jaxops.drop_sharding(module, tir)  # Shardy's annotations: nothing to do on one device
         mlirtools.reject_unregistered(module, tir, ctx, target, allowed=("check.", "util."))
         signature, checks = None, []
