@@ -36,6 +36,7 @@ from pytest_mlir_snippets.model.layout import (
     missing_files,
 )
 from pytest_mlir_snippets.model.record import ItemRecord
+from pytest_mlir_snippets.model.recordinfo import RecordInfo
 from pytest_mlir_snippets.paths import write_atomic
 from pytest_mlir_snippets.protocol import Diagnostic, Golden, Kind, Op, Request, Response, Stage, SubjectKind
 from pytest_mlir_snippets.session import run_state
@@ -253,9 +254,9 @@ class IterationItem(MlirItem):
             record.benchmark, record.metrics = record.metrics, {}
         record.reference = str(response.info.get("reference", ""))
         record.compiled_digest = str(response.info.get("compiled_digest", ""))
-        record.info.update({k: response.info[k] for k in ("mma", "digest", "reference_ms", "measured", "compile_error",
-                                                           "host_ops", "kernels", "torch_compile", "compiles")
-                            if k in response.info})
+        record.info = RecordInfo.from_json({k: response.info[k] for k in (
+            "mma", "digest", "reference_ms", "measured", "compile_error", "host_ops", "kernels", "torch_compile",
+            "compiles") if k in response.info})
 
     def _located(self, d: Diagnostic, indent: str = "") -> list[str]:
         source = self.folder / "transform.mlir" if d.file == "transform.mlir" else self.path

@@ -131,9 +131,9 @@ class LitCommandItem(MlirItem):
         record.line = self.entry_line
         record.stdout = str(response.info.get("stdout", ""))
         record.reference = str(response.info.get("reference", ""))
-        record.info["command"] = self.command.text
+        record.info.command = self.command.text
         if response.info.get("legacy"):  # what of another LLVM version was replaced (worker/lowering/legacy.py)
-            record.info["legacy"] = "; ".join(response.info["legacy"])
+            record.info.legacy = "; ".join(response.info["legacy"])
         if response.kind is not Kind.PASS:
             record.failure_stage = str(response.info.get("stage", self.stage))
             record.diagnostics = diagnostic_lines(response, self)

@@ -23,6 +23,7 @@ from pytest_mlir_snippets.items.failures import (
 from pytest_mlir_snippets.mlirtext.directives import DirectiveError, directive
 from pytest_mlir_snippets.mlirtext.splitter import Function, SnippetSource, Split
 from pytest_mlir_snippets.model.record import ItemRecord
+from pytest_mlir_snippets.model.recordinfo import RecordInfo
 from pytest_mlir_snippets.paths import artifact_dir
 from pytest_mlir_snippets.protocol import INPUT_SPECS, Kind, Op, Options, Request, Response, Stage
 from pytest_mlir_snippets.session import run_state
@@ -261,10 +262,9 @@ class SnippetItem(MlirItem):
         # a compile cache hit; the IREE input route taken; a file the installed IREE cannot parse;
         # the snippet's constants fed at run time, or kept constant and why; arguments and results
         # fed and read in a wide type (f8 as f32)
-        for key in ("cache", "iree_route", "iree_cannot_parse", "fed_inputs", "kept_constants", "tolerance",
-                    "widened"):
-            if key in response.info:
-                record.info[key] = response.info[key]
+        record.info = RecordInfo.from_json({key: response.info[key] for key in (
+            "cache", "iree_route", "iree_cannot_parse", "fed_inputs", "kept_constants", "tolerance", "widened")
+            if key in response.info})
 
     def source_text(self) -> tuple[str, str]:
         return self.split.text, "snippet"
