@@ -1,17 +1,11 @@
-"""What the pytest process and a sandbox worker say to each other.
-
-Plain dataclasses that pickle; no MLIR here, so the pytest process never
-imports the MLIR bindings.
+"""The protocol's words: outcome kinds, statuses, stages, subject kinds, golden bases and
+the requests' ops.
 
 PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
 import enum
-import pickle
-import struct
-from dataclasses import dataclass, field
-from typing import Any, BinaryIO
 
 
 class Kind(enum.StrEnum):
@@ -110,7 +104,7 @@ class Computed(enum.StrEnum):
 class Op(enum.StrEnum):
     """What a request asks of the worker (``Request.op``); the worker answers each with one
     handler (``worker/loop.py``), the pytest side sends each with one method of its client
-    (``client.Client``). The values are spelled here only; a failure's ``info["stage"]`` is
+    (``client.Client``). The values are spelled here only; a failure's ``Response.stage`` is
     the op's value when the worker names no other stage."""
 
     PING = "ping"  # the worker's pid: it is up
@@ -124,10 +118,10 @@ class Op(enum.StrEnum):
     RUN = "run"  # mlir_device.run: the caller's inputs, the results returned unjudged
     REFERENCE = "reference"  # another target's worker asks for reference outputs (worker/reference.py)
     SCHEDULE = "schedule"  # an optimization run's transform.mlir checked (module: the schedule)
-    ITERATION = "iteration"  # an iteration compiled (attachments: schedule, pipeline): its [compile]
+    ITERATION = "iteration"  # an iteration compiled (protocol.requests.IterationCompile): its [compile]
     ITERATION_EXECUTE = "iteration-execute"  # ... that compile run and judged: [correctness]
     ITERATION_BENCHMARK = "iteration-benchmark"  # ... and timed: [benchmark]
-    PYTORCH_COMPILE = "pytorch-compile"  # a run's PyTorch reference compiled (attachments: reference)
+    PYTORCH_COMPILE = "pytorch-compile"  # a run's PyTorch reference compiled (its reference.py)
     PYTORCH_BENCHMARK = "pytorch-benchmark"  # ... and timed
     DRIVER = "driver"  # a failed execute's driver module: its function on its inputs, compared with its golden
 
@@ -137,131 +131,10 @@ class Op(enum.StrEnum):
         return self in (Op.EXECUTE, Op.BISECT, Op.RUN, Op.ITERATION_EXECUTE, Op.ITERATION_BENCHMARK)
 
 
-@dataclass
-class Diagnostic:
-    """One MLIR diagnostic, location still in the coordinates of the text that was sent."""
-
-    severity: str  # error, warning, note, remark
-    message: str
-    line: int | None = None
-    column: int | None = None
-    notes: list[Diagnostic] = field(default_factory=list)
-    file: str = ""  # the named text the location is in (an optimization run's schedule); "": the module sent
-
-
-@dataclass
-class Options:
-    """Everything a backend needs to know besides the snippet itself."""
-
-    target: str = "cpu"
-    pipeline: str | None = None
-    seed: int = 0
-    dynamic_dim: int = 4
-    opt_level: int = 0  # LLVM's, for the JIT
-    # no item executes (--mlir-skip-exec): a cpu compile stops at the LLVM dialect, checked
-    # translatable op by op, as mlir-opt stops; machine code is made only for what runs
-    skip_exec: bool = False
-    atol: float | None = None  # None: by element type (golden.DEFAULT_TOLERANCE)
-    rtol: float | None = None
-    ulp: int | None = None  # elements this many units in the last place apart pass too
-    tolerance_source: str = ""  # who set atol/rtol/ulp ("": --mlir-atol/--mlir-rtol)
-    pcc: float = 0.99
-    lenient_shapes: bool = False  # recorded outputs may differ from results by unit dimensions
-    print_ir: bool = False
-    device_id: int | None = None
-    cuda_chip: str | None = None  # cuda target: None = the device's, else sm_80
-    sys_desc: str | None = None  # ttmetal/ttnn: system descriptor (None: $SYSTEM_DESC_PATH, ttrt's default)
-    disable_eth_dispatch: bool = False  # ttmetal/ttnn: dispatch on worker cores
-    save_artifacts: bool = False
-    artifact_dir: str | None = None  # this item's artifact folder, with save_artifacts
-    bench_warmup: int = 5  # benchmark items: untimed calls first
-    bench_time: float = 1.0  # then timed calls for at least this many seconds
-    bench_settle: float = 10.0  # and at most this many more, while the CPU ran slowed (benchstats)
-    bench_previous_ms: float = 0.0  # the same code's last settled median on this machine (0: unknown)
-    iree_compile_flags: list[str] = field(default_factory=list)  # iree-cpu/iree-cuda: from an IREE config JSON
-    iree_run_flags: list[str] = field(default_factory=list)  # iree-run-module's flags of that config
-    # when the caller stops waiting for this answer, on time.monotonic()'s clock (one clock for
-    # every process of the machine; client.Sandbox.call sets it; None: no limit)
-    deadline: float | None = None
-
-
-# Response.info key: the verdict's golden basis (a ``Golden`` value) on an execute's response
-GOLDEN = "golden"
 # the words of a verdict without an independent golden (a reference that failed, ``self``)
 NO_INDEPENDENT = "no independent golden"
-# Response.info key: a ``Computed`` value, whether the results were computed at run time
-COMPUTED = "computed"
-# Response.info key, true when the verdict is about this machine (a package or a file it
-# lacks), not about the request: the compile cache never keeps such a verdict.
-ENVIRONMENT = "environment"
-# Response.info key: the entry's arguments as [shape, element type] pairs ("4x?", "f32"; "scalar", "i32")
-INPUT_SPECS = "input_specs"
-# Response.info key, true when the item is to be skipped rather than counted `unsupported`
-# (which is for dialects and types a target cannot handle): the machine has no device to
-# run on ("no CUDA device"). The item's record kind is then `skip`.
-SKIP = "skip"
 # The worker's environment variable naming a file it rewrites before each pass and each of the
 # plugin's own steps (a JSON object: what ``failing_pass`` and its reproducer need) while it runs
 # pipelines one pass at a time: set by the client that re-runs a compile that crashed, which
 # reads the file after the crash (``sandbox/crashtriage.py``, ``worker/lowering/failingpass.py``)
 PROGRESS_ENV = "MLIR_SNIPPETS_PROGRESS"
-
-
-@dataclass
-class Request:
-    op: Op
-    module: str = ""  # the split module's text
-    function: str = ""  # entry function symbol
-    options: Options = field(default_factory=Options)
-    golden: dict[str, Any] | None = None  # recorded inputs/outputs (numpy arrays)
-    attachments: dict[str, str] = field(default_factory=dict)  # other texts (a run's schedule, pipeline)
-
-    def __post_init__(self) -> None:
-        self.op = Op(self.op)  # an op given by its value is checked here, not in the worker
-
-
-@dataclass
-class Response:
-    kind: Kind
-    message: str = ""
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    metrics: dict[str, float] = field(default_factory=dict)
-    info: dict[str, Any] = field(default_factory=dict)  # shapes, dtypes, reference used, ...
-    ir: str | None = None  # compiled IR when asked for
-    stderr: str = ""  # filled in by the parent from the worker's fd 2
-    seconds: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.kind is Kind.PASS
-
-
-# ------------------------------------------------------------------ framing
-_HEADER = struct.Struct("<Q")
-
-
-def write_message(stream: BinaryIO, message: Request | Response) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(len(data)) + data)
-    stream.flush()
-
-
-def read_message(stream: BinaryIO) -> Any:
-    """The next message, or None at end of stream."""
-    header = _read_exactly(stream, _HEADER.size)
-    if header is None:
-        return None
-    (size,) = _HEADER.unpack(header)
-    data = _read_exactly(stream, size)
-    return None if data is None else pickle.loads(data)
-
-
-def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
-    chunks = []
-    while size:
-        chunk = stream.read(size)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
