@@ -61,6 +61,7 @@ from pytest_mlir_snippets.protocol.requests import (
     Reference,
     Request,
     Run,
+    Thresholds,
 )
 
 __all__ = [
@@ -70,5 +71,5 @@ __all__ = [
     "IterationFacts", "IterationRequest", "JsonValue", "Kind", "Launch", "LitCompile", "LitExecute", "LitRequest", "Op",
     "OpenDevice", "Options", "Outcome", "Ping", "Probe", "PytorchBenchmark", "PytorchCompile", "PytorchFacts",
     "PytorchRequest", "Recorded", "Reference", "Request", "Response", "Run", "Stage", "Status", "SubjectKind",
-    "Triage", "Verdict", "apply_info", "group_json", "info_json", "read_request", "read_response", "write_message",
+    "Thresholds", "Triage", "Verdict", "apply_info", "group_json", "info_json", "read_request", "read_response", "write_message",
 ]

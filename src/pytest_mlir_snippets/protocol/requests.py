@@ -15,7 +15,6 @@ from pytest_mlir_snippets.protocol.kinds import Golden, Op
 if TYPE_CHECKING:
     import numpy as np
 
-    from pytest_mlir_snippets.golden.compare import Tolerance
     from pytest_mlir_snippets.mlirtext.litscript import LitCommand
 
 
@@ -67,6 +66,14 @@ class Options:
     deadline: float | None = None
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """Recorded data's own rule: absolute thresholds per element type (IREE's), no relative part."""
+
+    source: str  # the rule in words
+    types: tuple[tuple[str, float, float], ...]  # (numpy type name, atol, rtol)
+
+
 @dataclass
 class Recorded:
     """Recorded golden data (``golden.recorded``): inputs, and the outputs to compare with."""
@@ -75,7 +82,7 @@ class Recorded:
     outputs: list[np.ndarray] | None = None  # None: only inputs (a reference computes the outputs)
     source: str = "recorded outputs"  # the reference's name in a verdict
     basis: Golden = Golden.RECORDED  # the verdict's golden basis on these outputs
-    tolerance: Tolerance | None = None  # the data's own rule (IREE's thresholds); None: the anchors
+    tolerance: Thresholds | None = None  # the data's own rule; None: the anchors
 
 
 @dataclass
