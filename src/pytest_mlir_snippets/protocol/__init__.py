@@ -71,5 +71,6 @@ __all__ = [
     "IterationFacts", "IterationRequest", "JsonValue", "Kind", "Launch", "LitCompile", "LitExecute", "LitRequest", "Op",
     "OpenDevice", "Options", "Outcome", "Ping", "Probe", "PytorchBenchmark", "PytorchCompile", "PytorchFacts",
     "PytorchRequest", "Recorded", "Reference", "Request", "Response", "Run", "Stage", "Status", "SubjectKind",
-    "Thresholds", "Triage", "Verdict", "apply_info", "group_json", "info_json", "read_request", "read_response", "write_message",
+    "Thresholds", "Triage", "Verdict", "apply_info", "group_json", "info_json", "read_request", "read_response",
+    "write_message",
 ]
