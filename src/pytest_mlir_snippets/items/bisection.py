@@ -9,21 +9,22 @@ from __future__ import annotations
 
 from pytest_mlir_snippets.client import Client
 from pytest_mlir_snippets.items.base import MlirItem
-from pytest_mlir_snippets.protocol import Request, Response
+from pytest_mlir_snippets.protocol import Bisect, Execute, Response, Triage
 from pytest_mlir_snippets.session import run_state
 
 
-def bisect(item: MlirItem, client: Client, request: Request, response: Response) -> None:
+def bisect(item: MlirItem, client: Client, request: Execute, response: Response) -> None:
     """Bisect ``item``'s golden-mismatch ``response`` to ``request`` within ``--mlir-bisect-timeout`` (else
     the item's timeout); a bisection that fails says why in the section, the item's
     verdict stays the mismatch."""
     limit = run_state(item.config).settings.bisect_timeout or item.timeout()
-    found = client.bisect(request.module, request.function, request.options, request.golden, limit)
+    found = client.call(Bisect(request.module, request.function, request.recorded, options=request.options), limit)
     if found.ok:
-        lines = [str(line) for line in found.info.get("bisect_cuts", [])]
-        if found.info.get("diverged_after"):
-            response.info["diverged_after"] = found.info["diverged_after"]
-            lines.insert(0, f"diverged after: {found.info['diverged_after']}")
+        cuts = found.triage or Triage()
+        lines = list(cuts.bisect_cuts)
+        if cuts.diverged_after:
+            response.triaged().diverged_after = cuts.diverged_after
+            lines.insert(0, f"diverged after: {cuts.diverged_after}")
     else:
         lines = [f"no answer: {found.kind.value}: {found.message.splitlines()[0] if found.message else ''}"]
     item.add_report_section("call", "bisection", "\n".join(lines))

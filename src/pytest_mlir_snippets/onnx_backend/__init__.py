@@ -26,7 +26,7 @@ from onnx.backend.base import Backend, BackendRep
 from pytest_mlir_snippets.client import Sandbox
 from pytest_mlir_snippets.onnx_backend.importer import Imported, ImportFailure, import_model
 from pytest_mlir_snippets.onnx_backend.smalltypes import carried_inputs, declared_outputs
-from pytest_mlir_snippets.protocol import Kind, Op, Options, Request, Response
+from pytest_mlir_snippets.protocol import Kind, Options, Recorded, Request, Response, Run
 
 # the target of a prepare without one (the ``onnx-tests`` command sets it for its pytest run)
 TARGET_VARIABLE = "MLIR_SNIPPETS_ONNX_TARGET"
@@ -93,12 +93,12 @@ class OnnxBackendRep(BackendRep):
                                    f"{self.target} target takes tensors only")
         values = [np.asarray(v) for v in given]
         values = carried_inputs(values, self.imported.small_inputs)
-        request = Request(Op.RUN, self.imported.text, self.imported.function, Options(target=self.target),
-                          {"inputs": values, "specialize": True})
+        request = Run(self.imported.text, self.imported.function, Recorded(values), specialize=True,
+                      options=Options(target=self.target))
         answer = _call(self.target, request, self.timeout)
         if not answer.ok:
             raise BackendError(failure_line(answer))
-        results = answer.info["values"]
+        results = answer.values or []
         types = self.imported.outputs + [None] * (len(results) - len(self.imported.outputs))
         read = [_read_back(v, t) for v, t in zip(results, types, strict=False)]
         return tuple(declared_outputs(read, self.imported.small_outputs))

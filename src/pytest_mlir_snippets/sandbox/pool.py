@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
 
 from pytest_mlir_snippets.client import Client, Sandbox
-from pytest_mlir_snippets.protocol import SKIP, Kind, Op, Options, Request, Response
+from pytest_mlir_snippets.protocol import DeviceFacts, Kind, Op, Options, Request, Response
 from pytest_mlir_snippets.settings import Settings
 
 
 class DeviceManager(Client):
     def __init__(self, settings: Settings,
-                 on_open: Callable[[int | None, dict[str, Any]], None] | None = None) -> None:
+                 on_open: Callable[[int | None, DeviceFacts], None] | None = None) -> None:
         self.settings = settings
         self.on_open = on_open
         self.sandbox = Sandbox(settings.target, settings.memory_limit, fixed_layout=settings.bench_layout == "fixed")
@@ -46,7 +45,7 @@ class DeviceManager(Client):
         if request.op.executes and not self._device_is_open():
             opened = self._open(timeout)
             if not opened.ok:
-                if not opened.info.get(SKIP):  # "no CUDA device" says it all
+                if not opened.skip:  # "no CUDA device" says it all
                     opened.message = f"the device could not be opened: {opened.message}"
                 if opened.kind is Kind.PASS:
                     opened.kind = Kind.EXECUTE_ERROR
@@ -72,7 +71,7 @@ class DeviceManager(Client):
             self.opened += 1
             self._device_worker = self.sandbox.starts
             if self.on_open is not None:
-                self.on_open(self.device_id, response.info)
+                self.on_open(self.device_id, response.device or DeviceFacts())
         return response
 
     def close(self) -> None:

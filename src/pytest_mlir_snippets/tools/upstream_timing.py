@@ -77,8 +77,8 @@ def inputs_for(run: Path, function: str, args: list[TypeSpec]) -> list[np.ndarra
     """What the plugin feeds the benchmark: the recorded inputs (viewed in the function's
     types as the cpu target does), else its seeded ones with the default options."""
     golden = load_recorded(run / MODEL, function, 1)
-    if golden:
-        return recorded(golden["inputs"], args, "input")
+    if golden is not None:
+        return recorded(golden.inputs, args, "input")
     defaults = Options()
     return make_inputs(args, defaults.seed, defaults.dynamic_dim)
 
