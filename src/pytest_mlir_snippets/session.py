@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Protocol
 import pytest
 
 from pytest_mlir_snippets.protocol import (
-    CheckPipeline,
     DeviceFacts,
     FunctionRequest,
     Kind,
@@ -167,7 +166,7 @@ def check_pipeline(settings: Settings) -> None:
 
     sandbox = Sandbox(settings.target, settings.memory_limit)
     try:
-        answer = sandbox.call(CheckPipeline(settings.pipeline), timeout=max(60.0, settings.timeout))
+        answer = sandbox.check_pipeline(settings.pipeline, timeout=max(60.0, settings.timeout))
     finally:
         sandbox.close()
     if answer.kind is Kind.COMPILE_ERROR:

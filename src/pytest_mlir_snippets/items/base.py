@@ -155,7 +155,8 @@ class MlirItem(pytest.Item):
     def compiled_subject(self) -> Subject:  # what this item's compile is of (RunState.compile's key)
         return Subject(self.subject_kind, str(self.path), self.subject, self.runs_on)
 
-    def compile_first(self, request: Callable[[], FunctionRequest], group: str | None = None, cache: bool = True) -> Response:
+    def compile_first(self, request: Callable[[], FunctionRequest], group: str | None = None,
+                      cache: bool = True) -> Response:
         """The compile this item builds on (``RunState.compiled_first``), so that a compile failure
         is the compile's whatever the order of items: this item then skips ("compile failed"),
         or ends as unsupported with it (``unsupported_with_compile``)."""

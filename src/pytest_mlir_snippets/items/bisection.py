@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pytest_mlir_snippets.client import Client
 from pytest_mlir_snippets.items.base import MlirItem
-from pytest_mlir_snippets.protocol import Bisect, Execute, Response, Triage
+from pytest_mlir_snippets.protocol import Execute, Response, Triage
 from pytest_mlir_snippets.session import run_state
 
 
@@ -18,7 +18,7 @@ def bisect(item: MlirItem, client: Client, request: Execute, response: Response)
     the item's timeout); a bisection that fails says why in the section, the item's
     verdict stays the mismatch."""
     limit = run_state(item.config).settings.bisect_timeout or item.timeout()
-    found = client.call(Bisect(request.module, request.function, request.recorded, options=request.options), limit)
+    found = client.bisect(request.module, request.function, request.options, request.recorded, limit)
     if found.ok:
         cuts = found.triage or Triage()
         lines = list(cuts.bisect_cuts)

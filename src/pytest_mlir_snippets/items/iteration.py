@@ -40,7 +40,6 @@ from pytest_mlir_snippets.model.layout import (
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import write_atomic
 from pytest_mlir_snippets.protocol import (
-    CheckSchedule,
     Diagnostic,
     Golden,
     IterationBenchmark,
@@ -49,9 +48,6 @@ from pytest_mlir_snippets.protocol import (
     IterationFacts,
     IterationRequest,
     Kind,
-    PytorchBenchmark,
-    PytorchCompile,
-    PytorchRequest,
     Response,
     Stage,
     SubjectKind,
@@ -159,7 +155,7 @@ class IterationItem(MlirItem):
         schedule = self.folder / "transform.mlir"
         if schedule.is_file():
             manager = run_state(self.config).device_manager(self.target)
-            checked = manager.call(CheckSchedule(schedule.read_text(), options=manager.options()), self.timeout())
+            checked = manager.check_schedule(schedule.read_text(), manager.options(), self.timeout())
             if not checked.ok:
                 problems.append(f"{self.folder.name}/transform.mlir: {checked.message}")
                 _in_schedule(checked.diagnostics)
@@ -232,14 +228,12 @@ class IterationItem(MlirItem):
         self._end(response)
 
     def _pytorch_compile(self) -> None:
-        self._pytorch_stage(PytorchCompile)
+        manager = run_state(self.config).device_manager(self.target)
+        self._end(manager.pytorch_compile(str(self.folder / REFERENCE), manager.options(), self.timeout()))
 
     def _pytorch(self) -> None:
-        self._pytorch_stage(PytorchBenchmark)
-
-    def _pytorch_stage(self, stage: type[PytorchRequest]) -> None:
         manager = run_state(self.config).device_manager(self.target)
-        self._end(manager.call(stage(str(self.folder / REFERENCE), options=manager.options()), self.timeout()))
+        self._end(manager.pytorch_benchmark(str(self.folder / REFERENCE), manager.options(), self.timeout()))
 
     # ------------------------------------------------------------------ records
     def source_text(self) -> tuple[str, str]:

@@ -26,13 +26,13 @@ from onnx.backend.base import Backend, BackendRep
 from pytest_mlir_snippets.client import Sandbox
 from pytest_mlir_snippets.onnx_backend.importer import Imported, ImportFailure, import_model
 from pytest_mlir_snippets.onnx_backend.smalltypes import carried_inputs, declared_outputs
-from pytest_mlir_snippets.protocol import Kind, Options, Recorded, Request, Response, Run
+from pytest_mlir_snippets.protocol import Kind, Options, Response
 
 # the target of a prepare without one (the ``onnx-tests`` command sets it for its pytest run)
 TARGET_VARIABLE = "MLIR_SNIPPETS_ONNX_TARGET"
 DEVICES = {"cpu": "CPU", "iree-cpu": "CPU", "cuda": "CUDA", "iree-cuda": "CUDA"}
 TIMEOUT = 60.0  # seconds per compile-and-run, as a snippet item's --mlir-timeout
-_sandboxes: dict[str, tuple[Sandbox, list[int]]] = {}  # target: its worker, and the start whose device is open
+_sandboxes: dict[str, Sandbox] = {}  # target: its worker, which opens its device after every start
 
 
 class BackendError(RuntimeError):
@@ -44,25 +44,15 @@ def default_target() -> str:
 
 
 def _sandbox(target: str) -> Sandbox:
+    """The target's worker (it opens its device before a run, again after a restart)."""
     if target not in _sandboxes:
-        _sandboxes[target] = (Sandbox(target), [-1])
-    return _sandboxes[target][0]
-
-
-def _call(target: str, request: Request, timeout: float) -> Response:
-    """``request`` on the target's worker, its device opened first (again after a restart)."""
-    sandbox, opened = _sandboxes.get(target) or (_sandbox(target), _sandboxes[target][1])
-    if opened[0] != sandbox.starts or not sandbox.alive:
-        answer = sandbox.open_device(Options(target=target), timeout)
-        if not answer.ok:
-            return answer
-        opened[0] = sandbox.starts
-    return sandbox.call(request, timeout)
+        _sandboxes[target] = Sandbox(target)
+    return _sandboxes[target]
 
 
 def close() -> None:
     """Stop the workers this process started."""
-    for sandbox, _ in _sandboxes.values():
+    for sandbox in _sandboxes.values():
         sandbox.close()
     _sandboxes.clear()
 
@@ -93,9 +83,8 @@ class OnnxBackendRep(BackendRep):
                                    f"{self.target} target takes tensors only")
         values = [np.asarray(v) for v in given]
         values = carried_inputs(values, self.imported.small_inputs)
-        request = Run(self.imported.text, self.imported.function, Recorded(values), specialize=True,
-                      options=Options(target=self.target))
-        answer = _call(self.target, request, self.timeout)
+        answer = _sandbox(self.target).run(self.imported.text, self.imported.function, Options(target=self.target),
+                                           values, specialize=True, timeout=self.timeout)
         if not answer.ok:
             raise BackendError(failure_line(answer))
         results = answer.values or []

@@ -12,7 +12,7 @@ from pytest_mlir_snippets.client import Sandbox
 from pytest_mlir_snippets.golden.recorded import RecordedDataError, load_recorded
 from pytest_mlir_snippets.mlirtext.directives import DirectiveError, directive
 from pytest_mlir_snippets.mlirtext.litexport import lit_test
-from pytest_mlir_snippets.protocol import Driver, Options
+from pytest_mlir_snippets.protocol import Options
 from pytest_mlir_snippets.tools.subject import SubjectError, find
 
 TIMEOUT = 300.0
@@ -39,7 +39,7 @@ def export_lit(spec: str, timeout: float = TIMEOUT) -> str:
                       tolerance_source=found.text if not found.empty else "")
     sandbox = Sandbox("cpu")
     try:
-        answer = sandbox.call(Driver(source.split(function).text, function.name, golden, options=options), timeout)
+        answer = sandbox.driver(source.split(function).text, function.name, options, golden, timeout=timeout)
     finally:
         sandbox.close()
     if not answer.ok:

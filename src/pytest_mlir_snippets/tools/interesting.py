@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_mlir_snippets.client import Client, Sandbox
-from pytest_mlir_snippets.protocol import Compile, Execute, Kind, OpenDevice, Options, Recorded
+from pytest_mlir_snippets.protocol import Kind, Options, Recorded
 
 KIND_ONLY = (Kind.GOLDEN_MISMATCH, Kind.CRASH, Kind.TIMEOUT)
 _VALUE = re.compile(r"%[\w$.-]+(?:#\d+)?")  # an SSA value's name in a printed op: %7, %arg0, %0#1
@@ -52,11 +52,10 @@ def failure_of(client: Client, text: str, spec: Spec, golden: Recorded | None) -
     """(outcome kind, what must stay the same of it, whether it compiled) of ``text`` run as
     the item runs: its compile, then, when that passes, its execute."""
     options = spec.options()
-    response = client.call(Compile(text, spec.function, Recorded(golden.inputs) if golden else None, options=options),
-                           spec.timeout)
+    response = client.compile(text, spec.function, options, Recorded(golden.inputs) if golden else None, spec.timeout)
     compiled = response.ok
     if compiled and spec.compiles:
-        response = client.call(Execute(text, spec.function, golden, options=options), spec.timeout)
+        response = client.execute(text, spec.function, options, golden, spec.timeout)
     if response.kind in KIND_ONLY or response.ok:
         return response.kind.value, "", compiled
     errors = [d.message for d in response.diagnostics if d.severity == "error"]
@@ -71,5 +70,5 @@ def interesting(client: Client, text: str, spec: Spec, golden: Recorded | None) 
 def opened(spec: Spec) -> Sandbox:
     """A sandbox worker for ``spec``'s target, its device open."""
     sandbox = Sandbox(spec.target)
-    sandbox.call(OpenDevice(options=spec.options()), spec.timeout)
+    sandbox.open_device(spec.options(), spec.timeout)
     return sandbox
