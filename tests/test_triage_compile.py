@@ -197,15 +197,16 @@ def test_iree_compile_failures_name_irees_pass_and_reproduce_with_iree_compile(p
 
 def test_a_script_after_a_plugin_step_names_it_and_a_plugin_step_gets_none(tmp_path: Path) -> None:
     from pytest_mlir_snippets.items import reproducer
-    from pytest_mlir_snippets.protocol import Kind, Response
+    from pytest_mlir_snippets.protocol import Kind, Response, Triage
 
-    info = {"failing_pass": "cse", "before_pass_ir": ADD_TENSORS, "failing_pipeline": "builtin.module(cse)",
-            "failing_tool": "mlir-opt", "after_step": "plugin:prepare_for_llvm"}
-    script = reproducer.write(tmp_path / "a", Response(Kind.COMPILE_ERROR, "lowering failed in cse", info=info), "t")
+    info = Triage(failing_pass="cse", before_pass_ir=ADD_TENSORS, failing_pipeline="builtin.module(cse)",
+                  failing_tool="mlir-opt", after_step="plugin:prepare_for_llvm")
+    script = reproducer.write(tmp_path / "a", Response(Kind.COMPILE_ERROR, "lowering failed in cse", triage=info),
+                              "t")
     assert script is not None and "right after plugin:prepare_for_llvm, a Python step" in script.read_text()
     assert clean_run(script).returncode == 0  # cse does not fail: the script runs what it says
-    step = {"failing_pass": "plugin:onnx.expand", "before_pass_ir": ADD_TENSORS}
-    assert reproducer.write(tmp_path / "b", Response(Kind.COMPILE_ERROR, "plugin:onnx.expand failed", info=step),
+    step = Triage(failing_pass="plugin:onnx.expand", before_pass_ir=ADD_TENSORS)
+    assert reproducer.write(tmp_path / "b", Response(Kind.COMPILE_ERROR, "plugin:onnx.expand failed", triage=step),
                             "t") is None
     assert (tmp_path / "b" / "before-plugin_onnx.expand.mlir").read_text() == ADD_TENSORS
     reproducer.remove(tmp_path / "b")  # the item passes again: its folder goes

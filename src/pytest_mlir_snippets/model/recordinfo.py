@@ -9,6 +9,7 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -50,10 +51,32 @@ class RecordInfo:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RecordInfo:
-        known = {f.name for f in fields(cls)} - {"other"}
-        return cls(**{k: v for k, v in data.items() if k in known},
-                   other={k: v for k, v in data.items() if k not in known})
+        """A value not of its field's type (another version's, a hand-edited file) is kept
+        in ``other``, as read, rather than taken for the fact."""
+        fitting = {k: v for k, v in data.items() if k in _CHECKS and _CHECKS[k](v)}
+        return cls(**fitting, other={k: v for k, v in data.items() if k not in fitting})
 
     def scalars(self) -> list[tuple[str, str | int | float]]:
         """The facts that are one string or number (junit properties)."""
         return [(k, v) for k, v in self.to_json().items() if isinstance(v, str | int | float)]
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _records(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, dict) for v in value)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+_CHECKS: dict[str, Callable[[object], bool]] = {
+    **{f.name: lambda v: isinstance(v, str) for f in fields(RecordInfo)},
+    **dict.fromkeys(("fed_inputs", "kept_constants", "widened"), _strings),
+    **dict.fromkeys(("host_ops", "kernels", "calls"), _records),
+    "tolerance": lambda v: isinstance(v, dict), "reference_ms": _number,
+    "compiles": lambda v: isinstance(v, int) and not isinstance(v, bool)}
+del _CHECKS["other"]
