@@ -81,10 +81,10 @@ Source = Callable[[Goldens, Compiled, Options, list[np.ndarray]], Reference | No
 
 def interpreter(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference | None:
     """StableHLO's reference interpreter, for a StableHLO snippet."""
-    if compiled.info.get("front_end") != "stablehlo":
+    if compiled.facts.front_end != "stablehlo":
         return None
     try:
-        return Reference(interpret(compiled.info["source"], compiled.function, inputs, "cpu"),
+        return Reference(interpret(compiled.kept.source, compiled.function, inputs, "cpu"),
                          "StableHLO reference interpreter", Golden.INTERPRETER)
     except InterpreterUnavailable as why:
         raise Unavailable(f"the StableHLO interpreter could not run it: {why}") from None
@@ -101,7 +101,7 @@ def iree_cpu(goldens: Goldens, compiled: Compiled, options: Options, inputs: lis
     if TARGETS["iree-cpu"].absent():
         raise Unavailable("no second compiler installed (pytest-mlir-snippets[iree] gives iree-cpu)")
     try:
-        return goldens.worker("iree-cpu").outputs(compiled.info["source"], compiled.function, options, inputs)
+        return goldens.worker("iree-cpu").outputs(compiled.kept.source, compiled.function, options, inputs)
     except SnippetFailure as failure:
         raise Unavailable(f"iree-cpu could not take it: {failure.message.splitlines()[0]}") from None
 
@@ -109,7 +109,7 @@ def iree_cpu(goldens: Goldens, compiled: Compiled, options: Options, inputs: lis
 def cpu_worker(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
     """The cpu target's reference (its ``ANOTHER`` row), from a cpu worker of this worker's
     own: upstream's bindings cannot load beside IREE's."""
-    return goldens.worker("cpu").outputs(compiled.info["source"], compiled.function, options, inputs)
+    return goldens.worker("cpu").outputs(compiled.kept.source, compiled.function, options, inputs)
 
 
 def own_plain(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pytest_mlir_snippets.protocol import Triage
 from pytest_mlir_snippets.worker.lowering.failingpass import steps as passes_of
 
 FRONT_END = "front-end"
@@ -69,7 +70,7 @@ def schedule(steps: list[Step]) -> tuple[list[str], Callable[[Any, Any], None], 
     return parts, before, between
 
 
-def search(names: list[str], verdict: Callable[[int], bool | None], deadline: float | None) -> dict[str, Any]:
+def search(names: list[str], verdict: Callable[[int], bool | None], deadline: float | None) -> Triage:
     """Bisect ``names`` (the steps): ``verdict(k)`` says whether the cut after step k
     (-1: right after import) matches the golden (None: no verdict, it did not lower or
     run). The answer: ``diverged_after`` and ``bisect_cuts``, one line per cut tried."""
@@ -83,9 +84,9 @@ def search(names: list[str], verdict: Callable[[int], bool | None], deadline: fl
         spent = max(spent, time.monotonic() - start)
         return tried[k]
 
-    def answer(name: str, note: str = "") -> dict[str, Any]:
+    def answer(name: str, note: str = "") -> Triage:
         lines = [f"cut after {names[k] if k >= 0 else 'import'}: {VERDICTS[v]}" for k, v in sorted(tried.items())]
-        return {"diverged_after": name, "bisect_cuts": lines + ([note] if note else [])}
+        return Triage(diverged_after=name, bisect_cuts=lines + ([note] if note else []))
 
     first = judge(-1)
     if first is False:

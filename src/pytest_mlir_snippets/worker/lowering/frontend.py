@@ -194,7 +194,7 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
                 module = tir.Module.parse(module_text)
         except Exception as error:
             failure = diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error)
-            raise failure.with_info(imported(module_text, "torch-mlir-opt")) from None
+            raise failure.with_triage(imported(module_text, "torch-mlir-opt")) from None
         if kind == "stablehlo" and "interpreter.run_parallel" in module_text:  # before: it is no registered op
             plans = parallel.rewrite(module, tir)
             if fed is not None:

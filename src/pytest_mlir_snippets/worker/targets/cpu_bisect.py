@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_mlir_snippets.protocol import Kind, Options
+from pytest_mlir_snippets.protocol import Kind, Options, Recorded, Triage
 from pytest_mlir_snippets.worker import native_io
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
@@ -54,7 +54,7 @@ class Cuts:
 
     def search(self, compile_: Compile, run: Callable[[Compiled, list[np.ndarray]], list[np.ndarray]],
                reference: Callable[[Compiled, list[np.ndarray]], Reference], options: Options,
-               golden: dict[str, Any] | None) -> dict[str, Any]:
+               golden: Recorded | None) -> Triage:
         """``diverged_after`` and the cuts tried (``bisect.search``); the golden a reference
         gives is computed once: every cut has the same source and inputs."""
         known: list[Reference] = []

@@ -13,23 +13,24 @@ the plain compile of the snippet; the last, after ``vm``, is the item's whole co
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 
 from pytest_mlir_snippets.mlirtext.native import native_tool
-from pytest_mlir_snippets.protocol import Kind, Options
+from pytest_mlir_snippets.protocol import Kind, Options, Recorded, Triage
 from pytest_mlir_snippets.worker import native_io
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
 from pytest_mlir_snippets.worker.lowering import bisect as search
-from pytest_mlir_snippets.worker.targets.iree import DEVICE_FLAGS, KEEP_ABI, IreeBackend
-from pytest_mlir_snippets.worker.targets.iree_commands import compile_commands
+from pytest_mlir_snippets.worker.targets.iree_commands import DEVICE_FLAGS, KEEP_ABI, compile_commands
 from pytest_mlir_snippets.worker.targets.iree_runtime import Program
 
 # iree-compile's phases, in order (`iree-compile --help`: --compile-to); start and end left out
@@ -39,7 +40,20 @@ PLAIN = ("--iree-opt-level=O0",)
 CUT_TIMEOUT = 120.0  # seconds for one cut's two compiles
 
 
-def plain_flags(backend: IreeBackend, options: Options) -> list[str]:
+class IreeLike(Protocol):
+    """What a bisection uses of ``targets.iree.IreeBackend`` (which calls it: no import of it here)."""
+
+    def compile(self, module: str, function: str, options: Options,
+                constants: Mapping[int, np.ndarray] | None = None) -> Compiled: ...
+    def ready(self, device_id: int | None) -> None: ...
+    def flags(self, options: Options) -> list[str]: ...
+    def verbatim(self, options: Options) -> bool: ...
+    def target_flags(self, options: Options) -> list[str]: ...
+    def reference(self, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference: ...
+    def run(self, compiled: Compiled, inputs: list[np.ndarray], options: Options) -> list[np.ndarray]: ...
+
+
+def plain_flags(backend: IreeLike, options: Options) -> list[str]:
     """The flags of a cut's rest: the device's, nothing else a config gives."""
     if backend.verbatim(options):
         own = [f for f in options.iree_compile_flags if f.split("=", 1)[0] in DEVICE_FLAGS]
@@ -72,12 +86,12 @@ def cut_vmfb(folder: Path, module: str, item: list[str], plain: list[str], route
     return (folder / "cut.vmfb").read_bytes()
 
 
-def bisect(backend: IreeBackend, module_text: str, function: str, options: Options,
-           golden: dict[str, Any] | None) -> dict[str, Any]:
+def bisect(backend: IreeLike, module_text: str, function: str, options: Options,
+           golden: Recorded | None) -> Triage:
     """``diverged_after`` (a phase, ``front-end`` or ``translation``) and the cuts tried."""
     compiled = backend.compile(module_text, function, replace(options, skip_exec=True))
     backend.ready(options.device_id)
-    module, route = str(compiled.info["source"]), str(compiled.info.get("iree_route", "none"))
+    module, route = compiled.kept.source, compiled.facts.iree_route or "none"
     item, plain = backend.flags(options), plain_flags(backend, options)
     inputs = run_inputs(compiled, options, golden)
     known: list[Reference] = []
@@ -92,7 +106,8 @@ def bisect(backend: IreeBackend, module_text: str, function: str, options: Optio
             vmfb = cut_vmfb(Path(folder), module, item, plain, route, k, options.deadline)
         if vmfb is None:
             return None
-        cut = Compiled(compiled.ir, compiled.function, compiled.signature, Program(vmfb), dict(compiled.info))
+        cut = Compiled(compiled.ir, compiled.function, compiled.signature, Program(vmfb), compiled.facts,
+                       copy.copy(compiled.kept))
         try:
             with native_io.quiet_stdout():
                 outputs = backend.run(cut, [np.array(v, copy=True) for v in inputs], options)

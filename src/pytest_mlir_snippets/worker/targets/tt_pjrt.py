@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_mlir_snippets.protocol import ENVIRONMENT, Diagnostic, Kind
+from pytest_mlir_snippets.protocol import Diagnostic, Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 
 # the build the ``tt`` extra pins (jax-tt-plugin 0.1.3)
@@ -243,7 +243,7 @@ def given_descriptor(option: str | None) -> tuple[str, str] | None:
 
 
 def environment_failure(error: PluginError) -> SnippetFailure:
-    return SnippetFailure(Kind.UNSUPPORTED, str(error), info={ENVIRONMENT: True})
+    return SnippetFailure(Kind.UNSUPPORTED, str(error), environment=True)
 
 
 def as_main(module: str, function: str) -> str:
