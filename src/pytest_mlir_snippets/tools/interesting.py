@@ -68,7 +68,6 @@ def interesting(client: Client, text: str, spec: Spec, golden: Recorded | None) 
 
 
 def opened(spec: Spec) -> Sandbox:
-    """A sandbox worker for ``spec``'s target, its device open."""
-    sandbox = Sandbox(spec.target)
-    sandbox.open_device(spec.options(), spec.timeout)
-    return sandbox
+    """A sandbox worker for ``spec``'s target; it opens the device with ``spec``'s options
+    before the first execute, and again after a candidate replaced the worker."""
+    return Sandbox(spec.target, device=spec.options())
