@@ -89,8 +89,8 @@ def test_snippets_without_a_parallel_loop_become_single_thread_kernels() -> None
     backend = CudaBackend()
     for name in ("cumsum", "total", "product_0d"):
         compiled = backend.compile(SEQUENTIAL, name, Options(cuda_chip="sm_80", print_ir=True))
-        assert compiled.info["single_thread"] and compiled.info["kernels"] == 4, name  # the module's three, a copy
-        assert f".visible .entry {name}_kernel(" in compiled.info["ptx"]
+        assert compiled.kept.single_thread and compiled.kept.kernel_count == 4, name  # the module's three, a copy
+        assert f".visible .entry {name}_kernel(" in compiled.facts.ptx
     from mlir import ir, passmanager
 
     from pytest_mlir_snippets.worker.targets.cuda import BetweenParts

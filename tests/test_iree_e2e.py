@@ -155,7 +155,7 @@ def test_check_calls_are_judged_at_their_lines_and_an_unknown_import_is_an_error
     import numpy as np
 
     from pytest_mlir_snippets.protocol import Kind
-    from pytest_mlir_snippets.worker.targets.base import Compiled, SnippetFailure
+    from pytest_mlir_snippets.worker.targets.base import Compiled, Kept, SnippetFailure
     from pytest_mlir_snippets.worker.targets.iree import IreeBackend
     from pytest_mlir_snippets.worker.targets.iree_check import Call, as_checks
 
@@ -171,10 +171,10 @@ def test_check_calls_are_judged_at_their_lines_and_an_unknown_import_is_an_error
     class NoCalls:
         check = None
 
-    for info, words in (({"check_imports": ["expect_close"]}, "check.expect_close, which"),
-                        ({"check_sites": [("check.expect_eq", 3, 3)]}, "made no call to the check module")):
+    for kept, words in ((Kept(check_imports=["expect_close"]), "check.expect_close, which"),
+                        (Kept(check_sites=[("check.expect_eq", 3, 3)]), "made no call to the check module")):
         with pytest.raises(SnippetFailure) as failure:
-            IreeBackend._checked(Compiled("", "f", None, info=info), NoCalls())  # type: ignore[arg-type]
+            IreeBackend._checked(Compiled("", "f", None, kept=kept), NoCalls())  # type: ignore[arg-type]
         assert failure.value.kind is Kind.EXECUTE_ERROR and words in failure.value.message
 
 

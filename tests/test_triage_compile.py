@@ -82,11 +82,11 @@ def test_a_plugin_step_that_raises_is_named_with_the_ir_it_received() -> None:
         tensors = ir.Module.parse(ADD_TENSORS)
         assert plugin_step("shlo.rewrite", tensors, lambda: 7) == 7
         found = locate(tensors.operation, "builtin.module(one-shot-bufferize)", passmanager.PassManager.parse)
-    assert found is not None and found["after_step"] == "plugin:shlo.rewrite"  # the script starts after it
+    assert found is not None and found.after_step == "plugin:shlo.rewrite"  # the script starts after it
     failure = caught.value
-    assert failure.info["failing_pass"] == "plugin:prepare_for_llvm"
+    assert failure.triage is not None and failure.triage.failing_pass == "plugin:prepare_for_llvm"
     assert failure.message == "plugin:prepare_for_llvm failed: ValueError: no pattern for this op"
-    assert "arith.addf" in failure.info["before_pass_ir"]  # what it received, not what it left
+    assert "arith.addf" in failure.triage.before_pass_ir  # what it received, not what it left
 
 
 def test_each_step_is_marked_while_it_runs_and_unmarked_after(tmp_path: Path,
@@ -214,11 +214,12 @@ def test_a_script_after_a_plugin_step_names_it_and_a_plugin_step_gets_none(tmp_p
 
 
 def test_a_crash_is_run_again_only_when_time_is_left_for_it() -> None:
-    from pytest_mlir_snippets.protocol import Kind, Op, Options, Request, Response
+    from pytest_mlir_snippets.mlirtext.litscript import LitCommand
+    from pytest_mlir_snippets.protocol import Compile, Kind, LitCompile, Response
     from pytest_mlir_snippets.sandbox import crashtriage
 
-    request = Request(Op.COMPILE, HOSTILE.joinpath("torch_view_zero.mlir").read_text(), "view_zero", Options())
+    request = Compile(HOSTILE.joinpath("torch_view_zero.mlir").read_text(), "view_zero")
     late = Response(Kind.CRASH, "the sandbox worker killed by SIGFPE", seconds=10.5)
     assert crashtriage.locate("cpu", None, request, late, timeout=10.0).message == late.message  # no time left
-    lit = Request(Op.COMPILE, request.module, "view_zero", Options(), attachments={"lit": "{}"})
+    lit = LitCompile(request.module, "view_zero", command=LitCommand(1, 1, "", "view_zero"))
     assert crashtriage.locate("cpu", None, lit, late, timeout=None).message == late.message
