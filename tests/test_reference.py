@@ -60,7 +60,7 @@ def _judged(reference: OtherTarget, module: str, function: str, timeout: float) 
     """What the judge says of a run, ``timeout`` seconds left to it, whose golden is ``reference``'s outputs."""
     spec = TypeSpec("tensor", "f32", (4,))
     compiled = Compiled("", function, ([spec], [spec]),
-                        CompileFacts(inputs=["tensor<4xf32>"], outputs=["tensor<4xf32>"]))
+                        facts=CompileFacts(inputs=["tensor<4xf32>"], outputs=["tensor<4xf32>"]))
     x = np.ones(4, np.float32)
     options = Options(deadline=time.monotonic() + timeout)
     executed = judge_outputs(compiled, options, None, [x], [2 * x],
@@ -100,7 +100,7 @@ class Doubled:
 
 
 def _stub(front_end: str = "upstream") -> Compiled:
-    return Compiled("", "f", None, CompileFacts(front_end=front_end), Kept(source=ADD))
+    return Compiled("", "f", None, facts=CompileFacts(front_end=front_end), kept=Kept(source=ADD))
 
 
 def test_every_target_judged_by_the_judge_has_its_references() -> None:

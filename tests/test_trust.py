@@ -188,8 +188,8 @@ def test_a_compile_that_lowers_only_with_inputs_constant_is_a_compile_error(pyte
 
 def _compiled() -> Compiled:
     spec = TypeSpec("tensor", "f32", (4,))
-    return Compiled("", "f", ([spec], [spec]), CompileFacts(inputs=["tensor<4xf32>"], outputs=["tensor<4xf32>"]),
-                    Kept(runtime_results=[True]))
+    return Compiled("", "f", ([spec], [spec]), facts=CompileFacts(inputs=["tensor<4xf32>"], outputs=["tensor<4xf32>"]),
+                    kept=Kept(runtime_results=[True]))
 
 
 def test_a_reference_that_cannot_be_computed_is_no_golden_not_an_error() -> None:
