@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mlir_snippets.protocol import PROGRESS_ENV
+from pytest_mlir_snippets.protocol import PROGRESS_ENV, Triage
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering.failingpass import begin, locate, marked, plugin_step
 
@@ -106,7 +106,7 @@ def test_each_step_is_marked_while_it_runs_and_unmarked_after(tmp_path: Path,
         assert locate(module.operation, "builtin.module(canonicalize, convert-func-to-llvm)", pass_manager) is None
         assert "llvm.func @twice" in str(module)  # lowered by the whole pipeline, a pass at a time
     assert seen == ["canonicalize", "convert-func-to-llvm"] and not progress.exists()
-    with pytest.raises(RuntimeError), marked({"failing_pass": "x"}):
+    with pytest.raises(RuntimeError), marked(Triage(failing_pass="x")):
         assert json.loads(progress.read_text()) == {"failing_pass": "x"}
         raise RuntimeError
     assert not progress.exists()  # an answered failure names no crash
