@@ -46,18 +46,18 @@ def test_the_search_names_the_step_after_which_results_stop_matching() -> None:
         return k < 5
 
     found = search(names, monotone, None)
-    assert found["diverged_after"] == "p5" and len(tried) <= 6  # binary: not every cut
-    assert "cut after p4: matches" in found["bisect_cuts"] and "cut after p5: differs" in found["bisect_cuts"]
+    assert found.diverged_after == "p5" and len(tried) <= 6  # binary: not every cut
+    assert "cut after p4: matches" in found.bisect_cuts and "cut after p5: differs" in found.bisect_cuts
     assert search(names, lambda k: False, None)["diverged_after"] == FRONT_END  # wrong right after import
     assert search(names, lambda k: True, None)["diverged_after"] == TRANSLATION  # every cut matches
     # cuts the plain tail cannot lower have no verdict and are passed over
     found = search(names, lambda k: None if k in (3, 4) else k < 5, None)
-    assert found["diverged_after"] == "p5" and any("no verdict" in line for line in found["bisect_cuts"])
+    assert found.diverged_after == "p5" and any("no verdict" in line for line in found.bisect_cuts)
     found = search(names, lambda k: None if k == 4 else k < 4, None)
-    assert found["diverged_after"] == "p5" and "at or before p5" in found["bisect_cuts"][-1]
+    assert found.diverged_after == "p5" and "at or before p5" in found.bisect_cuts[-1]
     # past its deadline (--mlir-bisect-timeout): the first and last cuts only, and the range left
     found = search(names, monotone, time.monotonic())
-    assert found["diverged_after"] == "p8" and found["bisect_cuts"][-1] == (
+    assert found.diverged_after == "p8" and found.bisect_cuts[-1] == (
         "stopped at --mlir-bisect-timeout: the divergence is after import, at or before p8")
 
 
@@ -68,7 +68,7 @@ def test_the_cut_pipeline_finds_the_pass_that_changed_the_results() -> None:
     backend = CpuBackend()
     right = {"inputs": INPUTS, "outputs": [INPUTS[0] + 5_000_000_000]}
     found = backend.bisect(SHIFT, "shift", Options(pipeline=PIPELINE), right, {})
-    assert found["diverged_after"] == NARROWING, found
+    assert found.diverged_after == NARROWING, found
     # sabotaged: the golden the narrowed code computes; the snippet as imported now differs from it
     narrowed = {"inputs": INPUTS, "outputs": [(INPUTS[0] + 2_147_483_647).astype(np.int32).astype(np.int64)]}
     assert backend.bisect(SHIFT, "shift", Options(pipeline=PIPELINE), narrowed, {})["diverged_after"] == FRONT_END
