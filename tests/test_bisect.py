@@ -48,8 +48,8 @@ def test_the_search_names_the_step_after_which_results_stop_matching() -> None:
     found = search(names, monotone, None)
     assert found.diverged_after == "p5" and len(tried) <= 6  # binary: not every cut
     assert "cut after p4: matches" in found.bisect_cuts and "cut after p5: differs" in found.bisect_cuts
-    assert search(names, lambda k: False, None)["diverged_after"] == FRONT_END  # wrong right after import
-    assert search(names, lambda k: True, None)["diverged_after"] == TRANSLATION  # every cut matches
+    assert search(names, lambda k: False, None).diverged_after == FRONT_END  # wrong right after import
+    assert search(names, lambda k: True, None).diverged_after == TRANSLATION  # every cut matches
     # cuts the plain tail cannot lower have no verdict and are passed over
     found = search(names, lambda k: None if k in (3, 4) else k < 5, None)
     assert found.diverged_after == "p5" and any("no verdict" in line for line in found.bisect_cuts)
@@ -62,16 +62,16 @@ def test_the_search_names_the_step_after_which_results_stop_matching() -> None:
 
 
 def test_the_cut_pipeline_finds_the_pass_that_changed_the_results() -> None:
-    from pytest_mlir_snippets.protocol import Options
+    from pytest_mlir_snippets.protocol import Options, Recorded
     from pytest_mlir_snippets.worker.targets.cpu import CpuBackend
 
     backend = CpuBackend()
-    right = {"inputs": INPUTS, "outputs": [INPUTS[0] + 5_000_000_000]}
+    right = Recorded(INPUTS, [INPUTS[0] + 5_000_000_000])
     found = backend.bisect(SHIFT, "shift", Options(pipeline=PIPELINE), right, {})
     assert found.diverged_after == NARROWING, found
     # sabotaged: the golden the narrowed code computes; the snippet as imported now differs from it
-    narrowed = {"inputs": INPUTS, "outputs": [(INPUTS[0] + 2_147_483_647).astype(np.int32).astype(np.int64)]}
-    assert backend.bisect(SHIFT, "shift", Options(pipeline=PIPELINE), narrowed, {})["diverged_after"] == FRONT_END
+    narrowed = Recorded(INPUTS, [(INPUTS[0] + 2_147_483_647).astype(np.int32).astype(np.int64)])
+    assert backend.bisect(SHIFT, "shift", Options(pipeline=PIPELINE), narrowed, {}).diverged_after == FRONT_END
 
 
 @pytest.mark.slow
