@@ -106,7 +106,6 @@ class IterationFacts:
     compiles: int = 0  # iterations this worker compiled so far
     host_ops: list[HostOp] | None = None  # None: not told (a response of a run stage)
     kernels: list[Launch] | None = None
-    gpu_mlir: str = ""
     mma: str = ""  # the pytest side's: the MMA instructions in the PTX
     digest: str = ""  # the pytest side's: the code's digest in the benchmark history
     reference_ms: float | None = None  # ... the same code's last settled median

@@ -65,7 +65,7 @@ def group_json(group: Any) -> dict[str, JsonValue]:
 def apply_info(response: Response, info: dict[str, JsonValue]) -> bool:
     """``info`` (what ``info_json`` wrote) read back into ``response``'s fields; False when a
     key is unknown or a value is not of its field's type (then ``response`` is incomplete)."""
-    groups: dict[str, Any] = {}
+    groups: dict[str, dict[str, object]] = {}
     for key, value in info.items():
         if key in _TOP:
             parsed = _parse(_FIELDS[Response][key], value)
@@ -130,13 +130,13 @@ def _pairs(value: object) -> Any:
     return [(str(a), str(b)) for a, b in value]
 
 
-def _record(kind: type[Any], value: object, check: Callable[[dict[str, Any]], bool]) -> Any:
+def _record(kind: type[Any], value: object, check: Callable[[dict[str, object]], bool]) -> Any:
     if type(value) is not dict or {f.name for f in fields(kind)} != value.keys() or not check(value):
         return _BAD
     return kind(**value)
 
 
-def _records(kind: type[Any], value: object, check: Callable[[dict[str, Any]], bool]) -> Any:
+def _records(kind: type[Any], value: object, check: Callable[[dict[str, object]], bool]) -> Any:
     if type(value) is not list:
         return _BAD
     parsed = [_record(kind, v, check) for v in value]
