@@ -28,14 +28,14 @@ def _request(op: Op = Op.COMPILE, **options: Any) -> Request:
 def test_identical_requests_have_one_key_and_chip_or_iree_flags_make_another() -> None:
     key = request_key(_request(target="cuda"))
     assert key == request_key(_request(target="cuda")) and hash(key) == hash(request_key(_request(target="cuda")))
-    assert key.digest == request_key(_request(target="cuda")).digest and len(key.digest) == 64
+    assert key.digest() == request_key(_request(target="cuda")).digest() and len(key.digest()) == 64
     others = [request_key(_request(target="cuda", cuda_chip="sm_80")),
               request_key(_request(target="cuda", iree_compile_flags=["--iree-opt-level=O3"])),
               request_key(_request(target="cuda", sys_desc="/tmp/desc.ttsys")),
               request_key(_request(target="cuda", pipeline="builtin.module(canonicalize)")),
               request_key(replace(_request(target="cuda"), module=MODULE + "\n"))]
     assert len({key, *others}) == 1 + len(others)
-    assert len({k.digest for k in (key, *others)}) == 1 + len(others)
+    assert len({k.digest() for k in (key, *others)}) == 1 + len(others)
     # what only the run sees (seeds, tolerances, the device, deadlines) is not the compile's
     assert request_key(_request(target="cuda", seed=3, atol=1.0, device_id=1, deadline=5.0)) == key
 
@@ -56,7 +56,7 @@ def test_an_iteration_key_is_its_schedule_and_pipeline_not_the_stage_or_its_expe
                        {"schedule": schedule, "pipeline": "p", **attached})
 
     key = request_key(stage(Op.ITERATION))
-    assert key.kind is KeyKind.ITERATION and request_key(_request()).kind is KeyKind.SNIPPET
+    assert key.kind == KeyKind.ITERATION and request_key(_request()).kind == KeyKind.SNIPPET
     assert request_key(stage(Op.ITERATION_BENCHMARK, **{EXPECTED_DIGEST: "abc"})) == key
     assert request_key(stage(Op.ITERATION_EXECUTE, schedule="t")) != key
 

@@ -12,11 +12,9 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
-import enum
-import functools
 import hashlib
 from collections.abc import Mapping
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from pytest_mlir_snippets.protocol import Op
@@ -31,8 +29,9 @@ EXPECTED_DIGEST = "expected_digest"
 ITERATION_OPS = (Op.ITERATION, Op.ITERATION_EXECUTE, Op.ITERATION_BENCHMARK)
 
 
-class KeyKind(enum.StrEnum):
-    """What a compile is of (``CompileKey.kind``): the worker keeps one memo per kind."""
+class KeyKind:
+    """What a compile is of (``CompileKey.kind``): the worker keeps one memo per kind
+    (plain strings: a key's digest is made per item, an enum's repr costs more than the rest)."""
 
     SNIPPET = "snippet"  # a split module through the target's compile
     ITERATION = "iteration"  # an optimization run's model through its schedule and pass_pipeline.txt
@@ -40,7 +39,7 @@ class KeyKind(enum.StrEnum):
 
 @dataclass(frozen=True)
 class CompileKey:
-    kind: KeyKind
+    kind: str  # a KeyKind
     module: str  # sha256 of the module's text
     function: str  # the entry function
     target: str
@@ -58,26 +57,29 @@ class CompileKey:
     iree_compile_flags: tuple[str, ...]
     constants: str  # sha256 of the recorded inputs baked in ("": none)
 
-    @functools.cached_property
     def digest(self) -> str:
         """The key as a sha256 hex string (files and JSON keep it)."""
-        return _sha(repr(astuple(self)))
+        return _sha(repr(tuple(self.__dict__.values())))
 
 
-def compile_key(kind: KeyKind, module: str, function: str, options: Options, *, schedule: str | None = None,
+def compile_key(kind: str, module: str, function: str, options: Options, *, schedule: str | None = None,
                 pass_pipeline: str | None = None, attachments: Mapping[str, str] | None = None,
                 constants: Mapping[int, Any] | None = None) -> CompileKey:
     """The key of a compile of ``function`` in ``module`` with ``options``; ``constants``:
     the recorded inputs it may bake in, by argument index (numpy arrays)."""
     o = options
-    others = sorted((attachments or {}).items())
-    baked = hashlib.sha256()
-    for index, value in sorted((constants or {}).items()):
-        baked.update(f"{index}:{value.dtype.str}:{value.shape}:".encode() + value.tobytes())
-    return CompileKey(kind, _sha(module), function, o.target, _sha(o.pipeline), _sha(schedule), _sha(pass_pipeline),
-                      _sha(repr(others)) if others else "", o.opt_level, o.dynamic_dim, o.skip_exec, o.print_ir,
-                      o.save_artifacts, o.cuda_chip or "", o.sys_desc or "", tuple(o.iree_compile_flags),
-                      baked.hexdigest() if constants else "")
+    baked = ""
+    if constants:
+        digest = hashlib.sha256()
+        for index, value in sorted(constants.items()):
+            digest.update(f"{index}:{value.dtype.str}:{value.shape}:".encode() + value.tobytes())
+        baked = digest.hexdigest()
+    key = object.__new__(CompileKey)  # the frozen __init__'s work without its call per field: a key per item
+    key.__dict__.update(zip(_FIELDS, (
+        kind, _sha(module), function, o.target, _sha(o.pipeline), _sha(schedule), _sha(pass_pipeline),
+        _sha(repr(sorted(attachments.items()))) if attachments else "", o.opt_level, o.dynamic_dim, o.skip_exec,
+        o.print_ir, o.save_artifacts, o.cuda_chip or "", o.sys_desc or "", tuple(o.iree_compile_flags), baked)))
+    return key
 
 
 def request_key(request: Request, constants: Mapping[int, Any] | None = None) -> CompileKey:
@@ -85,18 +87,23 @@ def request_key(request: Request, constants: Mapping[int, Any] | None = None) ->
     pass pipeline from its attachments; its recorded data is compared with, never baked
     in), else the module's with the recorded inputs it may bake in (``constants``, when
     the caller has them already)."""
-    attached = dict(request.attachments)
-    attached.pop(EXPECTED_DIGEST, None)
+    attached = request.attachments
     if request.op in ITERATION_OPS:
+        others = {k: v for k, v in attached.items() if k not in ("schedule", "pipeline", EXPECTED_DIGEST)}
         return compile_key(KeyKind.ITERATION, request.module, request.function, request.options,
-                           schedule=attached.pop("schedule", ""), pass_pipeline=attached.pop("pipeline", ""),
-                           attachments=attached)
+                           schedule=attached.get("schedule", ""), pass_pipeline=attached.get("pipeline", ""),
+                           attachments=others)
+    if EXPECTED_DIGEST in attached:
+        attached = {k: v for k, v in attached.items() if k != EXPECTED_DIGEST}
     if constants is None and request.golden:  # recorded data (numpy): imported only when a request has some
         from pytest_mlir_snippets.golden.recorded import specializable
 
         constants = specializable(request.golden["inputs"])
     return compile_key(KeyKind.SNIPPET, request.module, request.function, request.options, attachments=attached,
                        constants=constants)
+
+
+_FIELDS = tuple(f.name for f in fields(CompileKey))
 
 
 def _sha(text: str | None) -> str:

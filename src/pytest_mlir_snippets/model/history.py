@@ -33,7 +33,7 @@ def code_digest(key: CompileKey) -> str:
     from pytest_mlir_snippets.sandbox.cache import toolchain  # not at import: the cache module brings numpy
 
     digest = hashlib.sha256()
-    for text in (key.digest, toolchain(), platform.node(), METHOD):
+    for text in (key.digest(), toolchain(), platform.node(), METHOD):
         digest.update(text.encode() + b"\0")
     return digest.hexdigest()[:16]
 

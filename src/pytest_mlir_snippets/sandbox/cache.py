@@ -3,8 +3,8 @@
 A compile item whose key was seen before is answered from the cache without a
 sandbox worker. The key is the request's ``CompileKey`` (``compilekey.py``: the
 texts compiled, the entry function, the options that change compilation, the
-recorded integer inputs a compile may bake in) and the toolchain: the versions
-of the MLIR packages and a digest of this plugin's own sources.
+recorded integer inputs a compile may bake in), in the folder of the toolchain:
+the versions of the MLIR packages and a digest of this plugin's own sources.
 Only deterministic outcomes are kept (pass, compile-error, unsupported), never
 a verdict about what the machine lacks (tt-mlir, a system descriptor: it changes
 with ``source env/activate`` or ``mlir-snippets sysdesc``, the key does not); files
@@ -71,8 +71,9 @@ class CompileCache:
         self._packs: dict[str, _Pack] = {}
 
     def key(self, request: Request) -> str:
-        """The entry's name: the request's compile key (``compilekey.py``) with the toolchain."""
-        return hashlib.sha256(f"{_toolchain_folder()}:{request_key(request).digest}".encode()).hexdigest()
+        """The entry's name: the digest of the request's compile key (``compilekey.py``); the
+        toolchain is the folder the entry is in."""
+        return request_key(request).digest()
 
     def get(self, request: Request, group: str | None = None) -> Response | None:
         """The verdict kept for ``request``, or None; ``group``: the input file it is

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from pytest_mlir_snippets.compilekey import EXPECTED_DIGEST, CompileKey, KeyKind, request_key
+from pytest_mlir_snippets.compilekey import EXPECTED_DIGEST, CompileKey, request_key
 from pytest_mlir_snippets.golden.recorded import specializable
 from pytest_mlir_snippets.protocol import (
     ENVIRONMENT,
@@ -48,7 +48,7 @@ class Worker:
         self.target = target
         self._backend: Backend | None = None
         self._missing: str | None = None  # why the backend cannot work here (its missing())
-        self._compiled: dict[KeyKind, OrderedDict[CompileKey, Compiled | SnippetFailure]] = {}  # _cached's memos
+        self._compiled: dict[str, OrderedDict[CompileKey, Compiled | SnippetFailure]] = {}  # _cached's memos
         self.iteration_compiles = 0  # optimization-run iterations compiled by this worker
 
     @property
