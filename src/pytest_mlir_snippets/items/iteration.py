@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from pytest_mlir_snippets.client import iteration_request
+from pytest_mlir_snippets.compilekey import EXPECTED_DIGEST, request_key
 from pytest_mlir_snippets.items.base import MlirItem, item_kwargs, relative
 from pytest_mlir_snippets.items.failures import STDERR_MARKER, ItemFailure, MlirFailureRepr, expectation_line
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
@@ -190,7 +191,11 @@ class IterationItem(MlirItem):
         self._end(Response(Kind.COMPILE_ERROR, "launch: " + "; ".join(problems), info=_digest(prior)) if problems
                   else Response(Kind.PASS, info=_digest(prior)))
 
-    def _golden(self, request: Request) -> Request:
+    def _stage_request(self, op: Op) -> Request:
+        """[correctness]'s or [benchmark]'s: the recorded golden data, and the digest of the
+        module its [compile] made (the worker fails the stage when it would run another)."""
+        request = self._request(op)
+        request.attachments[EXPECTED_DIGEST] = str(self._prior_compile().info.get("compiled_digest", ""))
         if not request.function:
             self.fail(Response(Kind.COMPILE_ERROR, f"{MODEL} has no public function"))
         from pytest_mlir_snippets.golden.recorded import RecordedDataError, load_recorded
@@ -204,18 +209,14 @@ class IterationItem(MlirItem):
         return request
 
     def _correctness(self) -> None:
-        """Against recorded outputs (PyTorch's, from ``mlir-snippets import-torch``) when
-        the run has them, else the model on the cpu target."""
-        self._prior_compile()
-        self._end(self._call(self._golden(self._request(Op.ITERATION_EXECUTE))))
+        """Against the run's recorded outputs (``import-torch``), else the model on the cpu target."""
+        self._end(self._call(self._stage_request(Op.ITERATION_EXECUTE)))
 
     def _benchmark(self) -> None:
-        """Timed as ``benchstats`` says; when this code was measured before on this machine
-        (same model, schedule, pipeline, target, toolchain, host), a run slower than then
-        keeps timing to see that speed again (a noisy neighbour, not the code)."""
-        self._prior_compile()
-        request = self._golden(self._request(Op.ITERATION_BENCHMARK))
-        digest = history.code_digest(request.module, *request.attachments.values(), self.target)
+        """Timed as ``benchstats`` says; when this compile was measured before on this host, a
+        run slower than then keeps timing to see that speed again (a noisy neighbour)."""
+        request = self._stage_request(Op.ITERATION_BENCHMARK)
+        digest = history.code_digest(request_key(request))
         request.options.bench_previous_ms = history.reference_ms(self.run_dir, self.target, self.folder.name,
                                                                    digest)
         response = self._call(request)

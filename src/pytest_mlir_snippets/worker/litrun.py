@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_mlir_snippets import children
+from pytest_mlir_snippets.compilekey import CompileKey, request_key
 from pytest_mlir_snippets.golden.filecheck import filecheck
 from pytest_mlir_snippets.mlirtext.litscript import LLI, TRANSLATE, LitCommand, tool
 from pytest_mlir_snippets.mlirtext.sections import sections
@@ -31,13 +32,13 @@ from pytest_mlir_snippets.worker.core import SnippetFailure
 LIT = "lit"  # Request.attachments key: the LitCommand, as JSON
 RUN_TIMEOUT = 3600.0  # the sandbox's own timeout kills the worker first; the runner dies with it
 OUTPUT_MARKER = "\n// -----\n"  # between the sections' outputs, as mlir-opt prints them
-_lowered: OrderedDict[tuple[str, str], tuple[str, list[str]]] = OrderedDict()
+_lowered: OrderedDict[CompileKey, tuple[str, list[str]]] = OrderedDict()
 
 
 def handle(request: Request) -> Response:
     """A compile or execute request for a RUN command."""
     command = LitCommand.from_json(json.loads(request.attachments[LIT]))
-    key = (request.module, request.attachments[LIT])
+    key = request_key(request)
     if key not in _lowered:
         notes: list[str] = []
         try:

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+from pytest_mlir_snippets.compilekey import EXPECTED_DIGEST, CompileKey, request_key
 from pytest_mlir_snippets.golden.recorded import specializable
 from pytest_mlir_snippets.protocol import (
     ENVIRONMENT,
@@ -47,7 +48,7 @@ class Worker:
         self.target = target
         self._backend: Backend | None = None
         self._missing: str | None = None  # why the backend cannot work here (its missing())
-        self._compiled: OrderedDict[tuple[Any, ...], Compiled | SnippetFailure] = OrderedDict()
+        self._compiled: dict[str, OrderedDict[CompileKey, Compiled | SnippetFailure]] = {}  # _cached's memos
         self.iteration_compiles = 0  # optimization-run iterations compiled by this worker
 
     @property
@@ -203,9 +204,9 @@ class Worker:
     def _compile_iteration(self, request: Request) -> Compiled:
         """An optimization-run iteration, compiled once per worker: its [compile] makes it,
         [correctness] and [benchmark] run that same compile (``compiles``: how many this
-        worker made, on every response that uses one)."""
+        worker made, on every response that uses one); a stage whose [compile] made another
+        module than the one it would run (``EXPECTED_DIGEST``) fails."""
         attached = request.attachments
-        key = (Op.ITERATION, request.module, attached["schedule"], attached["pipeline"], request.function)
 
         def compile_() -> Compiled:
             self.iteration_compiles += 1
@@ -214,29 +215,35 @@ class Worker:
             compiled.info["compiles"] = self.iteration_compiles
             return compiled
 
-        return self._cached(key, compile_)
+        compiled = self._cached(request_key(request), compile_)
+        expected, made = attached.get(EXPECTED_DIGEST), compiled.info.get("compiled_digest")
+        if expected and made != expected:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"the compiled module this stage runs (sha256 {str(made)[:12]}) "
+                                 f"is not the one its [compile] made (sha256 {expected[:12]}): the model, "
+                                 "transform.mlir or pass_pipeline.txt changed since, or the compile is not "
+                                 "deterministic", info={"compiled_digest": made})
+        return compiled
 
     def _compile(self, request: Request) -> Compiled:
-        opts = request.options
         constants = specializable(request.golden["inputs"]) if request.golden else {}
-        key = (request.module, request.function, opts.target, opts.pipeline, opts.print_ir, opts.opt_level,
-               opts.dynamic_dim, opts.skip_exec,
-               tuple((i, v.dtype.str, v.shape, v.tobytes()) for i, v in constants.items()))
-        return self._cached(key, lambda: self.backend.compile(request.module, request.function, opts, constants))
+        return self._cached(request_key(request, constants),
+                            lambda: self.backend.compile(request.module, request.function, request.options, constants))
 
-    def _cached(self, key: tuple[Any, ...], compile_: Callable[[], Compiled]) -> Compiled:
-        cached = self._compiled.get(key)
+    def _cached(self, key: CompileKey, compile_: Callable[[], Compiled]) -> Compiled:
+        """``key``'s compile, made once; a memo per kind: snippets never push a run's out."""
+        memo = self._compiled.setdefault(key.kind, OrderedDict())
+        cached = memo.get(key)
         if cached is None:
             try:
                 cached = compile_()
             except SnippetFailure as failure:
                 failure.info["stage"] = Stage.COMPILE.value
                 cached = failure
-            self._compiled[key] = cached
-            while len(self._compiled) > CACHE_SIZE:
-                self._compiled.popitem(last=False)
+            memo[key] = cached
+            while len(memo) > CACHE_SIZE:
+                memo.popitem(last=False)
         else:
-            self._compiled.move_to_end(key)
+            memo.move_to_end(key)
         if isinstance(cached, SnippetFailure):
             raise cached
         return cached
