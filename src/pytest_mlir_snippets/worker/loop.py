@@ -127,13 +127,9 @@ class Worker:
     def _bisect(self, request: Request) -> Response:
         constants = specializable(request.golden["inputs"]) if request.golden else {}
         with self._reset_after_failure(stage=Op.BISECT.value):
-            if self.target == "iree-cpu":  # by --compile-to phase, with IREE's tools
-                from pytest_mlir_snippets.worker import triage
+            from pytest_mlir_snippets.worker import triage
 
-                info = triage.iree_bisect(self.backend, request)
-            else:
-                info = self.backend.bisect(request.module, request.function, request.options, request.golden,
-                                           constants)
+            info = triage.bisect(self.target, self.backend, request, constants)
         return Response(Kind.PASS, info=info)
 
     def _run(self, request: Request) -> Response:
