@@ -105,7 +105,7 @@ def test_snippets_without_a_parallel_loop_become_single_thread_kernels() -> None
             passmanager.PassManager.parse(part).run(module.operation)
         found = launches(module, ir)
         assert sorted(between.single_thread) == ["cumsum", "product_0d", "total"]
-        single = [k for k in found if (k["grid"], k["block"]) == ([1, 1, 1], [1, 1, 1])]
+        single = [k for k in found if (k.grid, k.block) == ([1, 1, 1], [1, 1, 1])]
         assert len(found) == 4 and len(single) == 3  # cumsum: its loop, then the copy of the result
         assert not mlirtools.ops_where(module, ir, lambda op: op.name in ("scf.for", "memref.load")
                                        and op.parent.name == "func.func")  # no work left in host code

@@ -6,7 +6,10 @@ a wrong build run everywhere."""
 from __future__ import annotations
 
 import json
+import os
 import struct
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,40 @@ def _usable() -> bool:
 
 
 needs_plugin = pytest.mark.skipif(not _usable(), reason="the tt extra is not installed: pip install -e '.[tt]'")
+
+
+@needs_plugin
+def test_the_plugin_is_fetched_whole_into_the_cache_where_jax_does_not_look(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """libtt.so comes out of the pinned wheel into the cache, and nothing else is left there;
+    JAX in the same environment, without JAX_PLATFORMS, still runs on the CPU (an installed
+    plugin registers a backend that aborts it without a card)."""
+    monkeypatch.setenv("MLIR_SNIPPETS_TT_CACHE", str(tmp_path))
+    with pytest.raises(tt_pjrt.PluginError, match="not in the cache"):
+        tt_pjrt.plugin_library(fetch=False)
+    library = tt_pjrt.plugin_library()
+    if library.parent != tmp_path:
+        pytest.skip(f"a tt PJRT plugin is installed ({library}): the cache is not used")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".fetch.lock", library.name]
+    assert tt_pjrt.plugin_library() == library  # fetched once
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        return
+    ran = subprocess.run([sys.executable, "-c", "import jax.numpy as jnp; print(float(jnp.ones(3).sum()))"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert (ran.returncode, ran.stdout.strip()) == (0, "3.0"), ran.stderr[-2000:]
+
+
+def test_a_plugin_that_cannot_be_fetched_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MLIR_SNIPPETS_TT_CACHE", str(tmp_path))
+    monkeypatch.setattr(tt_pjrt, "PLUGIN_WHEEL", "jax-tt-plugin==0.0.0.dev0")
+    monkeypatch.setattr(tt_pjrt.importlib.util, "find_spec", lambda name: None)  # nothing installed
+    with pytest.raises(tt_pjrt.PluginError, match=r"could not be fetched with pip: .*jax-tt-plugin") as error:
+        tt_pjrt.plugin_library()
+    assert "\n" not in str(error.value)
+    assert [p.name for p in tmp_path.iterdir()] == [".fetch.lock"]  # no partial file left
 
 OPS = """module @jit_ops {
   func.func public @add(%a: tensor<32x32xf32>, %b: tensor<32x32xf32>) -> tensor<32x32xf32> {

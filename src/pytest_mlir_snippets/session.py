@@ -20,6 +20,7 @@ from pytest_mlir_snippets.protocol import (
     SubjectKind,
     group_json,
 )
+from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.settings import Settings
 
 if TYPE_CHECKING:
@@ -151,16 +152,12 @@ class RunState:
 STATE = pytest.StashKey[RunState]()
 
 
-# targets whose compile --mlir-pipeline replaces (the IREE targets take IREE's flags instead)
-PIPELINE_TARGETS = ("cpu", "cuda")
-
-
 def check_pipeline(settings: Settings) -> None:
     """``--mlir-pipeline`` (or ini ``mlir_pipeline``) parsed once, before the run, in a
     sandbox worker (the pytest process loads no MLIR): a pipeline MLIR cannot parse is a
     usage error naming the unknown passes and the registered ones nearest to them, not a
     compile-error of every item."""
-    if not settings.pipeline or settings.target not in PIPELINE_TARGETS:
+    if not settings.pipeline or not TARGETS[settings.target].takes_pipeline:  # IREE's targets take IREE's flags
         return
     from pytest_mlir_snippets.client import Sandbox
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from pytest_mlir_snippets.compilekey import request_key
 from pytest_mlir_snippets.items import gpustages
 from pytest_mlir_snippets.items.base import MlirItem, item_kwargs, relative
 from pytest_mlir_snippets.items.facts import iteration_facts
@@ -193,7 +194,11 @@ class IterationItem(MlirItem):
     def _launch(self) -> None:
         self._end(gpustages.launch(self._prior_compile()))
 
-    def _golden(self, request: IterationRequest) -> IterationRequest:
+    def _stage_request(self, stage: type[IterationRequest]) -> IterationRequest:
+        """[correctness]'s or [benchmark]'s: the recorded golden data, and the digest of the
+        module its [compile] made (the worker fails the stage when it would run another)."""
+        request = self._request(stage)
+        request.expected_digest = (self._prior_compile().iteration or IterationFacts()).compiled_digest
         if not request.function:
             self.fail(Response(Kind.COMPILE_ERROR, f"{MODEL} has no public function"))
         from pytest_mlir_snippets.golden.recorded import RecordedDataError, load_recorded
@@ -207,18 +212,14 @@ class IterationItem(MlirItem):
         return request
 
     def _correctness(self) -> None:
-        """Against recorded outputs (PyTorch's, from ``mlir-snippets import-torch``) when
-        the run has them, else the model on the cpu target."""
-        self._prior_compile()
-        self._end(self._call(self._golden(self._request(IterationExecute))))
+        """Against the run's recorded outputs (``import-torch``), else the model on the cpu target."""
+        self._end(self._call(self._stage_request(IterationExecute)))
 
     def _benchmark(self) -> None:
-        """Timed as ``benchstats`` says; when this code was measured before on this machine
-        (same model, schedule, pipeline, target, toolchain, host), a run slower than then
-        keeps timing to see that speed again (a noisy neighbour, not the code)."""
-        self._prior_compile()
-        request = self._golden(self._request(IterationBenchmark))
-        digest = history.code_digest(request.module, request.schedule, request.pipeline, self.target)
+        """Timed as ``benchstats`` says; when this compile was measured before on this host, a
+        run slower than then keeps timing to see that speed again (a noisy neighbour)."""
+        request = self._stage_request(IterationBenchmark)
+        digest = history.code_digest(request_key(request))
         request.options.bench_previous_ms = history.reference_ms(self.run_dir, self.target, self.folder.name,
                                                                    digest)
         response = self._call(request)

@@ -25,6 +25,7 @@ from pytest_mlir_snippets.mlirtext.splitter import Function, SnippetSource, Spli
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import artifact_dir
 from pytest_mlir_snippets.protocol import Compile, Driver, Execute, Kind, Options, Recorded, Response, Stage
+from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.session import run_state
 
 STAGES = ("compile", "execute")
@@ -125,7 +126,7 @@ class SnippetItem(MlirItem):
         self.response = response
         if self.stage == "compile":
             self._send_next_ahead()
-        elif state.settings.target in ("cpu", "iree-cpu"):  # a failure's reproduce.sh (items/execrepro.py)
+        elif TARGETS[state.settings.target].reproducer:  # a failure's reproduce.sh (items/execrepro.py)
             self._execute_reproducer(response, Driver(self.split.text, fn.name, golden, options=options))
         self._show_output(response)
         self.kind = response.kind

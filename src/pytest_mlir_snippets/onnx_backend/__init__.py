@@ -27,10 +27,10 @@ from pytest_mlir_snippets.client import Sandbox
 from pytest_mlir_snippets.onnx_backend.importer import Imported, ImportFailure, import_model
 from pytest_mlir_snippets.onnx_backend.smalltypes import carried_inputs, declared_outputs
 from pytest_mlir_snippets.protocol import Kind, Options, Response
+from pytest_mlir_snippets.registry import TARGETS
 
 # the target of a prepare without one (the ``onnx-tests`` command sets it for its pytest run)
 TARGET_VARIABLE = "MLIR_SNIPPETS_ONNX_TARGET"
-DEVICES = {"cpu": "CPU", "iree-cpu": "CPU", "cuda": "CUDA", "iree-cuda": "CUDA"}
 TIMEOUT = 60.0  # seconds per compile-and-run, as a snippet item's --mlir-timeout
 _sandboxes: dict[str, Sandbox] = {}  # target: its worker, which opens its device after every start
 
@@ -41,6 +41,12 @@ class BackendError(RuntimeError):
 
 def default_target() -> str:
     return os.environ.get(TARGET_VARIABLE, "cpu")
+
+
+def device_of(target: str) -> str:
+    """The ONNX device ``target`` runs on, as it declares it (``registry.py``); CPU for a name
+    the registry does not know."""
+    return TARGETS[target].onnx_device if target in TARGETS else "CPU"
 
 
 def _sandbox(target: str) -> Sandbox:
@@ -115,8 +121,8 @@ class OnnxBackend(Backend):
     def prepare(cls, model: Any, device: str = "CPU", target: str | None = None,
                 timeout: float = TIMEOUT, **kwargs: Any) -> OnnxBackendRep:
         target = target or default_target()
-        if DEVICES.get(target, "CPU") != device.split(":")[0].upper():
-            raise BackendError(f"target {target} runs on {DEVICES.get(target, 'CPU')}, not on device {device}")
+        if device_of(target) != device.split(":")[0].upper():
+            raise BackendError(f"target {target} runs on {device_of(target)}, not on device {device}")
         try:
             imported = import_model(model)
         except ImportFailure as error:
@@ -153,7 +159,7 @@ class OnnxBackend(Backend):
 
     @classmethod
     def supports_device(cls, device: str) -> bool:
-        return DEVICES.get(default_target(), "CPU") == device.split(":")[0].upper()
+        return device_of(default_target()) == device.split(":")[0].upper()
 
 
 prepare = OnnxBackend.prepare

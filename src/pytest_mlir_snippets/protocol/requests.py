@@ -200,6 +200,10 @@ class IterationRequest(FunctionRequest):
 
     schedule: str = field(kw_only=True)  # transform.mlir
     pipeline: str = field(kw_only=True)  # its pass pipeline
+    # the ``compiled_digest`` of the [compile] that a [correctness] or [benchmark] builds on: the
+    # worker fails the stage when the compile it would run has another ("": not checked); what
+    # the stage expects to run, not what to compile, so not part of the compile key
+    expected_digest: str = field(default="", kw_only=True)
 
 
 @dataclass

@@ -117,6 +117,18 @@ def _generated_sysdesc(target: str, how_to_get: str) -> int:
     return 0
 
 
+def fetch_tt(args: argparse.Namespace) -> int:
+    """tt-xla's PJRT plugin (the pinned ``libtt.so``) into the cache, where the ttnn target finds it."""
+    from pytest_mlir_snippets.worker.targets.tt_pjrt import PluginError, plugin_library
+
+    try:
+        print(plugin_library())
+    except PluginError as error:
+        print(f"mlir-snippets fetch-tt: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def inventory_command(args: argparse.Namespace) -> int:
     from pytest_mlir_snippets.tools import inventory
 
@@ -199,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     importer.set_defaults(run=import_torch_command)
     query = commands.add_parser("sysdesc", help="write tt-mlir's system descriptor (runs ttrt query --save-artifacts)")
     query.set_defaults(run=sysdesc)
+    fetch = commands.add_parser("fetch-tt", help="fetch tt-xla's PJRT plugin (pinned) into the cache for ttnn")
+    fetch.set_defaults(run=fetch_tt)
     ops = commands.add_parser("inventory", help="one function per unique op configuration of a model: ops.mlir")
     ops.add_argument("models", nargs="*", metavar="MODEL.mlir")
     ops.add_argument("--out", metavar="DIR", help="write <DIR>/<model stem>/ (default: beside each model)")

@@ -7,7 +7,8 @@ of the target's ``REFERENCES`` that takes the function. A reference that cannot 
 one that fails (``SnippetFailure``) ends the search: no independent golden. tt-mlir's
 targets are judged by tt-mlir's own golden report (``Golden.TT``, ``targets/tt.py``).
 
-Adding a golden: a ``protocol.Golden`` value, a source here and its place in the table.
+Adding a golden: a ``protocol.Golden`` value, a source here (``SOURCES``) and its place in the
+``golden_references`` of the targets it serves (``registry.py``).
 """
 
 from __future__ import annotations
@@ -118,11 +119,12 @@ def own_plain(goldens: Goldens, compiled: Compiled, options: Options, inputs: li
                      Golden.SELF)
 
 
+# a target's references by the names it declares them by (``registry.Target.golden_references``)
+SOURCES: dict[str, Source] = {source.__name__: source for source in (interpreter, plain_cpu, iree_cpu, cpu_worker,
+                                                                     own_plain)}
 # the run's target -> its references, best first
 REFERENCES: dict[str, tuple[Source, ...]] = {
-    "cpu": (interpreter, iree_cpu, own_plain),
-    "cuda": (interpreter, plain_cpu),
-    "iree-cpu": (cpu_worker,),
-    "iree-cuda": (cpu_worker,),
+    **{name: tuple(SOURCES[source] for source in target.golden_references)
+       for name, target in TARGETS.items() if target.golden_references},
     ANOTHER: (interpreter, plain_cpu),  # the cpu target's, asked by an IREE worker
 }

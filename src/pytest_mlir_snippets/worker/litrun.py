@@ -11,7 +11,6 @@ worker's capture file, the item's output.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_mlir_snippets import children
+from pytest_mlir_snippets.compilekey import CompileKey, request_key
 from pytest_mlir_snippets.golden.filecheck import filecheck
 from pytest_mlir_snippets.mlirtext.litscript import LLI, TRANSLATE, LitCommand, tool
 from pytest_mlir_snippets.mlirtext.sections import sections
@@ -31,13 +31,13 @@ from pytest_mlir_snippets.worker.core import SnippetFailure
 EXECUTE = Stage.EXECUTE.value  # the stage of a failure of the runner or FileCheck
 RUN_TIMEOUT = 3600.0  # the sandbox's own timeout kills the worker first; the runner dies with it
 OUTPUT_MARKER = "\n// -----\n"  # between the sections' outputs, as mlir-opt prints them
-_lowered: OrderedDict[tuple[str, str], tuple[str, list[str]]] = OrderedDict()
+_lowered: OrderedDict[CompileKey, tuple[str, list[str]]] = OrderedDict()
 
 
 def handle(request: LitRequest) -> Response:
     """A compile or execute request for a RUN command."""
     command = request.command
-    key = (request.module, json.dumps(command.to_json(), sort_keys=True))
+    key = request_key(request)
     if key not in _lowered:
         notes: list[str] = []
         try:

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+from pytest_mlir_snippets.compilekey import CompileKey, request_key
 from pytest_mlir_snippets.golden.recorded import specializable
 from pytest_mlir_snippets.protocol import (
     Bisect,
@@ -57,7 +58,7 @@ class Worker:
         self.target = target
         self._backend: Backend | None = None
         self._missing: str | None = None  # why the backend cannot work here (its missing())
-        self._compiled: OrderedDict[tuple[Any, ...], Compiled | SnippetFailure] = OrderedDict()
+        self._compiled: dict[str, OrderedDict[CompileKey, Compiled | SnippetFailure]] = {}  # _cached's memos
         self.iteration_compiles = 0  # optimization-run iterations compiled by this worker
 
     @property
@@ -131,8 +132,9 @@ class Worker:
     def _bisect(self, request: Bisect) -> Response:
         constants = specializable(request.recorded.inputs) if request.recorded else {}
         with self._reset_after_failure(stage=request.op.value):
-            found = self.backend.bisect(request.module, request.function, request.options, request.recorded,
-                                        constants)
+            from pytest_mlir_snippets.worker import triage
+
+            found = triage.bisect(self.target, self.backend, request, constants)
         return Response(Kind.PASS, triage=found)
 
     def _run(self, request: Run) -> Response:
@@ -184,7 +186,7 @@ class Worker:
         """A failed execute's reproducer (``worker/triage.py``)."""
         from pytest_mlir_snippets.worker import triage
 
-        return triage.driver(self.backend, self._compile(request), request)
+        return triage.driver(self.target, self.backend, self._compile(request), request)
 
     # ------------------------------------------------------------------ compiles and runs
     def _execute(self, compiled: Compiled, request: FunctionRequest) -> Response:
@@ -212,8 +214,8 @@ class Worker:
     def _compile_iteration(self, request: IterationRequest) -> Compiled:
         """An optimization-run iteration, compiled once per worker: its [compile] makes it,
         [correctness] and [benchmark] run that same compile (``compiles``: how many this
-        worker made, on every response that uses one)."""
-        key = (Stage.COMPILE, request.module, request.schedule, request.pipeline, request.function)
+        worker made, on every response that uses one); a stage whose [compile] made another
+        module than the one it would run (``expected_digest``) fails."""
 
         def compile_() -> Compiled:
             self.iteration_compiles += 1
@@ -222,29 +224,35 @@ class Worker:
             compiled.iteration = replace(compiled.iteration or IterationFacts(), compiles=self.iteration_compiles)
             return compiled
 
-        return self._cached(key, compile_)
+        compiled = self._cached(request_key(request), compile_)
+        expected, made = request.expected_digest, (compiled.iteration or IterationFacts()).compiled_digest
+        if expected and made != expected:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"the compiled module this stage runs (sha256 {made[:12]}) "
+                                 f"is not the one its [compile] made (sha256 {expected[:12]}): the model, "
+                                 "transform.mlir or pass_pipeline.txt changed since, or the compile is not "
+                                 "deterministic")
+        return compiled
 
     def _compile(self, request: FunctionRequest) -> Compiled:
-        opts = request.options
         constants = specializable(request.recorded.inputs) if request.recorded else {}
-        key = (request.module, request.function, opts.target, opts.pipeline, opts.print_ir, opts.opt_level,
-               opts.dynamic_dim, opts.skip_exec,
-               tuple((i, v.dtype.str, v.shape, v.tobytes()) for i, v in constants.items()))
-        return self._cached(key, lambda: self.backend.compile(request.module, request.function, opts, constants))
+        return self._cached(request_key(request, constants),
+                            lambda: self.backend.compile(request.module, request.function, request.options, constants))
 
-    def _cached(self, key: tuple[Any, ...], compile_: Callable[[], Compiled]) -> Compiled:
-        cached = self._compiled.get(key)
+    def _cached(self, key: CompileKey, compile_: Callable[[], Compiled]) -> Compiled:
+        """``key``'s compile, made once; a memo per kind: snippets never push a run's out."""
+        memo = self._compiled.setdefault(key.kind, OrderedDict())
+        cached = memo.get(key)
         if cached is None:
             try:
                 cached = compile_()
             except SnippetFailure as failure:
                 failure.stage = Stage.COMPILE.value
                 cached = failure
-            self._compiled[key] = cached
-            while len(self._compiled) > CACHE_SIZE:
-                self._compiled.popitem(last=False)
+            memo[key] = cached
+            while len(memo) > CACHE_SIZE:
+                memo.popitem(last=False)
         else:
-            self._compiled.move_to_end(key)
+            memo.move_to_end(key)
         if isinstance(cached, SnippetFailure):
             raise cached
         return cached

@@ -27,7 +27,7 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import make_inputs
 from pytest_mlir_snippets.mlirtext.ireeops import CheckSite, IreeSyntaxError, rewrite
-from pytest_mlir_snippets.protocol import CompileFacts, DeviceFacts, Golden, Kind, Options, Recorded, Triage
+from pytest_mlir_snippets.protocol import CompileFacts, DeviceFacts, Golden, Kind, Options, Recorded
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker.goldens import Goldens
 from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
@@ -242,13 +242,6 @@ class IreeBackend(Backend):
 
     def probe(self) -> None:
         self._started().probe()
-
-    def bisect(self, module: str, function: str, options: Options, golden: Recorded | None,
-               constants: Mapping[int, np.ndarray]) -> Triage:
-        """By ``--compile-to`` phase, with IREE's tools (``targets/iree_bisect.py``)."""
-        from pytest_mlir_snippets.worker.targets.iree_bisect import bisect
-
-        return bisect(self, module, function, options, golden)
 
     def reset(self) -> None:
         """After a failed run: a fresh device (compiled programs get a new context for it)."""

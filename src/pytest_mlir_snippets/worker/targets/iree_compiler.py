@@ -29,7 +29,8 @@ from typing import Any
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec, UnsupportedType
 from pytest_mlir_snippets.protocol import Diagnostic, Kind, Triage
-from pytest_mlir_snippets.worker.dialects import IREE_INPUT, dialect_failure
+from pytest_mlir_snippets.registry import IREE_INPUT
+from pytest_mlir_snippets.worker.dialects import dialect_failure
 from pytest_mlir_snippets.worker.lowering import mlirtools
 from pytest_mlir_snippets.worker.lowering.failingpass import marked
 from pytest_mlir_snippets.worker.targets import iree_repro

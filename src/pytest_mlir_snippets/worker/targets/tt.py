@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.protocol import CompileFacts, DeviceFacts, Golden, Kind, Options, Recorded, Verdict
+from pytest_mlir_snippets.registry import Target
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Executed, SnippetFailure
 from pytest_mlir_snippets.worker.targets.tt_pjrt import given_descriptor
 
@@ -263,3 +264,15 @@ def _pjrt_plugin() -> str | None:
     except PluginError as error:
         return str(error)
     return None
+
+
+def availability(target: Target) -> str:
+    """``mlir-snippets doctor``'s state of a tt-mlir target: available by tt-mlir's builder or by
+    tt-xla's PJRT plugin (StableHLO; ttmetal's D2M pipeline is not in the plugin), or why not."""
+    builder, why_not = not target.absent(), _pjrt_plugin()
+    if why_not is not None:
+        return "available (tt-mlir's builder)" if builder else f"no tt-mlir: {why_not}"
+    if builder:
+        return "available (tt-mlir's builder; StableHLO through tt-xla's PJRT plugin)"
+    return ("available for StableHLO (tt-xla's PJRT plugin; compile-only without a card)" if target.name == "ttnn"
+            else "no TTMetal (D2M) pipeline in the tt extra's plugin; needs tt-mlir's builder")

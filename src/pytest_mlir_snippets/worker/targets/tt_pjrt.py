@@ -1,10 +1,11 @@
 """tt-mlir through tt-xla's PJRT plugin: StableHLO compiled to TTIR, TTNN MLIR and a TTNN
 flatbuffer, with or without a Tenstorrent card.
 
-The plugin library comes from an installed tt PJRT package (Tenstorrent's ``pjrt-plugin-tt``
-where a user has it, else ``jax-tt-plugin``, the ``tt`` extra, whose ``libtt.so`` must be
-the pinned build: its package names no author, so another binary is refused). It is
-driven by ``pypjrt``, a PJRT client in Python; one client per worker process.
+The plugin library comes from Tenstorrent's ``pjrt-plugin-tt`` where a user has it installed,
+else ``jax-tt-plugin``'s pinned build (its package names no author: another binary is refused),
+fetched with pip into the cache on first use (``mlir-snippets fetch-tt``: ahead of time), not
+installed: installed, it registers a JAX backend that aborts every JAX program without a card
+("TT_FATAL: No chips detected"). One ``pypjrt`` client (PJRT in Python) per worker process.
 
 Without a card (no ``/dev/tenstorrent``) the client runs in compile-only mode, which needs
 a system descriptor: the one the user gives (``--mlir-sys-desc``, ``$SYSTEM_DESC_PATH``),
@@ -30,6 +31,8 @@ import re
 import struct
 import subprocess
 import sys
+import tempfile
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,22 +41,25 @@ from typing import Any
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 
-# the build the ``tt`` extra pins (jax-tt-plugin 0.1.3)
+# the pinned build of jax-tt-plugin's libtt.so, fetched from its wheel into the cache
+PLUGIN_WHEEL = "jax-tt-plugin==0.1.3"
+PLUGIN_MEMBER = "jax_plugins/libtt/libtt.so"
 PINNED_SHA256 = "c3a255e7217251383043bad3090d6d2c3fcce99d1c0c772f5735f3ae7cc00654"
 MOCK_CLUSTER = Path(__file__).resolve().parents[2] / "data" / "tt" / "blackhole_P150.yaml"
 DESCRIPTOR = "tt_pjrt_system_descriptor"  # what libtt writes into its temporary folder
 _MARKER = b"TTSERv00"
 _DIAGNOSTIC = re.compile(r'^loc\("-":(\d+):(\d+)\): (error|warning|note): (.*)$', re.M)
-INSTALL = "pip install 'pytest-mlir-snippets[tt]' (tt-xla's PJRT plugin with tt-mlir inside)"
+INSTALL = "pip install 'pytest-mlir-snippets[tt]' (pypjrt), then `mlir-snippets fetch-tt` (tt-xla's PJRT plugin)"
 
 
 class PluginError(Exception):
     """The plugin cannot be used here: missing, a different build, or it will not start."""
 
 
-def plugin_library() -> Path:
-    """The installed tt PJRT plugin's library; PluginError when there is none, or when
-    jax-tt-plugin's is not the pinned build."""
+def plugin_library(fetch: bool = True) -> Path:
+    """The tt PJRT plugin's library: Tenstorrent's installed wheel, an installed jax-tt-plugin,
+    else the pinned libtt.so in the cache, fetched there first unless ``fetch`` is false.
+    PluginError when there is none, or when a jax-tt-plugin build is not the pinned one."""
     spec = importlib.util.find_spec("pjrt_plugin_tt")  # Tenstorrent's own wheel
     if spec is not None and spec.submodule_search_locations:
         found = sorted(Path(next(iter(spec.submodule_search_locations))).glob("*.so"))
@@ -63,14 +69,46 @@ def plugin_library() -> Path:
         spec = importlib.util.find_spec("jax_plugins.libtt")
     except ModuleNotFoundError:
         spec = None
-    if spec is None or not spec.submodule_search_locations:
-        raise PluginError(f"no tt PJRT plugin is installed: {INSTALL}")
-    library = Path(next(iter(spec.submodule_search_locations))) / "libtt.so"
+    if spec is not None and spec.submodule_search_locations:
+        return _pinned(Path(next(iter(spec.submodule_search_locations))) / "libtt.so")
+    library = cache_dir() / f"libtt-{PINNED_SHA256[:16]}.so"
+    if not library.is_file():
+        if not fetch:
+            raise PluginError(f"the tt PJRT plugin is not in the cache ({library}): {INSTALL}")
+        with _locked(library.parent, ".fetch.lock"):
+            if not library.is_file():
+                _fetch(library)
+    return _pinned(library)
+
+
+def _pinned(library: Path) -> Path:
     digest = _sha256(library)
     if digest != PINNED_SHA256:
         raise PluginError(f"{library} is not the pinned jax-tt-plugin build (sha256 {digest[:16]}..., expected "
                           f"{PINNED_SHA256[:16]}...): refused; {INSTALL}")
     return library
+
+
+def _fetch(library: Path) -> None:
+    """``libtt.so`` out of the pinned wheel (``pip download``: the package index pip is set up
+    for), written whole into ``library``."""
+    with tempfile.TemporaryDirectory(dir=library.parent) as folder:
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet",
+                   "--disable-pip-version-check", PLUGIN_WHEEL, "-d", folder]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            raise PluginError(f"{PLUGIN_WHEEL} could not be fetched: {error}") from None
+        wheels = sorted(Path(folder).glob("*.whl"))
+        if done.returncode or not wheels:
+            said = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
+            raise PluginError(f"{PLUGIN_WHEEL} could not be fetched with pip: "
+                              f"{said[-1] if said else f'exit code {done.returncode}'}") from None
+        partial = Path(folder) / "libtt.so"
+        with zipfile.ZipFile(wheels[0]) as wheel, wheel.open(PLUGIN_MEMBER) as member, partial.open("wb") as out:
+            for block in iter(lambda: member.read(1 << 20), b""):
+                out.write(block)
+        os.replace(partial, library)  # whole or not at all, whenever this process is stopped
 
 
 @functools.cache
@@ -97,9 +135,9 @@ def cache_dir() -> Path:
 
 
 @contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
+def _locked(folder: Path, name: str = ".lock") -> Iterator[None]:
     """The cache folder to this process alone (xdist's workers start together)."""
-    with (folder / ".lock").open("w") as lock:
+    with (folder / name).open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
