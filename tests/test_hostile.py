@@ -7,11 +7,11 @@ normally, with and without xdist, and write nothing outside the output root.
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import copy_inputs
 
 HOSTILE = Path(__file__).parent / "data" / "hostile"
 
@@ -46,7 +46,7 @@ def write_generated(folder: Path) -> None:
 @pytest.fixture
 def hostile(pytester: pytest.Pytester) -> Path:
     folder = pytester.path / "hostile"
-    shutil.copytree(HOSTILE, folder)
+    copy_inputs(HOSTILE, folder)
     write_generated(folder)
     return folder
 
