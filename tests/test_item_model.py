@@ -358,15 +358,27 @@ def test_a_bad_schedule_is_reported_in_transform_mlir(pytester: pytest.Pytester)
 
 
 # --------------------------------------------------------------------------- 7. timeouts
+# The items meant to pass get a budget no busy machine exhausts (the marker wins over
+# PYTEST_TIMEOUT); the environment's bounds the hanging execute alone.
+GENEROUS_BUT_THE_HANG = """
+import pytest
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.name != "spin[execute]":
+            item.add_marker(pytest.mark.timeout(300))
+"""
+
+
 def test_pytest_timeout_from_the_environment_bounds_a_hanging_snippet(pytester: pytest.Pytester,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.makefile(".mlir", ops=SPIN + ADD)
-    monkeypatch.setenv("PYTEST_TIMEOUT", "6")  # the compile's share: a worker start and a compile on a loaded machine
+    pytester.makeconftest(GENEROUS_BUT_THE_HANG)
+    monkeypatch.setenv("PYTEST_TIMEOUT", "4")  # the hang's budget: it never answers, however long it is given
     xml = pytester.path / "junit.xml"
-    start = time.monotonic()
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mlir-json=run.json", f"--junitxml={xml}")
-    elapsed = time.monotonic() - start
-    assert elapsed < 30, elapsed
+    # timeout: a guard, failing the test if the hang went unbounded
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mlir-json=run.json", f"--junitxml={xml}",
+                                           timeout=600)
     result.assert_outcomes(failed=1, passed=3)
     records = records_of(pytester.path / "run.json")
     assert (records["ops.mlir::spin[execute]"]["kind"], records["ops.mlir::spin[execute]"]["outcome"]) == (
@@ -384,7 +396,7 @@ def pytest_collection_modifyitems(items):
         if item.name == "v0[correctness]":
             item.add_marker(pytest.mark.timeout(3))
         elif item.name in ("v0[contract]", "v0[compile]"):
-            item.add_marker(pytest.mark.timeout(120))
+            item.add_marker(pytest.mark.timeout(300))
 """
 
 
@@ -395,9 +407,8 @@ def test_a_timeout_marker_bounds_an_iteration_item(pytester: pytest.Pytester,
     model = SPIN.replace("@spin", "@forward")
     cpu_run(pytester.path, {"v0": NAIVE}, model=model)
     pytester.makeconftest(TIMEOUT_MARKERS)
-    start = time.monotonic()
-    pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "not benchmark", "--mlir-json=run.json")
-    assert time.monotonic() - start < 30
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "not benchmark", "--mlir-json=run.json",
+                                  timeout=600)  # a guard: the hang went unbounded
     records = records_of(pytester.path / "run.json")
     assert {n.split("::")[1]: (r["kind"], r["outcome"]) for n, r in records.items()} == {
         "v0[contract]": ("pass", "passed"), "v0[compile]": ("pass", "passed"),
