@@ -140,10 +140,9 @@ def tree(pytester: pytest.Pytester, copy_into) -> Path:
 
 
 # --------------------------------------------------------------- 1. JSON and `report`
-def test_json_has_a_record_for_every_item_iteration_items_included(pytester: pytest.Pytester, tree: Path) -> None:
-    ids = collected(pytester)
+def every_item_has_a_json_record(pytester: pytest.Pytester, ids: list[str]) -> None:
+    """run.json holds a record for every item collected, iteration items included."""
     assert len(ids) == 4 + 4 * 6 and any("v3[launch]" in i for i in ids)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--mlir-json=run.json")
     records = records_of(pytester.path / "run.json")
     assert len(records) == len(ids)
     assert sorted(records) == sorted(ids)
@@ -151,12 +150,14 @@ def test_json_has_a_record_for_every_item_iteration_items_included(pytester: pyt
     assert (launch["kind"], launch["outcome"], launch["run"], launch["target"]) == (
         "compile-error", "failed", "run", "cuda")
     assert records["ops.mlir::broken_0[execute]"]["kind"] == "skip"
-    # the same run's JSON, through `report` (one run serves both: it costs a cuda run's compiles)
-    report_command_prints_the_runs_summary_and_writes_reports_under_out(pytester, result)
 
 
-def report_command_prints_the_runs_summary_and_writes_reports_under_out(pytester: pytest.Pytester,
-                                                                        result: pytest.RunResult) -> None:
+def test_report_command_prints_the_runs_summary_and_writes_reports_under_out(pytester: pytest.Pytester,
+                                                                               tree: Path) -> None:
+    """One run (it costs a cuda run's compiles) for its JSON, then that JSON through `report`."""
+    ids = collected(pytester)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--mlir-json=run.json")
+    every_item_has_a_json_record(pytester, ids)
     printed = mlir_section(result)
     assert printed[0].startswith("items per outcome: ") and printed[1].startswith("verdicts by golden: ")
     assert len(printed) == 3, printed
