@@ -5,11 +5,11 @@ iree-cpu (IREE's check module in Python), with IREE's CMakeLists.txt as expectat
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import copy_inputs
 
 from pytest_mlir_snippets.items import ireecmake
 from pytest_mlir_snippets.mlirtext import ireeops
@@ -70,8 +70,7 @@ def test_cmake_suites_choose_the_non_hostonly_llvm_cpu_suite_and_skip_unlisted_f
 def _run(pytester: pytest.Pytester, target: str) -> dict[tuple[str, str], dict[str, object]]:
     """The data files, a sabotaged copy of checks.mlir and one without its checks, run on
     ``target``; the execute records by (file, function)."""
-    for path in DATA.iterdir():
-        shutil.copy(path, pytester.path / path.name)
+    copy_inputs(DATA, pytester.path)
     text = (DATA / "checks.mlir").read_text()
     bad = text
     for good, wrong in SABOTAGE.items():
