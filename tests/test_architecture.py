@@ -2,7 +2,8 @@
 
 - the sandbox worker loads no pytest and none of the pytest-side layers;
 - no import cycle among the package's modules, nor among its packages, imports made for
-  types only (``if TYPE_CHECKING:``) included;
+  types only (``if TYPE_CHECKING:``) included (a triage package's modules are nodes of
+  their own: ``TRIAGE``);
 - the backends the worker loads by name (``worker/targets``) import no pytest either;
 - no module over 300 lines;
 - records, not ``user_properties``, feed the reports; nothing splits node ids;
@@ -83,7 +84,7 @@ def test_the_worker_loads_no_pytest_and_no_pytest_side_layer() -> None:
     origin, loaded = json.loads(done.stdout)
     assert Path(origin).is_relative_to(SRC)  # this checkout's package, not another install
     layers = tuple(f"{PACKAGE}.{layer}" for layer in ("items", "reporting", "sandbox", "settings", "session",
-                                                       "plugin"))
+                                                       "plugin", "triage"))
     forbidden = [m for m in loaded if m in ("pytest", "_pytest") or m.startswith(("pytest.", "_pytest."))
                  or m in layers or m.startswith(tuple(f"{layer}." for layer in layers))]
     assert not forbidden, forbidden
@@ -145,11 +146,19 @@ def test_no_import_cycle() -> None:
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
 
 
+# Triage runs at several heights: in the worker, failingpass marks the steps of every compile
+# (below lowering) while the bisections and drivers run a target's backend (above the
+# targets); on the pytest side, crashtriage runs under the device pool (sandbox/) while
+# bisection reads the session. Their modules are nodes of their own in the package graph.
+TRIAGE = ("triage", "worker.triage")
+
+
 def package_of(name: str) -> str:
     """The node of ``name`` in the package graph: its package (a sub-subpackage such as
     ``worker.lowering.shlo`` folded into ``worker.lowering``); a module directly in a
     package that holds packages (the root, ``worker``) is a node of its own: such a
-    package is a container of layers, not one layer."""
+    package is a container of layers, not one layer. So is a triage package (TRIAGE): its
+    modules hook in at several heights, each a node of its own."""
     parts = name.split(".")[1:]
     if not parts:
         return PACKAGE  # the package's own __init__: its public names
@@ -159,7 +168,7 @@ def package_of(name: str) -> str:
         folder = folder[:2]
     holds_packages = any(m.startswith(".".join([PACKAGE, *folder, ""])) and len(m.split(".")) > len(folder) + 2
                          for m in MODULES) if folder else True
-    if not is_package and len(folder) < 2 and holds_packages:
+    if not is_package and ((len(folder) < 2 and holds_packages) or ".".join(folder) in TRIAGE):
         return ".".join(parts)
     return ".".join(folder)
 
@@ -175,7 +184,9 @@ def package_graph() -> dict[str, set[str]]:
 def test_the_package_graph_has_the_layers() -> None:
     assert package_of(f"{PACKAGE}.items.base") == "items"
     assert package_of(f"{PACKAGE}.worker.lowering.shlo.refine") == "worker.lowering"
-    assert package_of(f"{PACKAGE}.worker.judge") == "worker.judge"
+    assert package_of(f"{PACKAGE}.worker.judging.judge") == "worker.judging"
+    assert package_of(f"{PACKAGE}.worker.triage.failingpass") == "worker.triage.failingpass"
+    assert package_of(f"{PACKAGE}.triage.bisection") == "triage.bisection"
     assert package_of(f"{PACKAGE}.session") == "session"
     assert package_of(f"{PACKAGE}.worker.targets") == "worker.targets"
 
@@ -190,7 +201,7 @@ def test_the_backends_load_no_pytest() -> None:
     target's packages are installed here."""
     code = ("import json, sys\nfrom pytest_mlir_snippets.worker.targets import TARGETS\nimport importlib\n"
             "for spec in TARGETS.values():\n"
-            "    importlib.import_module('pytest_mlir_snippets.worker.targets.' + spec.split(':')[0])\n"
+            "    importlib.import_module('pytest_mlir_snippets.worker.' + spec.split(':')[0])\n"
             "print(json.dumps(sorted(sys.modules)))")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
     loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

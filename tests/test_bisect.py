@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_mlir_snippets.worker.lowering.bisect import FRONT_END, TRANSLATION, search
+from pytest_mlir_snippets.worker.triage.bisect import FRONT_END, TRANSLATION, search
 
 # tosa-narrow-i64-to-i32{aggressive-rewrite} changes what the function computes: its i64
 # constant 5000000000 becomes 2147483647 ("may lead to data loss", says the pass)
@@ -130,7 +130,7 @@ def test_reduce_shrinks_a_snippet_to_its_failing_op(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_candidate_is_interesting_when_it_fails_the_same_way(tmp_path: Path) -> None:
-    from pytest_mlir_snippets.tools.interesting import Spec, failure_of, interesting, opened
+    from pytest_mlir_snippets.triage.interesting import Spec, failure_of, interesting, opened
 
     (tmp_path / "ops.mlir").write_text(chain(CLAMP))
     spec = Spec("chain", str(tmp_path / "ops.mlir"), 1)
@@ -154,7 +154,7 @@ def test_a_candidate_is_interesting_when_it_fails_the_same_way(tmp_path: Path) -
 
 
 def test_the_op_deletion_loop_keeps_what_the_test_needs() -> None:
-    from pytest_mlir_snippets.tools.opdeletion import count_ops, shrink
+    from pytest_mlir_snippets.triage.opdeletion import count_ops, shrink
 
     source = chain(CLAMP)
     small = shrink(source, lambda text: "math.clampf" in text and "math.tanh" in text)
@@ -173,7 +173,7 @@ def test_the_op_deletion_loop_keeps_what_the_test_needs() -> None:
 
 def test_the_default_pipeline_cuts_name_the_plugins_own_steps() -> None:
     from pytest_mlir_snippets.worker.targets.cpu import default_pipeline
-    from pytest_mlir_snippets.worker.targets.cpu_bisect import Cuts
+    from pytest_mlir_snippets.worker.triage.cpu_bisect import Cuts
 
     softmax = TWICE.replace("return", "// linalg.softmax (decompose.needed reads the text)\n  return")
     names = [name for name, _ in Cuts(softmax, default_pipeline(), [], own_steps=True).steps]

@@ -68,7 +68,7 @@ def test_run_module_flags_are_sorted_by_where_they_go() -> None:
 
 class SandboxWorker:
     """An iree-cpu sandbox worker, in its own process: IREE's compiler bindings cannot load
-    in this one, which holds the upstream ``mlir`` bindings (see worker/reference.py)."""
+    in this one, which holds the upstream ``mlir`` bindings (see worker/judging/reference.py)."""
 
     def __init__(self) -> None:
         from pytest_mlir_snippets.client import Sandbox

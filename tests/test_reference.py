@@ -1,5 +1,5 @@
-"""References: which one judges a target's runs (``worker/goldens.py``), and a worker's
-reference worker (``worker/reference.py``), a ``client.Sandbox`` of its own: a reference
+"""References: which one judges a target's runs (``worker/judging/goldens.py``), and a worker's
+reference worker (``worker/judging/reference.py``), a ``client.Sandbox`` of its own: a reference
 that hangs or crashes is a golden that could not be computed ("no independent golden",
 naming why), never the item's timeout or crash."""
 
@@ -14,9 +14,9 @@ from pytest_mlir_snippets.golden.inputs import TypeSpec
 from pytest_mlir_snippets.protocol import CompileFacts, Golden, Kind, Options, Response, info_json
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker.core import Compiled, Kept, Reference, SnippetFailure
-from pytest_mlir_snippets.worker.goldens import ANOTHER, REFERENCES, Goldens, Unavailable, plain_cpu
-from pytest_mlir_snippets.worker.judge import judge_outputs
-from pytest_mlir_snippets.worker.reference import OtherTarget
+from pytest_mlir_snippets.worker.judging.goldens import ANOTHER, REFERENCES, Goldens, Unavailable, plain_cpu
+from pytest_mlir_snippets.worker.judging.judge import judge_outputs
+from pytest_mlir_snippets.worker.judging.reference import OtherTarget
 
 SPIN = """func.func @spin(%t: tensor<4xf32>) -> tensor<4xf32> {
   %c0 = arith.constant 0 : index

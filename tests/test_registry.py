@@ -33,7 +33,7 @@ def test_the_cli_and_the_worker_read_the_registry() -> None:
 def test_each_backend_is_the_target_it_is_registered_as(name: str) -> None:
     target = registry.TARGETS[name]
     module, cls = target.backend.split(":")
-    backend = getattr(importlib.import_module(f"pytest_mlir_snippets.worker.targets.{module}"), cls)
+    backend = getattr(importlib.import_module(f"pytest_mlir_snippets.worker.{module}"), cls)
     assert backend.name == name
     if target.extra:
         assert re.search(rf"^{re.escape(target.extra)} = \[", PYPROJECT, re.MULTILINE), target.extra
@@ -115,7 +115,7 @@ def test_the_check_lets_a_name_be_used(code: str) -> None:
 @pytest.mark.parametrize("name", registry.NAMES)
 def test_what_a_target_declares_names_what_there_is(name: str) -> None:
     from pytest_mlir_snippets.tools.new_iteration import STARTERS
-    from pytest_mlir_snippets.worker.goldens import SOURCES
+    from pytest_mlir_snippets.worker.judging.goldens import SOURCES
     from pytest_mlir_snippets.worker.targets import load
 
     target = registry.TARGETS[name]

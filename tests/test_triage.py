@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_mlir_snippets.worker.lowering.failingpass import locate, steps
+from pytest_mlir_snippets.worker.triage.failingpass import locate, steps
 
 ADD = """func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %a, %a : tensor<4xf32>

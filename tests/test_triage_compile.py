@@ -17,7 +17,7 @@ import pytest
 
 from pytest_mlir_snippets.protocol import PROGRESS_ENV, Triage
 from pytest_mlir_snippets.worker.core import SnippetFailure
-from pytest_mlir_snippets.worker.lowering.failingpass import begin, locate, marked, plugin_step
+from pytest_mlir_snippets.worker.triage.failingpass import begin, locate, marked, plugin_step
 
 try:
     from test_iree import needs_iree
@@ -196,8 +196,8 @@ def test_iree_compile_failures_name_irees_pass_and_reproduce_with_iree_compile(p
 
 
 def test_a_script_after_a_plugin_step_names_it_and_a_plugin_step_gets_none(tmp_path: Path) -> None:
-    from pytest_mlir_snippets.items import reproducer
     from pytest_mlir_snippets.protocol import Kind, Response, Triage
+    from pytest_mlir_snippets.triage import reproducer
 
     info = Triage(failing_pass="cse", before_pass_ir=ADD_TENSORS, failing_pipeline="builtin.module(cse)",
                   failing_tool="mlir-opt", after_step="plugin:prepare_for_llvm")
@@ -216,7 +216,7 @@ def test_a_script_after_a_plugin_step_names_it_and_a_plugin_step_gets_none(tmp_p
 def test_a_crash_is_run_again_only_when_time_is_left_for_it() -> None:
     from pytest_mlir_snippets.mlirtext.litscript import LitCommand
     from pytest_mlir_snippets.protocol import Compile, Kind, LitCompile, Response
-    from pytest_mlir_snippets.sandbox import crashtriage
+    from pytest_mlir_snippets.triage import crashtriage
 
     request = Compile(HOSTILE.joinpath("torch_view_zero.mlir").read_text(), "view_zero")
     late = Response(Kind.CRASH, "the sandbox worker killed by SIGFPE", seconds=10.5)

@@ -16,7 +16,7 @@ from pytest_mlir_snippets.golden.compare import Tolerance
 from pytest_mlir_snippets.golden.inputs import TypeSpec
 from pytest_mlir_snippets.protocol import CompileFacts, Golden, Kind, Options
 from pytest_mlir_snippets.worker.core import Compiled, Kept, Reference, SnippetFailure
-from pytest_mlir_snippets.worker.judge import judge_outputs
+from pytest_mlir_snippets.worker.judging.judge import judge_outputs
 
 HAS_IREE = all(importlib.util.find_spec(m) is not None for m in ("iree.compiler", "iree.runtime"))
 SCALE = """

@@ -1,6 +1,6 @@
 """The one client of a sandbox worker: one typed method per request (``protocol.requests``),
 for the pytest process's items, the ``mlir_device`` fixture, the ONNX backend and the
-tools, and for a worker's own reference worker (``worker/reference.py``).
+tools, and for a worker's own reference worker (``worker/judging/reference.py``).
 
 ``Sandbox`` owns a worker process (``workerprocess.WorkerProcess``) and opens the target's
 device on it before the first request that runs code, and again after every start of a

@@ -45,20 +45,20 @@ IREE_PACKAGES = ("iree.compiler", "iree.runtime")
 @dataclass(frozen=True)
 class Target:
     name: str
-    backend: str  # "module:Class" of its Backend, relative to ``worker/targets``
+    backend: str  # "package.module:Class" of its Backend, relative to ``worker/`` (``targets.cpu:CpuBackend``)
     run_stages: tuple[str, ...] = ()  # the stages of an optimization run on it; (): it has none
     run_starter: str = ""  # its optimization runs' first schedule and pipeline (``tools/new_iteration.py``)
     packages: tuple[str, ...] = ()  # Python modules it needs beyond the base install
     extra: str = ""  # the pip extra that brings them ("": none, or not on PyPI)
     dialects: frozenset[str] = frozenset()  # the dialects it takes (``worker/dialects.py``)
-    # its references, best first, by name of a source in ``worker/goldens.py``; (): it is
+    # its references, best first, by name of a source in ``worker/judging/goldens.py``; (): it is
     # judged otherwise (tt-mlir's own golden report)
     golden_references: tuple[str, ...] = ()
-    # "module:function" (relative to ``worker/targets``) that writes a failed execute's
-    # reproducer (``items/execrepro.py``: the cpu target's driver module for mlir-runner,
+    # "package.module:function" (relative to ``worker/``) that writes a failed execute's
+    # reproducer (``triage/execrepro.py``: the cpu target's driver module for mlir-runner,
     # iree-cpu's commands of IREE's tools); "": it writes none
     reproducer: str = ""
-    # "module:function" (relative to ``worker/targets``) of its ``--mlir-bisect`` where that
+    # "package.module:function" (relative to ``worker/``) of its ``--mlir-bisect`` where that
     # is not its Backend's ``bisect`` (iree-cpu's, by ``--compile-to`` phase with IREE's tools)
     bisection: str = ""
     takes_pipeline: bool = False  # whether ``--mlir-pipeline`` replaces its compile's pipeline
@@ -68,7 +68,7 @@ class Target:
     needs_cuda_device: bool = False  # whether its executes need a CUDA GPU (none here: they skip)
     option_checks: tuple[str, ...] = ()  # the options ``settings`` checks for it (``OPTION_CHECKS``)
     iree_backend: str = ""  # IREE's name of its backend in IREE's CMake test suites ("": not an IREE target)
-    # "module:function" (relative to ``worker/targets``) that says whether it can work here
+    # "package.module:function" (relative to ``worker/``) that says whether it can work here
     # where its packages do not tell alone (``mlir-snippets doctor``); "": its packages tell
     availability: str = ""
 
@@ -91,20 +91,20 @@ class Target:
 
 
 TARGETS: dict[str, Target] = {t.name: t for t in (
-    Target("cpu", "cpu:CpuBackend", CPU_RUN, run_starter="loops", dialects=UPSTREAM | FRONT_ENDS,
+    Target("cpu", "targets.cpu:CpuBackend", CPU_RUN, run_starter="loops", dialects=UPSTREAM | FRONT_ENDS,
            golden_references=("interpreter", "iree_cpu", "own_plain"),
-           reproducer="cpu_driver:driver", takes_pipeline=True, calls_back=True),
-    Target("cuda", "cuda:CudaBackend", CUDA_RUN, "matmul-nvvm", ("cuda.bindings.driver",), "cuda",
+           reproducer="triage.cpu_driver:driver", takes_pipeline=True, calls_back=True),
+    Target("cuda", "targets.cuda:CudaBackend", CUDA_RUN, "matmul-nvvm", ("cuda.bindings.driver",), "cuda",
            dialects=UPSTREAM | FRONT_ENDS, golden_references=("interpreter", "plain_cpu"), takes_pipeline=True,
            needs_cuda_device=True, option_checks=("cuda_chip",)),
-    Target("ttmetal", "tt:TTMetalBackend", packages=TT_PACKAGES, dialects=TT, option_checks=("sys_desc",),
-           availability="tt:availability"),
-    Target("ttnn", "tt:TTNNBackend", packages=TT_PACKAGES, dialects=TT, option_checks=("sys_desc",),
-           availability="tt:availability"),
-    Target("iree-cpu", "iree:IreeCpuBackend", packages=IREE_PACKAGES, extra="iree", dialects=IREE,
-           golden_references=("cpu_worker",), reproducer="iree_driver:driver",
-           bisection="iree_bisect:bisect", iree_backend="llvm-cpu"),
-    Target("iree-cuda", "iree:IreeCudaBackend", packages=IREE_PACKAGES, extra="iree", dialects=IREE,
+    Target("ttmetal", "targets.tt:TTMetalBackend", packages=TT_PACKAGES, dialects=TT, option_checks=("sys_desc",),
+           availability="targets.tt:availability"),
+    Target("ttnn", "targets.tt:TTNNBackend", packages=TT_PACKAGES, dialects=TT, option_checks=("sys_desc",),
+           availability="targets.tt:availability"),
+    Target("iree-cpu", "targets.iree:IreeCpuBackend", packages=IREE_PACKAGES, extra="iree", dialects=IREE,
+           golden_references=("cpu_worker",), reproducer="triage.iree_driver:driver",
+           bisection="triage.iree_bisect:bisect", iree_backend="llvm-cpu"),
+    Target("iree-cuda", "targets.iree:IreeCudaBackend", packages=IREE_PACKAGES, extra="iree", dialects=IREE,
            golden_references=("cpu_worker",), needs_cuda_device=True, iree_backend="cuda"),
 )}
 NAMES = tuple(TARGETS)

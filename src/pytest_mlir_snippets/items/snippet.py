@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_mlir_snippets.items import bisection, execrepro, ireecmake, reproducer
+from pytest_mlir_snippets.items import ireecmake
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.items.expectations import lit_lines
 from pytest_mlir_snippets.items.facts import snippet_facts
@@ -27,6 +27,7 @@ from pytest_mlir_snippets.paths import artifact_dir
 from pytest_mlir_snippets.protocol import Compile, Driver, Execute, Kind, Options, Recorded, Response, Stage
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.session import run_state
+from pytest_mlir_snippets.triage import bisection, execrepro, reproducer
 
 STAGES = ("compile", "execute")
 
@@ -126,7 +127,7 @@ class SnippetItem(MlirItem):
         self.response = response
         if self.stage == "compile":
             self._send_next_ahead()
-        elif TARGETS[state.settings.target].reproducer:  # a failure's reproduce.sh (items/execrepro.py)
+        elif TARGETS[state.settings.target].reproducer:  # a failure's reproduce.sh (triage/execrepro.py)
             self._execute_reproducer(response, Driver(self.split.text, fn.name, golden, options=options))
         self._show_output(response)
         self.kind = response.kind

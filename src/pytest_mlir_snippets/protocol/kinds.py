@@ -116,7 +116,7 @@ class Op(enum.StrEnum):
     EXECUTE = "execute"  # compiled (from the worker's memo), run on inputs and judged
     BISECT = "bisect"  # a golden-mismatch's pipeline cut after each step: which step diverged (--mlir-bisect)
     RUN = "run"  # mlir_device.run: the caller's inputs, the results returned unjudged
-    REFERENCE = "reference"  # another target's worker asks for reference outputs (worker/reference.py)
+    REFERENCE = "reference"  # another target's worker asks for reference outputs (worker/judging/reference.py)
     SCHEDULE = "schedule"  # an optimization run's transform.mlir checked (module: the schedule)
     ITERATION = "iteration"  # an iteration compiled (protocol.requests.IterationCompile): its [compile]
     ITERATION_EXECUTE = "iteration-execute"  # ... that compile run and judged: [correctness]
@@ -136,5 +136,5 @@ NO_INDEPENDENT = "no independent golden"
 # The worker's environment variable naming a file it rewrites before each pass and each of the
 # plugin's own steps (a JSON object: what ``failing_pass`` and its reproducer need) while it runs
 # pipelines one pass at a time: set by the client that re-runs a compile that crashed, which
-# reads the file after the crash (``sandbox/crashtriage.py``, ``worker/lowering/failingpass.py``)
+# reads the file after the crash (``triage/crashtriage.py``, ``worker/triage/failingpass.py``)
 PROGRESS_ENV = "MLIR_SNIPPETS_PROGRESS"

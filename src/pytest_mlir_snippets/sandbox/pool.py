@@ -48,7 +48,7 @@ class DeviceManager(Client):
         timeout = self.settings.timeout if timeout is None else timeout
         response = self.sandbox.call(request, timeout)
         if response.kind is Kind.CRASH and request.op is Op.COMPILE:  # which step it crashed in
-            from pytest_mlir_snippets.sandbox import crashtriage
+            from pytest_mlir_snippets.triage import crashtriage
 
             return crashtriage.locate(self.settings.target, self.settings.memory_limit, request, response, timeout)
         return response

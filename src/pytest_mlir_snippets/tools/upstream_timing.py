@@ -33,7 +33,7 @@ from pytest_mlir_snippets.golden.recorded import load_recorded
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
 from pytest_mlir_snippets.model.layout import MODEL
 from pytest_mlir_snippets.protocol import Options
-from pytest_mlir_snippets.worker.judge import recorded
+from pytest_mlir_snippets.worker.judging.judge import recorded
 from pytest_mlir_snippets.worker.lowering.jit import Placements
 from pytest_mlir_snippets.worker.lowering.mlirtools import find_function, signature
 from pytest_mlir_snippets.worker.lowering.runtime_libs import library_dir, runner_libraries

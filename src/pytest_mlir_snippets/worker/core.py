@@ -63,7 +63,7 @@ class Kept:
     fed: list[np.ndarray] = field(default_factory=list)  # the snippet's constants, fed at run time
     parallel: list[Any] = field(default_factory=list)  # run_parallel plans (lowering/parallel.py)
     ulp_ops: list[str] = field(default_factory=list)  # ops approximated to a few ULP
-    runtime_results: list[bool] | None = None  # per result: depends on a run-time value (lowering.dataflow)
+    runtime_results: list[bool] | None = None  # per result: depends on a run-time value (judging.dataflow)
     runtime: bool | None = None  # ... for the whole function (the IREE targets)
     check_sites: list[tuple[str, int, int]] = field(default_factory=list)  # IREE check ops: (name, line, column)
     check_imports: list[str] = field(default_factory=list)  # the check module's functions it imports

@@ -132,9 +132,9 @@ class Worker:
     def _bisect(self, request: Bisect) -> Response:
         constants = specializable(request.recorded.inputs) if request.recorded else {}
         with self._reset_after_failure(stage=request.op.value):
-            from pytest_mlir_snippets.worker import triage
+            from pytest_mlir_snippets.worker.triage import dispatch
 
-            found = triage.bisect(self.target, self.backend, request, constants)
+            found = dispatch.bisect(self.target, self.backend, request, constants)
         return Response(Kind.PASS, triage=found)
 
     def _run(self, request: Run) -> Response:
@@ -183,10 +183,10 @@ class Worker:
         return pytorch_ref.benchmark_reference(request.reference, request.options)
 
     def _driver(self, request: Driver) -> Response:
-        """A failed execute's reproducer (``worker/triage.py``)."""
-        from pytest_mlir_snippets.worker import triage
+        """A failed execute's reproducer (``worker/triage/dispatch.py``)."""
+        from pytest_mlir_snippets.worker.triage import dispatch
 
-        return triage.driver(self.target, self.backend, self._compile(request), request)
+        return dispatch.driver(self.target, self.backend, self._compile(request), request)
 
     # ------------------------------------------------------------------ compiles and runs
     def _execute(self, compiled: Compiled, request: FunctionRequest) -> Response:

@@ -21,8 +21,8 @@ from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import fedvalues, ireeops, mlirtools, onnx, parallel, shlo, torch_rewrites
 from pytest_mlir_snippets.worker.lowering.bake import bake_inputs
-from pytest_mlir_snippets.worker.lowering.failingpass import imported, marked, plugin_step
 from pytest_mlir_snippets.worker.lowering.shlo import refine
+from pytest_mlir_snippets.worker.triage.failingpass import imported, marked, plugin_step
 
 # StableHLO: first to plain StableHLO (callees inlined, without the inliner's canonicalization,
 # which drops an unused check.eq; quantized ops as integer math; chlo decomposed), then

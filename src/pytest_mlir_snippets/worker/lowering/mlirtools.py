@@ -161,7 +161,7 @@ def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], c
         hint = unknown_passes(str(error))
         raise collector.failure(Kind.COMPILE_ERROR, f"invalid {stage} pipeline: {pipeline}"
                                 + (f": {hint}" if hint else ""), error) from None
-    from pytest_mlir_snippets.worker.lowering.failingpass import locate, progress_file
+    from pytest_mlir_snippets.worker.triage.failingpass import locate, progress_file
 
     if progress_file():  # a compile run again after a crash: one pass at a time, each marked
         found = locate(module.operation, pipeline, pass_manager)

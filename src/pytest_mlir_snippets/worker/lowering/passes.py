@@ -21,7 +21,7 @@ from pytest_mlir_snippets.worker.core import Kept, SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import fedvalues, frontend, mlirtools, oneprocess
 from pytest_mlir_snippets.worker.lowering import ireeops as iree_ops
-from pytest_mlir_snippets.worker.lowering.failingpass import begin, imported, marked, plugin_step
+from pytest_mlir_snippets.worker.triage.failingpass import begin, imported, marked, plugin_step
 
 
 @dataclass

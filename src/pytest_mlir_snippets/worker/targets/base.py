@@ -61,14 +61,14 @@ class Backend(abc.ABC):
         raise SnippetFailure(Kind.UNSUPPORTED, f"benchmarks are not run on target {self.name}")
 
     def reference_for(self, module: str, function: str, options: Options, inputs: list[np.ndarray]) -> Reference:
-        """Reference outputs for another target's run on ``inputs`` (``worker/reference.py``):
+        """Reference outputs for another target's run on ``inputs`` (``worker/judging/reference.py``):
         a second compiler's (cpu for the IREE targets, iree-cpu for cpu)."""
         raise SnippetFailure(Kind.UNSUPPORTED, f"target {self.name} gives no reference outputs")
 
     def bisect(self, module: str, function: str, options: Options, recorded: Recorded | None,
                constants: Mapping[int, np.ndarray]) -> Triage:
         """A golden-mismatch's ``diverged_after``: the step of its pipeline after which its
-        results stop matching (``worker/lowering/bisect.py``), and the cuts tried (``bisect_cuts``)."""
+        results stop matching (``worker/triage/bisect.py``), and the cuts tried (``bisect_cuts``)."""
         raise SnippetFailure(Kind.UNSUPPORTED, f"--mlir-bisect: target {self.name} does not bisect yet")
 
     # Device lifecycle: the defaults suit a target whose device is the host.

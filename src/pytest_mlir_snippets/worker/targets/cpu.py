@@ -2,7 +2,7 @@
 
 Its plain lowering (no fusion, no tiling, no vectorization: ``run_plain``) is a reference
 for other targets' runs and the last one for its own; which reference a run is judged
-against is chosen in ``worker/goldens.py``.
+against is chosen in ``worker/judging/goldens.py``.
 """
 
 from __future__ import annotations
@@ -16,20 +16,14 @@ import numpy as np
 from pytest_mlir_snippets.golden.inputs import TypeSpec
 from pytest_mlir_snippets.protocol import CompileFacts, Kind, Options, Recorded, Triage
 from pytest_mlir_snippets.worker import benchstats, native_io
-from pytest_mlir_snippets.worker.goldens import ANOTHER, Goldens
-from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
-from pytest_mlir_snippets.worker.lowering import (
-    checkcalls,
-    dataflow,
-    decompose,
-    failingpass,
-    jit,
-    mlirtools,
-    parallelrun,
-)
+from pytest_mlir_snippets.worker.judging import dataflow
+from pytest_mlir_snippets.worker.judging.goldens import ANOTHER, Goldens
+from pytest_mlir_snippets.worker.judging.judge import judge_outputs, run_inputs
+from pytest_mlir_snippets.worker.lowering import checkcalls, decompose, jit, mlirtools, parallelrun
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Executed, Kept, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.triage import failingpass
 
 FRONT = "func.func(tosa-to-scf, tosa-to-linalg-named, tosa-to-linalg, tosa-to-arith, tosa-to-tensor)"
 OPTIMIZE = "func.func(convert-elementwise-to-linalg, linalg-fuse-elementwise-ops), canonicalize, cse"
@@ -224,7 +218,7 @@ class CpuBackend(Backend):
         return outputs
 
     def reference_for(self, module: str, function: str, options: Options, inputs: list[np.ndarray]) -> Reference:
-        """Another target's reference (``worker/reference.py``): what the cpu target gives
+        """Another target's reference (``worker/judging/reference.py``): what the cpu target gives
         for ``function`` of ``module`` on ``inputs`` (``goldens.REFERENCES[ANOTHER]``)."""
         from pytest_mlir_snippets.worker.lowering.frontend import front_end
 
@@ -234,7 +228,7 @@ class CpuBackend(Backend):
 
     def reference(self, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
         """What a run of ``compiled`` on ``inputs`` is judged against when nothing is recorded;
-        the last one kept, for a failed execute's driver (``cpu_driver.py``), which asks again."""
+        the last one kept, for a failed execute's driver (``worker/triage/cpu_driver.py``), which asks again."""
         given = [(v.dtype.str, v.shape, v.tobytes()) for v in map(np.asarray, inputs)]
         last = self._last_reference
         if last is not None and last[0] is compiled and last[1] == given:
@@ -245,8 +239,8 @@ class CpuBackend(Backend):
 
     def bisect(self, module: str, function: str, options: Options, golden: Recorded | None,
                constants: Mapping[int, np.ndarray]) -> Triage:
-        """``targets/cpu_bisect.py``: the item's pipeline, cut, then the plain one's steps."""
-        from pytest_mlir_snippets.worker.targets.cpu_bisect import Cuts
+        """``worker/triage/cpu_bisect.py``: the item's pipeline, cut, then the plain one's steps."""
+        from pytest_mlir_snippets.worker.triage.cpu_bisect import Cuts
 
         own, small = frees_own_buffers(module), SMALL.search(module) is not None
         item = [options.pipeline] if options.pipeline else default_pipeline(False, own, small)

@@ -21,8 +21,8 @@ import numpy as np
 
 from pytest_mlir_snippets.protocol import DeviceFacts, Kind, Options, Recorded
 from pytest_mlir_snippets.worker import benchstats
-from pytest_mlir_snippets.worker.goldens import Goldens
-from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
+from pytest_mlir_snippets.worker.judging.goldens import Goldens
+from pytest_mlir_snippets.worker.judging.judge import judge_outputs, run_inputs
 from pytest_mlir_snippets.worker.lowering import jit
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.native_io import StderrWatch

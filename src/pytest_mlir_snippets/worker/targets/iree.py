@@ -29,8 +29,8 @@ from pytest_mlir_snippets.golden.inputs import make_inputs
 from pytest_mlir_snippets.mlirtext.ireeops import CheckSite, IreeSyntaxError, rewrite
 from pytest_mlir_snippets.protocol import CompileFacts, DeviceFacts, Golden, Kind, Options, Recorded
 from pytest_mlir_snippets.registry import TARGETS
-from pytest_mlir_snippets.worker.goldens import Goldens
-from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
+from pytest_mlir_snippets.worker.judging.goldens import Goldens
+from pytest_mlir_snippets.worker.judging.judge import judge_outputs, recorded
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Executed, Kept, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.targets.iree_check import EXPORTS, as_checks
 from pytest_mlir_snippets.worker.targets.iree_commands import (

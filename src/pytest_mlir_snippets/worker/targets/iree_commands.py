@@ -1,6 +1,6 @@
 """The commands of IREE's tools that compile a snippet as an iree target's item did: the
-target's ``iree-compile.sh``, a failed execute's ``reproduce.sh`` (``iree_driver.py``) and
-the cuts of ``--mlir-bisect`` (``iree_bisect.py``)."""
+target's ``iree-compile.sh``, a failed execute's ``reproduce.sh`` (``worker/triage/iree_driver.py``) and
+the cuts of ``--mlir-bisect`` (``worker/triage/iree_bisect.py``)."""
 
 from __future__ import annotations
 

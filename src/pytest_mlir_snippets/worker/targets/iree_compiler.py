@@ -32,9 +32,9 @@ from pytest_mlir_snippets.protocol import Diagnostic, Kind, Triage
 from pytest_mlir_snippets.registry import IREE_INPUT
 from pytest_mlir_snippets.worker.dialects import dialect_failure
 from pytest_mlir_snippets.worker.lowering import mlirtools
-from pytest_mlir_snippets.worker.lowering.failingpass import marked
-from pytest_mlir_snippets.worker.targets import iree_repro
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
+from pytest_mlir_snippets.worker.triage import iree_repro
+from pytest_mlir_snippets.worker.triage.failingpass import marked
 
 ACCEPTED = "linalg/tensor/arith, TOSA, StableHLO, torch and ONNX"
 _STABLEHLO = re.compile(r"\b(?:stablehlo|chlo)\.")
@@ -179,9 +179,9 @@ class Compiler:
     def _analyzed(self, invocation: Any, diags: Any, function: str) -> bool | None:
         """Run IREE's pipeline up to its global optimization (constants folded, nothing yet
         in buffers), decide on that IR whether the entry's checks or results depend on
-        run-time values (``lowering.valueflow.tensor_runtime``), and set the invocation to go
+        run-time values (``judging.valueflow.tensor_runtime``), and set the invocation to go
         on from there."""
-        from pytest_mlir_snippets.worker.lowering.valueflow import tensor_runtime
+        from pytest_mlir_snippets.worker.judging.valueflow import tensor_runtime
 
         handle = invocation._inv_p
         _phase_setter("To")(handle, PHASE)

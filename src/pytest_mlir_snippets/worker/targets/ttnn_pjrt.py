@@ -18,7 +18,7 @@ import numpy as np
 from pytest_mlir_snippets.golden.inputs import DTYPES, TypeSpec, make_inputs
 from pytest_mlir_snippets.protocol import CompileFacts, Kind, Options, Recorded
 from pytest_mlir_snippets.worker.core import Compiled, Executed, Kept, Reference, SnippetFailure
-from pytest_mlir_snippets.worker.reference import OtherTarget
+from pytest_mlir_snippets.worker.judging.reference import OtherTarget
 from pytest_mlir_snippets.worker.targets import tt_pjrt
 
 NO_CARD = "compiled for ttnn; running needs a Tenstorrent device"
@@ -67,7 +67,7 @@ class PjrtRoute:
         executable, client = compiled.handle
         if not client.card:
             raise SnippetFailure(Kind.UNSUPPORTED, NO_CARD, environment=True, skip=True)
-        from pytest_mlir_snippets.worker.judge import judge_outputs
+        from pytest_mlir_snippets.worker.judging.judge import judge_outputs
 
         specs = compiled.signature[0]
         inputs = make_inputs(specs, options.seed, options.dynamic_dim)

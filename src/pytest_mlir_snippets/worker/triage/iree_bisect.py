@@ -7,7 +7,7 @@ target's plain flags (``--compile-from=k``: the device flags alone, none of an I
 config's, at ``--iree-opt-level=O0``); the worker runs the module on the item's inputs
 and judges it against the item's golden, computed once. The cut right after import is
 the plain compile of the snippet; the last, after ``vm``, is the item's whole compile.
-``lowering/bisect.py`` searches the phases, as it does the cpu target's passes:
+``worker/triage/bisect.py`` searches the phases, as it does the cpu target's passes:
 ``front-end`` when even the plain compile differs.
 """
 
@@ -28,10 +28,10 @@ from pytest_mlir_snippets.mlirtext.native import native_tool
 from pytest_mlir_snippets.protocol import Kind, Options, Recorded, Triage
 from pytest_mlir_snippets.worker import native_io
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
-from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
-from pytest_mlir_snippets.worker.lowering import bisect as search
+from pytest_mlir_snippets.worker.judging.judge import judge_outputs, run_inputs
 from pytest_mlir_snippets.worker.targets.iree_commands import DEVICE_FLAGS, KEEP_ABI, compile_commands
 from pytest_mlir_snippets.worker.targets.iree_runtime import Program
+from pytest_mlir_snippets.worker.triage import bisect as search
 
 # iree-compile's phases, in order (`iree-compile --help`: --compile-to); start and end left out
 PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow", "stream",

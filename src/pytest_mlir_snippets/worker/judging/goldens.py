@@ -21,8 +21,8 @@ import numpy as np
 from pytest_mlir_snippets.protocol import Golden, Kind, Options
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
-from pytest_mlir_snippets.worker.lowering.interpreter import InterpreterUnavailable, interpret
-from pytest_mlir_snippets.worker.reference import OtherTarget
+from pytest_mlir_snippets.worker.judging.interpreter import InterpreterUnavailable, interpret
+from pytest_mlir_snippets.worker.judging.reference import OtherTarget
 
 ANOTHER = ""  # the table's key for a reference request: another target's worker asks this one
 
@@ -98,7 +98,7 @@ def plain_cpu(goldens: Goldens, compiled: Compiled, options: Options, inputs: li
 
 
 def iree_cpu(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
-    """IREE's compiler, in a worker of its own (``worker/reference.py``), where it is installed."""
+    """IREE's compiler, in a worker of its own (``worker/judging/reference.py``), where it is installed."""
     if TARGETS["iree-cpu"].absent():
         raise Unavailable("no second compiler installed (pytest-mlir-snippets[iree] gives iree-cpu)")
     try:

@@ -1,6 +1,6 @@
 """A failed execute's driver module on the cpu target (``Op.DRIVER``): the function as the
 plugin compiled it, up to its last Python step (``plugin:prepare_for_llvm``, between the
-default pipeline's two parts), with a ``@main`` (``lowering/driver.py``) that calls it on
+default pipeline's two parts), with a ``@main`` (``worker/triage/driver.py``) that calls it on
 the item's inputs and compares its results with the item's golden, at its tolerance.
 
 The answer's ``info``: ``module`` (the driver's text), ``pipeline`` (the rest of the
@@ -16,11 +16,11 @@ import numpy as np
 from pytest_mlir_snippets.golden.recorded import specializable
 from pytest_mlir_snippets.protocol import Driver, DriverFacts, Kind, Response
 from pytest_mlir_snippets.worker.core import Compiled, SnippetFailure
-from pytest_mlir_snippets.worker.judge import expected_outputs, run_inputs, tolerance_rule
+from pytest_mlir_snippets.worker.judging.judge import expected_outputs, run_inputs, tolerance_rule
 from pytest_mlir_snippets.worker.lowering import decompose, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
-from pytest_mlir_snippets.worker.lowering.driver import Bound, DriverUnsupported, main_text, slot_of
 from pytest_mlir_snippets.worker.targets.cpu import SMALL, CpuBackend, default_pipeline, frees_own_buffers
+from pytest_mlir_snippets.worker.triage.driver import Bound, DriverUnsupported, main_text, slot_of
 
 STEP = "plugin:prepare_for_llvm"
 # the libraries every driver needs: vector.print's (printF64, printString...), printMemref*

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pytest_mlir_snippets.protocol import Triage
-from pytest_mlir_snippets.worker.lowering.failingpass import steps as passes_of
+from pytest_mlir_snippets.worker.triage.failingpass import steps as passes_of
 
 FRONT_END = "front-end"
 TRANSLATION = "translation"

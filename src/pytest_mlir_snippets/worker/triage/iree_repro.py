@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pytest_mlir_snippets.mlirtext.native import native_tool
 from pytest_mlir_snippets.protocol import Triage
-from pytest_mlir_snippets.worker.lowering.failingpass import steps
+from pytest_mlir_snippets.worker.triage.failingpass import steps
 
 _PIPELINE = re.compile(r'^\s*pipeline:\s*"(.*)",?\s*$', re.MULTILINE)
 LOCATE_TIMEOUT = 120.0  # seconds for iree-compile to fail again

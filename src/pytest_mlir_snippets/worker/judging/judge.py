@@ -128,7 +128,7 @@ def computed(compiled: Compiled, actual_side: Iterable[int], actual: list[np.nda
     at run time (of a function with checks, a check's operand: which side is the actual one
     differs between conventions, and the expected side is a constant), ``compile-time``
     when none does. None when the target does not say (``Kept``: ``runtime_results`` per
-    result, or ``runtime`` for the whole function, both from ``lowering.dataflow``) or when
+    result, or ``runtime`` for the whole function, both from ``judging.dataflow``) or when
     those results have no element (nothing to compute)."""
     indices = [i for i in actual_side if i < len(actual) and np.asarray(actual[i]).size]
     if not indices:  # no result, or none with an element: nothing was to be computed

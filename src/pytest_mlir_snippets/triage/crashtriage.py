@@ -2,7 +2,7 @@
 SIGSEGV, SIGFPE in a pass) runs again in a worker of its own, with ``protocol.PROGRESS_ENV``
 naming a file. That worker runs its pipelines one pass at a time and writes, before each
 pass and each of the plugin's own steps, the step and the IR it received
-(``worker/lowering/failingpass.py``); after the crash the file names the step, as a compile
+(``worker/triage/failingpass.py``); after the crash the file names the step, as a compile
 error names its pass (``failing_pass``, ``before_pass_ir``, the command that runs it alone).
 
 PYTEST_DONT_REWRITE"""

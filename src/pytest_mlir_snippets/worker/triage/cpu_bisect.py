@@ -1,6 +1,6 @@
 """``--mlir-bisect`` on the cpu target: a golden-mismatch's pipeline cut after each step, the
 rest lowered by the target's plain pipeline (``default_pipeline(plain=True)``), each cut
-run on the item's inputs and judged against its golden (``lowering/bisect.py`` searches).
+run on the item's inputs and judged against its golden (``worker/triage/bisect.py`` searches).
 
 A cut the plain pipeline does not lower is lowered again without the ownership-based
 deallocation (a leak, not a different result): that pass takes structured control flow
@@ -18,9 +18,10 @@ import numpy as np
 from pytest_mlir_snippets.protocol import Kind, Options, Recorded, Triage
 from pytest_mlir_snippets.worker import native_io
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
-from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
-from pytest_mlir_snippets.worker.lowering import bisect, decompose, mlirtools
+from pytest_mlir_snippets.worker.judging.judge import judge_outputs, run_inputs
+from pytest_mlir_snippets.worker.lowering import decompose, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
+from pytest_mlir_snippets.worker.triage import bisect
 
 # a compile of the cut's parts with its Python steps (before, between): the backend's
 Compile = Callable[[list[str], tuple[Any, Any]], Compiled]

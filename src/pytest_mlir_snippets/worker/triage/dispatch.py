@@ -1,8 +1,8 @@
 """A failed execute's reproducer and ``--mlir-bisect``, as each target declares them
 (``registry.Target.reproducer`` and ``bisection``): the cpu target's driver module
-(``targets/cpu_driver.py``; its bisection is the backend's own), iree-cpu's commands of
-IREE's tools (``targets/iree_driver.py``) and cuts by ``--compile-to`` phase
-(``targets/iree_bisect.py``)."""
+(``worker/triage/cpu_driver.py``; its bisection is the backend's own), iree-cpu's commands of
+IREE's tools (``worker/triage/iree_driver.py``) and cuts by ``--compile-to`` phase
+(``worker/triage/iree_bisect.py``)."""
 
 from __future__ import annotations
 

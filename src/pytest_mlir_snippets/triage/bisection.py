@@ -1,5 +1,5 @@
 """``--mlir-bisect`` on the pytest side: a golden-mismatch asks its worker which pass of its
-pipeline the results diverge after (``worker/lowering/bisect.py``); the answer goes on the
+pipeline the results diverge after (``worker/triage/bisect.py``); the answer goes on the
 response (``diverged_after``, shown in the failure and kept on the record) and the cuts
 tried into the report's ``bisection`` section.
 
@@ -7,13 +7,28 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+from typing import Protocol
+
+import pytest
+
 from pytest_mlir_snippets.client import Client
-from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.protocol import Execute, Response, Triage
 from pytest_mlir_snippets.session import run_state
 
 
-def bisect(item: MlirItem, client: Client, request: Execute, response: Response) -> None:
+class Bisected(Protocol):
+    """The item whose golden-mismatch is bisected (an ``items.base.MlirItem``; triage stands
+    below the items, so it names only what it uses)."""
+
+    @property
+    def config(self) -> pytest.Config: ...
+
+    def timeout(self) -> float: ...
+
+    def add_report_section(self, when: str, key: str, content: str) -> None: ...
+
+
+def bisect(item: Bisected, client: Client, request: Execute, response: Response) -> None:
     """Bisect ``item``'s golden-mismatch ``response`` to ``request`` within ``--mlir-bisect-timeout`` (else
     the item's timeout); a bisection that fails says why in the section, the item's
     verdict stays the mismatch."""

@@ -1,9 +1,9 @@
 """A failed execute's reproducer, kept beside its artifacts whatever the options. On the cpu
 target: ``driver.mlir`` (the worker's driver module as an integration test:
-``mlirtext/litexport.py``) and ``reproduce.sh``, which runs its RUN line with the
+``triage/litexport.py``) and ``reproduce.sh``, which runs its RUN line with the
 installed ``mlir-opt``, ``mlir-runner`` and ``FileCheck``. On iree-cpu: ``snippet.mlir``,
 the inputs (``.npy``), the golden (``.bin``) and ``reproduce.sh``, which runs ``iree-compile``
-then ``iree-run-module --expected_output=...`` (``worker/targets/iree_driver.py``).
+then ``iree-run-module --expected_output=...`` (``worker/triage/iree_driver.py``).
 
 A golden-mismatch's driver compares with the item's golden; a crash's says ``PASS`` once
 the call returns (the item's golden was never computed). An execute-error gets none: it is
@@ -19,9 +19,9 @@ import shlex
 from collections.abc import Callable
 from pathlib import Path
 
-from pytest_mlir_snippets.items import reproducer
-from pytest_mlir_snippets.mlirtext.litexport import lit_test, script
 from pytest_mlir_snippets.protocol import DriverFacts, Kind, Response
+from pytest_mlir_snippets.triage import reproducer
+from pytest_mlir_snippets.triage.litexport import lit_test, script
 
 REPRODUCED = (Kind.GOLDEN_MISMATCH, Kind.CRASH)
 DRIVER = "driver.mlir"

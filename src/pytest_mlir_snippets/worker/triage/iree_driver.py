@@ -24,7 +24,7 @@ from pytest_mlir_snippets.golden.compare import Tolerance
 from pytest_mlir_snippets.mlirtext.native import native_tool
 from pytest_mlir_snippets.protocol import Driver, DriverFacts, Kind, Response
 from pytest_mlir_snippets.worker.core import Compiled, SnippetFailure
-from pytest_mlir_snippets.worker.judge import expected_outputs, run_inputs, tolerance_rule
+from pytest_mlir_snippets.worker.judging.judge import expected_outputs, run_inputs, tolerance_rule
 from pytest_mlir_snippets.worker.targets.iree import IreeBackend
 from pytest_mlir_snippets.worker.targets.iree_commands import compile_commands
 
