@@ -10,7 +10,8 @@
 - ``items/`` and ``reporting/`` do not import each other;
 - ``reporting/`` imports no ``re``: it reads records' fields, not text the plugin wrote;
 - request ops (``protocol.Op``) are spelled in the ``protocol`` package only;
-- pytest-side modules opt out of assertion rewriting.
+- pytest-side modules opt out of assertion rewriting;
+- docs/architecture.md names every folder of the package.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -362,3 +364,23 @@ def test_every_request_has_a_handler() -> None:
     assert set(HANDLERS) == kinds
     assert {k.op for k in kinds} == set(Op)
     assert requests.Compile("m", "f").op is Op.COMPILE
+
+
+def folders_not_named(root: Path, text: str) -> list[str]:
+    """The folders under ``root`` (``worker/lowering/onnx/``) that no line of ``text``'s
+    layout block starts with, as ``  worker/lowering/onnx/  its job``."""
+    folders = sorted(p.relative_to(root).as_posix() + "/" for p in root.rglob("*")
+                     if p.is_dir() and not any(part.startswith(("__", ".")) for part in p.relative_to(root).parts))
+    return [f for f in folders if not re.search(rf"^ +{re.escape(f)} +\S", text, re.M)]
+
+
+def test_the_folder_check_catches_what_it_looks_for(tmp_path: Path) -> None:
+    for folder in ("items", "worker/lowering/onnx", "worker/__pycache__"):
+        (tmp_path / folder).mkdir(parents=True)
+    text = "  items/   pytest items\n  worker/  the worker\n  see worker/lowering/ and worker/lowering/onnx/\n"
+    assert folders_not_named(tmp_path, text) == ["worker/lowering/", "worker/lowering/onnx/"]
+
+
+def test_every_package_folder_is_named_in_the_architecture() -> None:
+    text = (SRC.parent / "docs" / "architecture.md").read_text()
+    missing = folders_not_named(SRC / PACKAGE, text)
