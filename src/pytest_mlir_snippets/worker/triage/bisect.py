@@ -22,7 +22,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pytest_mlir_snippets.protocol import Triage
+import numpy as np
+
+from pytest_mlir_snippets.protocol import Kind, Options, Recorded, Triage
+from pytest_mlir_snippets.worker import native_io
+from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.judging.judge import judge_outputs, run_inputs
 from pytest_mlir_snippets.worker.triage.failingpass import steps as passes_of
 
 FRONT_END = "front-end"
@@ -32,6 +37,8 @@ VERDICTS = {True: "matches", False: "differs", None: "no verdict (did not lower 
 # a step: its name (a pass as written, or plugin:<step>) and what runs it (a pipeline that
 # runs that pass alone at its place, or a Python function of the module)
 Step = tuple[str, "str | Callable[[Any], None]"]
+# runs a cut on inputs: its outputs
+Run = Callable[[Compiled, list[np.ndarray]], list[np.ndarray]]
 
 
 def pipeline_steps(parts: list[str], between: Step, before: Step | None = None) -> list[Step]:
@@ -68,6 +75,36 @@ def schedule(steps: list[Step]) -> tuple[list[str], Callable[[Any, Any], None], 
             run(module)
 
     return parts, before, between
+
+
+def cut_verdicts(options: Options, golden: Recorded | None,
+                 reference: Callable[[Compiled, list[np.ndarray]], Reference],
+                 inputs: list[np.ndarray] | None = None) -> Callable[[Compiled | None, Run], bool | None]:
+    """A target's ``verdict`` for ``search``: a cut (None: it did not lower) run on ``inputs``
+    (None: the cut's own ``run_inputs``) and judged against the item's golden: True when it
+    matches, False on a golden-mismatch, None when it fails otherwise. The golden a reference
+    gives is computed once, on the first cut that asks: every cut has the same source and inputs."""
+    known: list[Reference] = []
+
+    def verdict(cut: Compiled | None, run: Run) -> bool | None:
+        if cut is None:
+            return None
+        try:
+            given = inputs if inputs is not None else run_inputs(cut, options, golden)
+
+            def golden_of() -> Reference:
+                if not known:
+                    known.append(reference(cut, given))
+                return known[0]
+
+            with native_io.quiet_stdout():
+                outputs = run(cut, given)
+            judge_outputs(cut, options, golden, given, outputs, golden_of)
+            return True
+        except SnippetFailure as failure:
+            return False if failure.kind is Kind.GOLDEN_MISMATCH else None
+
+    return verdict
 
 
 def search(names: list[str], verdict: Callable[[int], bool | None], deadline: float | None) -> Triage:

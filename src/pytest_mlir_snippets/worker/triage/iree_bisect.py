@@ -25,10 +25,9 @@ from typing import Protocol
 import numpy as np
 
 from pytest_mlir_snippets.mlirtext.native import native_tool
-from pytest_mlir_snippets.protocol import Kind, Options, Recorded, Triage
-from pytest_mlir_snippets.worker import native_io
-from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
-from pytest_mlir_snippets.worker.judging.judge import judge_outputs, run_inputs
+from pytest_mlir_snippets.protocol import Options, Recorded, Triage
+from pytest_mlir_snippets.worker.core import Compiled, Reference
+from pytest_mlir_snippets.worker.judging.judge import run_inputs
 from pytest_mlir_snippets.worker.targets.iree_commands import DEVICE_FLAGS, KEEP_ABI, compile_commands
 from pytest_mlir_snippets.worker.targets.iree_runtime import Program
 from pytest_mlir_snippets.worker.triage import bisect as search
@@ -93,27 +92,17 @@ def bisect(backend: IreeLike, module_text: str, function: str, options: Options,
     backend.ready(options.device_id)
     module, route = compiled.kept.source, compiled.facts.iree_route or "none"
     item, plain = backend.flags(options), plain_flags(backend, options)
-    inputs = run_inputs(compiled, options, golden)
-    known: list[Reference] = []
+    judged = search.cut_verdicts(options, golden, lambda _cut, given: backend.reference(compiled, options, given),
+                                 run_inputs(compiled, options, golden))
 
-    def reference() -> Reference:
-        if not known:
-            known.append(backend.reference(compiled, options, inputs))
-        return known[0]
+    def run(cut: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        return backend.run(cut, [np.array(v, copy=True) for v in inputs], options)
 
     def verdict(k: int) -> bool | None:
         with tempfile.TemporaryDirectory(prefix="mlir-iree-bisect-") as folder:
             vmfb = cut_vmfb(Path(folder), module, item, plain, route, k, options.deadline)
-        if vmfb is None:
-            return None
-        cut = Compiled(compiled.ir, compiled.function, compiled.signature, Program(vmfb), compiled.facts,
-                       copy.copy(compiled.kept))
-        try:
-            with native_io.quiet_stdout():
-                outputs = backend.run(cut, [np.array(v, copy=True) for v in inputs], options)
-            judge_outputs(cut, options, golden, inputs, outputs, reference)
-            return True
-        except SnippetFailure as failure:
-            return False if failure.kind is Kind.GOLDEN_MISMATCH else None
+        cut = None if vmfb is None else Compiled(compiled.ir, compiled.function, compiled.signature,
+                                                   Program(vmfb), compiled.facts, copy.copy(compiled.kept))
+        return judged(cut, run)
 
     return search.search(list(PHASES), verdict, options.deadline)
