@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
+import subprocess
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -64,14 +66,53 @@ def corpus() -> Path:
     return CORPUS
 
 
+def _ignored(path: Path, patterns: list[str]) -> bool:
+    """Whether one of .gitignore's ``patterns`` names ``path`` (a file under ROOT), read as git
+    reads the patterns used here: one without a slash matches any component of the path, one
+    with a slash the path from ROOT or a folder above the file."""
+    parts = path.relative_to(ROOT).parts
+    prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    return any(fnmatch(candidate, pattern) for pattern in patterns
+               for candidate in (prefixes if "/" in pattern else parts))
+
+
+def input_files(folder: Path) -> list[Path]:
+    """The input files of a folder of this repository, without what running it leaves behind
+    (run reports, an optimization run's benchmark tables and vN/ artifacts, caches): the files
+    git tracks or would track (``--exclude-standard``: not ignored), or without git every file
+    .gitignore does not name."""
+    if (ROOT / ".git").exists():
+        try:
+            listed = subprocess.run(["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others",
+                                     "--exclude-standard", "--", "."], capture_output=True, check=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            pass
+        else:
+            return sorted({folder / name for name in listed.decode().split("\0") if name and (folder / name).is_file()})
+    gitignore = ROOT / ".gitignore"
+    lines = gitignore.read_text().splitlines() if gitignore.is_file() else []
+    patterns = [line.strip().strip("/") for line in lines if line.strip() and not line.startswith(("#", "!"))]
+    return sorted(path for path in folder.rglob("*") if path.is_file() and not _ignored(path, patterns))
+
+
+def copy_inputs(source: Path, target: Path) -> Path:
+    """Copy the input files of the repository's folder ``source`` (``input_files``) to ``target``."""
+    for path in input_files(source):
+        destination = target / path.relative_to(source)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, destination)
+    return target
+
+
 @pytest.fixture
 def copy_into(pytester: pytest.Pytester):
-    """Copy files or folders into the pytester directory; returns the new path."""
+    """Copy a repository file, or a folder's input files (``copy_inputs``), into the pytester
+    directory; returns the new path."""
 
     def copy(source: Path, name: str | None = None) -> Path:
         target = pytester.path / (name or source.name)
         if source.is_dir():
-            shutil.copytree(source, target)
+            copy_inputs(source, target)
         else:
             shutil.copy(source, target)
         return target

@@ -1,9 +1,9 @@
 """The functions of the JAX corpus (scripts/jax_corpus.py writes them), by category.
 
 A case's ``make(seed)`` returns its arguments; argument specs are ``"f32[4,8]"``-like
-strings: floats standard normal, ``spd`` a symmetric positive definite matrix, signed
-integers in [-8, 8], ``hpd`` a Hermitian positive definite one, ``u8`` in [0, 255], ``bool`` random, ``idx<n>`` indices in [0, n),
-``key[]`` a typed PRNG key.
+strings: floats standard normal, ``spd`` a symmetric positive definite matrix, ``hpd`` a
+Hermitian positive definite one, signed integers in [-8, 8], ``u8`` in [0, 255], ``bool``
+random, ``idx<n>`` indices in [0, n), ``key[]`` a typed PRNG key.
 """
 
 from __future__ import annotations

@@ -2,14 +2,16 @@
 
 - the sandbox worker loads no pytest and none of the pytest-side layers;
 - no import cycle among the package's modules, nor among its packages, imports made for
-  types only (``if TYPE_CHECKING:``) included;
+  types only (``if TYPE_CHECKING:``) included (a triage package's modules are nodes of
+  their own: ``TRIAGE``);
 - the backends the worker loads by name (``worker/targets``) import no pytest either;
 - no module over 300 lines;
 - records, not ``user_properties``, feed the reports; nothing splits node ids;
 - ``items/`` and ``reporting/`` do not import each other;
 - ``reporting/`` imports no ``re``: it reads records' fields, not text the plugin wrote;
-- request ops (``protocol.Op``) are spelled in ``protocol.py`` only;
-- pytest-side modules opt out of assertion rewriting.
+- request ops (``protocol.Op``) are spelled in the ``protocol`` package only;
+- pytest-side modules opt out of assertion rewriting;
+- docs/architecture.md names every folder of the package.
 """
 
 from __future__ import annotations
@@ -17,11 +19,10 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 from pytest_mlir_snippets.protocol import Op, Stage
 
@@ -85,7 +86,7 @@ def test_the_worker_loads_no_pytest_and_no_pytest_side_layer() -> None:
     origin, loaded = json.loads(done.stdout)
     assert Path(origin).is_relative_to(SRC)  # this checkout's package, not another install
     layers = tuple(f"{PACKAGE}.{layer}" for layer in ("items", "reporting", "sandbox", "settings", "session",
-                                                       "plugin"))
+                                                       "plugin", "triage"))
     forbidden = [m for m in loaded if m in ("pytest", "_pytest") or m.startswith(("pytest.", "_pytest."))
                  or m in layers or m.startswith(tuple(f"{layer}." for layer in layers))]
     assert not forbidden, forbidden
@@ -147,11 +148,19 @@ def test_no_import_cycle() -> None:
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
 
 
+# Triage runs at several heights: in the worker, failingpass marks the steps of every compile
+# (below lowering) while the bisections and drivers run a target's backend (above the
+# targets); on the pytest side, crashtriage runs under the device pool (sandbox/) while
+# bisection reads the session. Their modules are nodes of their own in the package graph.
+TRIAGE = ("triage", "worker.triage")
+
+
 def package_of(name: str) -> str:
     """The node of ``name`` in the package graph: its package (a sub-subpackage such as
     ``worker.lowering.shlo`` folded into ``worker.lowering``); a module directly in a
     package that holds packages (the root, ``worker``) is a node of its own: such a
-    package is a container of layers, not one layer."""
+    package is a container of layers, not one layer. So is a triage package (TRIAGE): its
+    modules hook in at several heights, each a node of its own."""
     parts = name.split(".")[1:]
     if not parts:
         return PACKAGE  # the package's own __init__: its public names
@@ -161,7 +170,7 @@ def package_of(name: str) -> str:
         folder = folder[:2]
     holds_packages = any(m.startswith(".".join([PACKAGE, *folder, ""])) and len(m.split(".")) > len(folder) + 2
                          for m in MODULES) if folder else True
-    if not is_package and len(folder) < 2 and holds_packages:
+    if not is_package and ((len(folder) < 2 and holds_packages) or ".".join(folder) in TRIAGE):
         return ".".join(parts)
     return ".".join(folder)
 
@@ -177,7 +186,9 @@ def package_graph() -> dict[str, set[str]]:
 def test_the_package_graph_has_the_layers() -> None:
     assert package_of(f"{PACKAGE}.items.base") == "items"
     assert package_of(f"{PACKAGE}.worker.lowering.shlo.refine") == "worker.lowering"
-    assert package_of(f"{PACKAGE}.worker.judge") == "worker.judge"
+    assert package_of(f"{PACKAGE}.worker.judging.judge") == "worker.judging"
+    assert package_of(f"{PACKAGE}.worker.triage.failingpass") == "worker.triage.failingpass"
+    assert package_of(f"{PACKAGE}.triage.bisection") == "triage.bisection"
     assert package_of(f"{PACKAGE}.session") == "session"
     assert package_of(f"{PACKAGE}.worker.targets") == "worker.targets"
 
@@ -192,7 +203,7 @@ def test_the_backends_load_no_pytest() -> None:
     target's packages are installed here."""
     code = ("import json, sys\nfrom pytest_mlir_snippets.worker.targets import TARGETS\nimport importlib\n"
             "for spec in TARGETS.values():\n"
-            "    importlib.import_module('pytest_mlir_snippets.worker.targets.' + spec.split(':')[0])\n"
+            "    importlib.import_module('pytest_mlir_snippets.worker.' + spec.split(':')[0])\n"
             "print(json.dumps(sorted(sys.modules)))")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])}
     loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
@@ -330,7 +341,8 @@ def test_request_ops_are_spelled_in_the_protocol_only() -> None:
     """A request is ``Request(Op.X, ...)`` or a ``client.Client`` method; the worker answers
     it from its table (``worker.loop.HANDLERS``), so no op is a bare string elsewhere."""
     offenders = [f"{path.relative_to(SRC)}:{line}" for name, path in MODULES.items()
-                 if name != f"{PACKAGE}.protocol" for line in _request_ops_spelled(ast.parse(path.read_text()))]
+                 if name.split(".")[:2] != [PACKAGE, "protocol"]
+                 for line in _request_ops_spelled(ast.parse(path.read_text()))]
     assert not offenders, "request ops spelled as strings (use protocol.Op): " + ", ".join(offenders)
 
 
@@ -342,10 +354,33 @@ def test_the_request_op_check_catches_what_it_looks_for() -> None:
 
 
 def test_every_request_has_a_handler() -> None:
-    from pytest_mlir_snippets.protocol import Request
+    """Each request type (a ``protocol.Request`` with its own op) has its handler, and every
+    op is some request's."""
+    from pytest_mlir_snippets.protocol import requests
     from pytest_mlir_snippets.worker.loop import HANDLERS
 
-    assert set(HANDLERS) == set(Op)
-    assert Request("compile").op is Op.COMPILE  # a value is taken, and checked when the request is made
-    with pytest.raises(ValueError):
-        Request("compil")
+    kinds = {k for k in vars(requests).values() if isinstance(k, type) and issubclass(k, requests.Request)
+             and "op" in vars(k)}
+    assert set(HANDLERS) == kinds
+    assert {k.op for k in kinds} == set(Op)
+    assert requests.Compile("m", "f").op is Op.COMPILE
+
+
+def folders_not_named(root: Path, text: str) -> list[str]:
+    """The folders under ``root`` (``worker/lowering/onnx/``) that no line of ``text``'s
+    layout block starts with, as ``  worker/lowering/onnx/  its job``."""
+    folders = sorted(p.relative_to(root).as_posix() + "/" for p in root.rglob("*")
+                     if p.is_dir() and not any(part.startswith(("__", ".")) for part in p.relative_to(root).parts))
+    return [f for f in folders if not re.search(rf"^ +{re.escape(f)} +\S", text, re.M)]
+
+
+def test_the_folder_check_catches_what_it_looks_for(tmp_path: Path) -> None:
+    for folder in ("items", "worker/lowering/onnx", "worker/__pycache__"):
+        (tmp_path / folder).mkdir(parents=True)
+    text = "  items/   pytest items\n  worker/  the worker\n  see worker/lowering/ and worker/lowering/onnx/\n"
+    assert folders_not_named(tmp_path, text) == ["worker/lowering/", "worker/lowering/onnx/"]
+
+
+def test_every_package_folder_is_named_in_the_architecture() -> None:
+    text = (SRC.parent / "docs" / "architecture.md").read_text()
+    missing = folders_not_named(SRC / PACKAGE, text)

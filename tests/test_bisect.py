@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_mlir_snippets.worker.lowering.bisect import FRONT_END, TRANSLATION, search
+from pytest_mlir_snippets.worker.triage.bisect import FRONT_END, TRANSLATION, search
 
 # tosa-narrow-i64-to-i32{aggressive-rewrite} changes what the function computes: its i64
 # constant 5000000000 becomes 2147483647 ("may lead to data loss", says the pass)
@@ -46,32 +46,32 @@ def test_the_search_names_the_step_after_which_results_stop_matching() -> None:
         return k < 5
 
     found = search(names, monotone, None)
-    assert found["diverged_after"] == "p5" and len(tried) <= 6  # binary: not every cut
-    assert "cut after p4: matches" in found["bisect_cuts"] and "cut after p5: differs" in found["bisect_cuts"]
-    assert search(names, lambda k: False, None)["diverged_after"] == FRONT_END  # wrong right after import
-    assert search(names, lambda k: True, None)["diverged_after"] == TRANSLATION  # every cut matches
+    assert found.diverged_after == "p5" and len(tried) <= 6  # binary: not every cut
+    assert "cut after p4: matches" in found.bisect_cuts and "cut after p5: differs" in found.bisect_cuts
+    assert search(names, lambda k: False, None).diverged_after == FRONT_END  # wrong right after import
+    assert search(names, lambda k: True, None).diverged_after == TRANSLATION  # every cut matches
     # cuts the plain tail cannot lower have no verdict and are passed over
     found = search(names, lambda k: None if k in (3, 4) else k < 5, None)
-    assert found["diverged_after"] == "p5" and any("no verdict" in line for line in found["bisect_cuts"])
+    assert found.diverged_after == "p5" and any("no verdict" in line for line in found.bisect_cuts)
     found = search(names, lambda k: None if k == 4 else k < 4, None)
-    assert found["diverged_after"] == "p5" and "at or before p5" in found["bisect_cuts"][-1]
+    assert found.diverged_after == "p5" and "at or before p5" in found.bisect_cuts[-1]
     # past its deadline (--mlir-bisect-timeout): the first and last cuts only, and the range left
     found = search(names, monotone, time.monotonic())
-    assert found["diverged_after"] == "p8" and found["bisect_cuts"][-1] == (
+    assert found.diverged_after == "p8" and found.bisect_cuts[-1] == (
         "stopped at --mlir-bisect-timeout: the divergence is after import, at or before p8")
 
 
 def test_the_cut_pipeline_finds_the_pass_that_changed_the_results() -> None:
-    from pytest_mlir_snippets.protocol import Options
+    from pytest_mlir_snippets.protocol import Options, Recorded
     from pytest_mlir_snippets.worker.targets.cpu import CpuBackend
 
     backend = CpuBackend()
-    right = {"inputs": INPUTS, "outputs": [INPUTS[0] + 5_000_000_000]}
+    right = Recorded(INPUTS, [INPUTS[0] + 5_000_000_000])
     found = backend.bisect(SHIFT, "shift", Options(pipeline=PIPELINE), right, {})
-    assert found["diverged_after"] == NARROWING, found
+    assert found.diverged_after == NARROWING, found
     # sabotaged: the golden the narrowed code computes; the snippet as imported now differs from it
-    narrowed = {"inputs": INPUTS, "outputs": [(INPUTS[0] + 2_147_483_647).astype(np.int32).astype(np.int64)]}
-    assert backend.bisect(SHIFT, "shift", Options(pipeline=PIPELINE), narrowed, {})["diverged_after"] == FRONT_END
+    narrowed = Recorded(INPUTS, [(INPUTS[0] + 2_147_483_647).astype(np.int32).astype(np.int64)])
+    assert backend.bisect(SHIFT, "shift", Options(pipeline=PIPELINE), narrowed, {}).diverged_after == FRONT_END
 
 
 @pytest.mark.slow
@@ -130,7 +130,7 @@ def test_reduce_shrinks_a_snippet_to_its_failing_op(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_candidate_is_interesting_when_it_fails_the_same_way(tmp_path: Path) -> None:
-    from pytest_mlir_snippets.tools.interesting import Spec, failure_of, interesting, opened
+    from pytest_mlir_snippets.triage.interesting import Spec, failure_of, interesting, opened
 
     (tmp_path / "ops.mlir").write_text(chain(CLAMP))
     spec = Spec("chain", str(tmp_path / "ops.mlir"), 1)
@@ -154,7 +154,7 @@ def test_a_candidate_is_interesting_when_it_fails_the_same_way(tmp_path: Path) -
 
 
 def test_the_op_deletion_loop_keeps_what_the_test_needs() -> None:
-    from pytest_mlir_snippets.tools.opdeletion import count_ops, shrink
+    from pytest_mlir_snippets.triage.opdeletion import count_ops, shrink
 
     source = chain(CLAMP)
     small = shrink(source, lambda text: "math.clampf" in text and "math.tanh" in text)
@@ -173,7 +173,7 @@ def test_the_op_deletion_loop_keeps_what_the_test_needs() -> None:
 
 def test_the_default_pipeline_cuts_name_the_plugins_own_steps() -> None:
     from pytest_mlir_snippets.worker.targets.cpu import default_pipeline
-    from pytest_mlir_snippets.worker.targets.cpu_bisect import Cuts
+    from pytest_mlir_snippets.worker.triage.cpu_bisect import Cuts
 
     softmax = TWICE.replace("return", "// linalg.softmax (decompose.needed reads the text)\n  return")
     names = [name for name, _ in Cuts(softmax, default_pipeline(), [], own_steps=True).steps]

@@ -11,7 +11,17 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from pytest_mlir_snippets.protocol import Diagnostic, Kind, Request, Response
+from pytest_mlir_snippets.protocol import (
+    AppliedTolerance,
+    Compile,
+    CompileFacts,
+    Diagnostic,
+    IterationFacts,
+    Kind,
+    Launch,
+    Response,
+    Verdict,
+)
 from pytest_mlir_snippets.sandbox.cache import FORMAT, CompileCache, decode, encode
 
 OPS = """func.func @add_0(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
@@ -122,16 +132,18 @@ def test_planted_pickles_are_never_executed(pytester: pytest.Pytester) -> None:
 def verdict() -> Response:
     note = Diagnostic("note", "see current operation", 3, 1, file="schedule")
     return Response(Kind.COMPILE_ERROR, "compile failed", [Diagnostic("error", "bad type", 2, 8, [note])],
-                    {"ms": 1.5}, {"stage": "compile", "inputs": ["4xf32"], "kernels": [{"grid": [8, 1, 1]}],
-                                  "array": np.zeros(2), "shape": (2, 3), "nan": float("nan")},
-                    ir="module {}", stderr="error: bad type\n", seconds=0.25)
+                    {"ms": 1.5}, ir="module {}", stderr="error: bad type\n", seconds=0.25, stage="compile",
+                    facts=CompileFacts(inputs=["4xf32"]),
+                    iteration=IterationFacts(kernels=[Launch("k", [8, 1, 1], [1, 1, 1], None, None)]),
+                    values=[np.zeros(2)], verdict=Verdict(tolerance=AppliedTolerance(float("nan"), 0.0)))
 
 
 def test_an_entry_holds_the_verdict_as_json_data() -> None:
     entry = encode(verdict(), "k1")
-    assert json.loads(entry)["info"] == {"stage": "compile", "inputs": ["4xf32"], "kernels": [{"grid": [8, 1, 1]}]}
-    again = decode(entry, "k1")
-    assert again == Response(**{**vars(verdict()), "info": json.loads(entry)["info"]})
+    assert json.loads(entry)["info"] == {"stage": "compile", "inputs": ["4xf32"], "kernels": [
+        {"kernel": "k", "grid": [8, 1, 1], "block": [1, 1, 1], "line": None, "dynamic_shared_bytes": None}]}
+    again = decode(entry, "k1")  # of the facts, what JSON holds as it is: no arrays, no NaN
+    assert again == Response(**{**vars(verdict()), "values": None, "verdict": None})
     assert again is not None and again.diagnostics[0].notes[0].file == "schedule"
 
 
@@ -148,7 +160,7 @@ def cache_in(folder: Path) -> CompileCache:
     "about the machine", "an extra field", "a missing field", "a bad note", "a line that is text", "not a dict"])
 def test_an_entry_that_is_not_one_for_its_key_is_ignored_and_rewritten(tmp_path: Path, change: str) -> None:
     cache = cache_in(tmp_path)
-    request = Request("compile", OPS, "add_0")
+    request = Compile(OPS, "add_0")
     cache.put(request, verdict())
     path = cache._path(cache.key(request))
     good = json.loads(path.read_bytes())
@@ -157,7 +169,7 @@ def test_an_entry_that_is_not_one_for_its_key_is_ignored_and_rewritten(tmp_path:
     changes: dict[str, Callable[[], object]] = {
         "another version": lambda: bad.update(format=FORMAT + 1),
         "a boolean version": lambda: bad.update(format=True),
-        "another key": lambda: bad.update(key=cache.key(Request("compile", OPS, "mul_0"))),
+        "another key": lambda: bad.update(key=cache.key(Compile(OPS, "mul_0"))),
         "a kind never kept": lambda: bad.update(kind="golden-mismatch"),
         "a crash": lambda: bad.update(kind=["crash"]),
         "about the machine": lambda: bad["info"].update(environment=True),
@@ -184,7 +196,7 @@ def test_a_link_planted_as_the_temporary_file_is_not_followed(tmp_path: Path,
     from pytest_mlir_snippets import paths
 
     cache = cache_in(tmp_path)
-    request = Request("compile", OPS, "add_0")
+    request = Compile(OPS, "add_0")
     path = cache._path(cache.key(request))
     path.parent.mkdir(parents=True)
     victim = tmp_path / "victim.txt"
@@ -200,7 +212,7 @@ def test_a_warm_run_takes_its_entries_from_the_file_pack(tmp_path: Path) -> None
     """Two processes (xdist workers) compile parts of one file: the file's pack holds both
     parts, and a later run takes every verdict from it, not from the entries' files."""
     first, second = cache_in(tmp_path), cache_in(tmp_path)
-    add, mul = Request("compile", OPS, "add_0"), Request("compile", OPS, "mul_0")
+    add, mul = Compile(OPS, "add_0"), Compile(OPS, "mul_0")
     first.put(add, verdict(), "ops.mlir")
     second.put(mul, verdict(), "ops.mlir")
     first.close()
@@ -210,7 +222,7 @@ def test_a_warm_run_takes_its_entries_from_the_file_pack(tmp_path: Path) -> None
     later = cache_in(tmp_path)
     for request in (add, mul):
         response = later.get(request, "ops.mlir")
-        assert response is not None and response.info["cache"] == "hit" and response.kind is Kind.COMPILE_ERROR
+        assert response is not None and response.cache == "hit" and response.kind is Kind.COMPILE_ERROR
     assert later.get(add) is None  # without its file's group: no pack, and no entry file
     assert later.get(add, "other.mlir") is None
 
@@ -218,7 +230,7 @@ def test_a_warm_run_takes_its_entries_from_the_file_pack(tmp_path: Path) -> None
 @pytest.mark.parametrize("change", ["another key", "a kind never kept", "pickle", "not a pack"])
 def test_a_pack_entry_that_is_not_one_for_its_key_is_not_taken(tmp_path: Path, change: str) -> None:
     cache = cache_in(tmp_path)
-    add, mul = Request("compile", OPS, "add_0"), Request("compile", OPS, "mul_0")
+    add, mul = Compile(OPS, "add_0"), Compile(OPS, "mul_0")
     cache.put(add, verdict(), "ops.mlir")
     cache.close()
     pack = next(tmp_path.rglob("packs/*.json"))
@@ -242,7 +254,7 @@ def test_a_pack_drops_what_no_run_used_for_a_while(tmp_path: Path) -> None:
     from pytest_mlir_snippets.sandbox.cache import PACK_DAYS
 
     old, recent = cache_in(tmp_path), cache_in(tmp_path)
-    add, mul, bad = (Request("compile", OPS, name) for name in ("add_0", "mul_0", "bad_0"))
+    add, mul, bad = (Compile(OPS, name) for name in ("add_0", "mul_0", "bad_0"))
     old.put(add, verdict(), "ops.mlir")
     recent.put(mul, verdict(), "ops.mlir")
     old.close()

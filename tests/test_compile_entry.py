@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_mlir_snippets.protocol import Kind, Request, Response, SubjectKind
+from pytest_mlir_snippets.protocol import Compile, FunctionRequest, Kind, Response, SubjectKind
 from pytest_mlir_snippets.session import RunState, Subject
 from pytest_mlir_snippets.settings import Settings
 
@@ -18,14 +18,14 @@ class Worker:
 
     def __init__(self, target: str) -> None:
         self.target = target
-        self.sent: list[Request] = []
-        self.ahead: list[Request] = []
+        self.sent: list[FunctionRequest] = []
+        self.ahead: list[FunctionRequest] = []
 
-    def call(self, request: Request, timeout: float | None = None) -> Response:
+    def call(self, request: FunctionRequest, timeout: float | None = None) -> Response:
         self.sent.append(request)
         return Response(Kind.PASS, f"{self.target}: {request.module}")
 
-    def submit(self, request: Request) -> bool:
+    def submit(self, request: FunctionRequest) -> bool:
         self.ahead.append(request)
         return True
 
@@ -34,10 +34,10 @@ class Cache:
     def __init__(self) -> None:
         self.kept: dict[str, Response] = {}
 
-    def get(self, request: Request, group: str | None = None) -> Response | None:
+    def get(self, request: FunctionRequest, group: str | None = None) -> Response | None:
         return self.kept.get(request.module)
 
-    def put(self, request: Request, response: Response, group: str | None = None) -> None:
+    def put(self, request: FunctionRequest, response: Response, group: str | None = None) -> None:
         self.kept[request.module] = response
 
     def close(self) -> None:
@@ -57,9 +57,9 @@ def state(pytester: pytest.Pytester) -> Any:
 def requests(module: str) -> tuple[list[int], Any]:
     made = [0]
 
-    def request() -> Request:
+    def request() -> Compile:
         made[0] += 1
-        return Request("compile", module, "f")
+        return Compile(module, "f")
     return made, request
 
 
@@ -88,13 +88,13 @@ def test_a_compile_sent_ahead_is_the_one_its_item_takes(state: Any) -> None:
     """``prefetch`` sends the next compile ahead (the worker answers the same request
     object) or finds its verdict in the cache; ``compile`` then makes no request of its own."""
     ahead = Subject(SubjectKind.SNIPPET, "ops.mlir", "g", "cpu")
-    sent = Request("compile", "g", "g")
+    sent = Compile("g", "g")
     state.prefetch(ahead, sent)
     made, request = requests("g")
     assert state.compile(ahead, request, 5.0).message == "cpu: g" and made == [0]
     assert state.managers["cpu"].ahead == [sent] and state.managers["cpu"].sent == [sent]
     cached = Subject(SubjectKind.SNIPPET, "ops.mlir", "h", "cpu")
     state.compile_cache.kept["h"] = Response(Kind.COMPILE_ERROR, "kept")
-    state.prefetch(cached, Request("compile", "h", "h"))
+    state.prefetch(cached, Compile("h", "h"))
     assert state.compile(cached, request, 5.0).message == "kept" and made == [0]
     assert state.managers["cpu"].ahead == [sent] and len(state.managers["cpu"].sent) == 1

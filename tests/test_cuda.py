@@ -89,8 +89,8 @@ def test_snippets_without_a_parallel_loop_become_single_thread_kernels() -> None
     backend = CudaBackend()
     for name in ("cumsum", "total", "product_0d"):
         compiled = backend.compile(SEQUENTIAL, name, Options(cuda_chip="sm_80", print_ir=True))
-        assert compiled.info["single_thread"] and compiled.info["kernels"] == 4, name  # the module's three, a copy
-        assert f".visible .entry {name}_kernel(" in compiled.info["ptx"]
+        assert compiled.kept.single_thread and compiled.kept.kernel_count == 4, name  # the module's three, a copy
+        assert f".visible .entry {name}_kernel(" in compiled.facts.ptx
     from mlir import ir, passmanager
 
     from pytest_mlir_snippets.worker.targets.cuda import BetweenParts
@@ -105,7 +105,7 @@ def test_snippets_without_a_parallel_loop_become_single_thread_kernels() -> None
             passmanager.PassManager.parse(part).run(module.operation)
         found = launches(module, ir)
         assert sorted(between.single_thread) == ["cumsum", "product_0d", "total"]
-        single = [k for k in found if (k["grid"], k["block"]) == ([1, 1, 1], [1, 1, 1])]
+        single = [k for k in found if (k.grid, k.block) == ([1, 1, 1], [1, 1, 1])]
         assert len(found) == 4 and len(single) == 3  # cumsum: its loop, then the copy of the result
         assert not mlirtools.ops_where(module, ir, lambda op: op.name in ("scf.for", "memref.load")
                                        and op.parent.name == "func.func")  # no work left in host code

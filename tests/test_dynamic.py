@@ -200,7 +200,7 @@ def test_refined_programs_compute_what_numpy_does() -> None:
 def test_the_interpreter_refines_to_the_inputs_it_is_given() -> None:
     """Shapes and sizes come from the inputs, whatever the compile's size was; a dynamic
     result no longer aborts the process."""
-    from pytest_mlir_snippets.worker.lowering.interpreter import interpret
+    from pytest_mlir_snippets.worker.judging.interpreter import interpret
     from pytest_mlir_snippets.worker.lowering.shlo.refine import dynamic_dim
 
     x = np.arange(20, dtype=np.float32).reshape(5, 4)

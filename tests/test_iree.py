@@ -18,7 +18,16 @@ import numpy as np
 import pytest
 from conftest import has_cuda_device
 
-from pytest_mlir_snippets.protocol import Options, Request, Response
+from pytest_mlir_snippets.protocol import (
+    CloseDevice,
+    Compile,
+    Execute,
+    OpenDevice,
+    Options,
+    Recorded,
+    Request,
+    Response,
+)
 from pytest_mlir_snippets.worker.targets.iree_compiler import input_type, type_spec
 from pytest_mlir_snippets.worker.targets.iree_runtime import sort_run_flags
 
@@ -59,7 +68,7 @@ def test_run_module_flags_are_sorted_by_where_they_go() -> None:
 
 class SandboxWorker:
     """An iree-cpu sandbox worker, in its own process: IREE's compiler bindings cannot load
-    in this one, which holds the upstream ``mlir`` bindings (see worker/reference.py)."""
+    in this one, which holds the upstream ``mlir`` bindings (see worker/judging/reference.py)."""
 
     def __init__(self) -> None:
         from pytest_mlir_snippets.client import Sandbox
@@ -73,9 +82,9 @@ class SandboxWorker:
 @pytest.fixture
 def worker():
     made = SandboxWorker()
-    assert made.handle(Request("open", options=Options(target="iree-cpu"))).ok
+    assert made.handle(OpenDevice(options=Options(target="iree-cpu"))).ok
     yield made
-    made.handle(Request("close", options=Options(target="iree-cpu")))
+    made.handle(CloseDevice(options=Options(target="iree-cpu")))
     made.sandbox.close()
 
 
@@ -84,15 +93,15 @@ def test_a_snippet_compiles_in_the_worker_and_runs_against_the_cpu_target(worker
     """No recorded outputs: the reference is the cpu target's plain lowering, from a cpu
     worker of the IREE worker's own (the two MLIR bindings cannot share a process)."""
     options = Options(target="iree-cpu")
-    compiled = worker.handle(Request("compile", ADD, "add", options))
+    compiled = worker.handle(Compile(ADD, "add", options=options))
     assert compiled.ok, compiled.message
-    assert compiled.info["iree_route"] == "none input" and compiled.info["vmfb_bytes"] > 1000
-    executed = worker.handle(Request("execute", ADD, "add", options))
+    assert compiled.facts is not None and compiled.facts.iree_route == "none input"
+    executed = worker.handle(Execute(ADD, "add", options=options))
     assert executed.ok, executed.message
-    assert executed.info["reference"] == "cpu target (plain lowering)" and executed.metrics["max_abs_err"] == 0.0
-    assert executed.info["golden"] == "differential:cpu"
+    assert executed.reference == "cpu target (plain lowering)" and executed.metrics["max_abs_err"] == 0.0
+    assert executed.verdict is not None and executed.verdict.golden == "differential:cpu"
     a, b = np.arange(4, dtype=np.float32), np.ones(4, dtype=np.float32)
-    wrong = worker.handle(Request("execute", ADD, "add", options, {"inputs": [a, b], "outputs": [a]}))
+    wrong = worker.handle(Execute(ADD, "add", Recorded([a, b], [a]), options=options))
     assert wrong.kind.value == "golden-mismatch" and "recorded outputs" in wrong.message
 
 
@@ -102,14 +111,14 @@ def test_failures_carry_irees_diagnostics_at_their_lines(worker) -> None:
     text = "func.func @chol(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {\n" \
            "  %0 = \"stablehlo.cholesky\"(%a) {lower = true} : (tensor<4x4xf32>) -> tensor<4x4xf32>\n" \
            "  return %0 : tensor<4x4xf32>\n}\n"
-    response = worker.handle(Request("compile", text, "chol", options))
+    response = worker.handle(Compile(text, "chol", options=options))
     assert response.kind.value == "compile-error"
     error = response.diagnostics[0]
     assert (error.severity, error.line, error.column) == ("error", 2, 8)
     assert "failed to legalize operation 'stablehlo.cholesky'" in error.message
     ttir = "func.func @t(%a: tensor<4xf32>) -> tensor<4xf32> {\n" \
            "  %0 = \"ttir.abs\"(%a) : (tensor<4xf32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n"
-    response = worker.handle(Request("compile", ttir, "t", options))
+    response = worker.handle(Compile(ttir, "t", options=options))
     assert response.kind.value == "unsupported"
     assert response.message.startswith("dialect 'ttir' is not available for target iree-cpu")
 
@@ -123,11 +132,12 @@ def test_onnx_takes_the_torch_route_and_falls_back_to_irees_own(worker, corpus: 
     for name in ("test_abs", "test_center_crop_pad_crop_axes_chw_expanded"):
         path = corpus / "iree-onnx-ops" / name / "model.mlir"
         golden = load_recorded(path, name, 1)
-        compiled = worker.handle(Request("compile", path.read_text(), name, options, {"inputs": golden["inputs"]}))
-        assert compiled.ok, compiled.message
-        routes[name] = compiled.info["iree_route"]
-        executed = worker.handle(Request("execute", path.read_text(), name, options, golden))
-        assert executed.ok and "run_module_io_flags.txt" in executed.info["reference"], executed.message
+        assert golden is not None
+        compiled = worker.handle(Compile(path.read_text(), name, Recorded(golden.inputs), options=options))
+        assert compiled.ok and compiled.facts is not None, compiled.message
+        routes[name] = compiled.facts.iree_route
+        executed = worker.handle(Execute(path.read_text(), name, golden, options=options))
+        assert executed.ok and "run_module_io_flags.txt" in executed.reference, executed.message
     assert routes["test_abs"].startswith("onnx via torch-onnx-to-torch")
     assert routes["test_center_crop_pad_crop_axes_chw_expanded"] == "onnx input"  # the short route fails there
 

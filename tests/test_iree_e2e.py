@@ -5,11 +5,11 @@ iree-cpu (IREE's check module in Python), with IREE's CMakeLists.txt as expectat
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import copy_inputs
 
 from pytest_mlir_snippets.items import ireecmake
 from pytest_mlir_snippets.mlirtext import ireeops
@@ -70,8 +70,7 @@ def test_cmake_suites_choose_the_non_hostonly_llvm_cpu_suite_and_skip_unlisted_f
 def _run(pytester: pytest.Pytester, target: str) -> dict[tuple[str, str], dict[str, object]]:
     """The data files, a sabotaged copy of checks.mlir and one without its checks, run on
     ``target``; the execute records by (file, function)."""
-    for path in DATA.iterdir():
-        shutil.copy(path, pytester.path / path.name)
+    copy_inputs(DATA, pytester.path)
     text = (DATA / "checks.mlir").read_text()
     bad = text
     for good, wrong in SABOTAGE.items():
@@ -155,7 +154,7 @@ def test_check_calls_are_judged_at_their_lines_and_an_unknown_import_is_an_error
     import numpy as np
 
     from pytest_mlir_snippets.protocol import Kind
-    from pytest_mlir_snippets.worker.targets.base import Compiled, SnippetFailure
+    from pytest_mlir_snippets.worker.targets.base import Compiled, Kept, SnippetFailure
     from pytest_mlir_snippets.worker.targets.iree import IreeBackend
     from pytest_mlir_snippets.worker.targets.iree_check import Call, as_checks
 
@@ -171,10 +170,10 @@ def test_check_calls_are_judged_at_their_lines_and_an_unknown_import_is_an_error
     class NoCalls:
         check = None
 
-    for info, words in (({"check_imports": ["expect_close"]}, "check.expect_close, which"),
-                        ({"check_sites": [("check.expect_eq", 3, 3)]}, "made no call to the check module")):
+    for kept, words in ((Kept(check_imports=["expect_close"]), "check.expect_close, which"),
+                        (Kept(check_sites=[("check.expect_eq", 3, 3)]), "made no call to the check module")):
         with pytest.raises(SnippetFailure) as failure:
-            IreeBackend._checked(Compiled("", "f", None, info=info), NoCalls())  # type: ignore[arg-type]
+            IreeBackend._checked(Compiled("", "f", None, kept=kept), NoCalls())  # type: ignore[arg-type]
         assert failure.value.kind is Kind.EXECUTE_ERROR and words in failure.value.message
 
 

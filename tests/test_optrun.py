@@ -11,6 +11,7 @@ from conftest import has_cuda_device
 
 from pytest_mlir_snippets.model import history
 from pytest_mlir_snippets.model.record import ItemRecord
+from pytest_mlir_snippets.model.recordinfo import RecordInfo
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -340,7 +341,7 @@ def test_a_partial_run_keeps_the_whole_table_and_explains_its_figures(tmp_path: 
     iteration(run, "v1", hypothesis="tile 8x8 | then vectorize\nmore words")
     pytorch = ItemRecord("run/model_linalg.mlir::pytorch[benchmark]", "pytorch[benchmark]", "run/model_linalg.mlir",
                          "pytorch", "pytorch", benchmark={"eager_median_ms": 8.0, "compile_median_ms": 4.0},
-                         info={"measured": "2026-01-02 03:04:05"}, run="run")
+                         info=RecordInfo(measured="2026-01-02 03:04:05"), run="run")
     benchmark.write_run(run, "cpu", measured("v0", 4.0) + measured("v1", 2.0) + [pytorch])
     whole = (run / "benchmark.md").read_text()
     assert "| vs v0 | vs eager | vs torch.compile | hypothesis |" in whole

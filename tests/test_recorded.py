@@ -70,8 +70,8 @@ def test_sidecars_are_arrays_never_pickles(tmp_path: Path) -> None:
     assert not marker.exists()
     np.savez(sidecar, output_0=np.zeros(3), input_1=np.ones(1), input_0=np.arange(2))
     recorded = load_recorded(tmp_path / "ops.mlir", "f", functions_in_file=1)
-    assert recorded is not None and [a.tolist() for a in recorded["inputs"]] == [[0, 1], [1.0]]
-    assert [a.tolist() for a in recorded["outputs"]] == [[0.0, 0.0, 0.0]]
+    assert recorded is not None and [a.tolist() for a in recorded.inputs] == [[0, 1], [1.0]]
+    assert recorded.outputs is not None and [a.tolist() for a in recorded.outputs] == [[0.0, 0.0, 0.0]]
 
 
 IREE_TESTS = ["test_and4d", "test_cast_FLOAT_to_BFLOAT16", "test_argmax_default_axis_random_select_last_index",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mlir_snippets.tools.opdeletion import bindings, count_ops, shrink
+from pytest_mlir_snippets.triage.opdeletion import bindings, count_ops, shrink
 
 try:
     from test_iree import needs_iree
@@ -44,7 +44,7 @@ def test_the_op_deletion_loop_reads_torch_with_torch_mlirs_bindings() -> None:
 
 @pytest.mark.slow
 def test_reduce_shrinks_a_torch_snippet_to_its_failing_op(tmp_path: Path) -> None:
-    from pytest_mlir_snippets.tools.interesting import Spec, failure_of, interesting, opened
+    from pytest_mlir_snippets.triage.interesting import Spec, failure_of, interesting, opened
 
     source = chain(UNARY)
     (tmp_path / "ops.mlir").write_text(source)

@@ -1,5 +1,5 @@
-"""References: which one judges a target's runs (``worker/goldens.py``), and a worker's
-reference worker (``worker/reference.py``), a ``client.Sandbox`` of its own: a reference
+"""References: which one judges a target's runs (``worker/judging/goldens.py``), and a worker's
+reference worker (``worker/judging/reference.py``), a ``client.Sandbox`` of its own: a reference
 that hangs or crashes is a golden that could not be computed ("no independent golden",
 naming why), never the item's timeout or crash."""
 
@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec
-from pytest_mlir_snippets.protocol import Golden, Kind, Options
+from pytest_mlir_snippets.protocol import CompileFacts, Golden, Kind, Options, Response, info_json
 from pytest_mlir_snippets.registry import TARGETS
-from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
-from pytest_mlir_snippets.worker.goldens import ANOTHER, REFERENCES, Goldens, Unavailable, plain_cpu
-from pytest_mlir_snippets.worker.judge import judge_outputs
-from pytest_mlir_snippets.worker.reference import OtherTarget
+from pytest_mlir_snippets.worker.core import Compiled, Kept, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.judging.goldens import ANOTHER, REFERENCES, Goldens, Unavailable, plain_cpu
+from pytest_mlir_snippets.worker.judging.judge import judge_outputs
+from pytest_mlir_snippets.worker.judging.reference import OtherTarget
 
 SPIN = """func.func @spin(%t: tensor<4xf32>) -> tensor<4xf32> {
   %c0 = arith.constant 0 : index
@@ -59,13 +59,13 @@ def cpu_reference():
 def _judged(reference: OtherTarget, module: str, function: str, timeout: float) -> dict[str, object]:
     """What the judge says of a run, ``timeout`` seconds left to it, whose golden is ``reference``'s outputs."""
     spec = TypeSpec("tensor", "f32", (4,))
-    compiled = Compiled("", function, ([spec], [spec]), info={"inputs": ["tensor<4xf32>"],
-                                                               "outputs": ["tensor<4xf32>"]})
+    compiled = Compiled("", function, ([spec], [spec]),
+                        facts=CompileFacts(inputs=["tensor<4xf32>"], outputs=["tensor<4xf32>"]))
     x = np.ones(4, np.float32)
     options = Options(deadline=time.monotonic() + timeout)
-    metrics, info = judge_outputs(compiled, options, None, [x], [2 * x],
-                                  lambda: reference.outputs(module, function, options, [x]))
-    return dict(info, metrics=metrics)
+    executed = judge_outputs(compiled, options, None, [x], [2 * x],
+                             lambda: reference.outputs(module, function, options, [x]))
+    return dict(info_json(Response(Kind.PASS, verdict=executed.verdict)), metrics=executed.metrics)
 
 
 def test_a_reference_answers(cpu_reference: OtherTarget) -> None:
@@ -100,7 +100,7 @@ class Doubled:
 
 
 def _stub(front_end: str = "upstream") -> Compiled:
-    return Compiled("", "f", None, info={"source": ADD, "front_end": front_end})
+    return Compiled("", "f", None, facts=CompileFacts(front_end=front_end), kept=Kept(source=ADD))
 
 
 def test_every_target_judged_by_the_judge_has_its_references() -> None:

@@ -71,11 +71,12 @@ def test_reports_are_the_same_with_and_without_xdist(pytester: pytest.Pytester) 
 
 def test_a_record_crosses_to_the_xdist_controller_as_json_only_when_it_comes_back_equal() -> None:
     from pytest_mlir_snippets.model.record import ItemRecord, wire_text
+    from pytest_mlir_snippets.model.recordinfo import RecordInfo
     from pytest_mlir_snippets.protocol import Stage
 
     record = ItemRecord(nodeid="ops.mlir::add_0[execute]", name="add_0[execute]", file="ops.mlir", function="add_0",
                         stage=Stage.EXECUTE)
-    record.metrics, record.info = {"pcc": 0.99}, {"fed_inputs": [0, 1], "cache": "hit"}
+    record.metrics, record.info = {"pcc": 0.99}, RecordInfo(fed_inputs=["%0", "%1"], cache="hit")
     data = record.to_json()
     text = wire_text(data)
     assert text is not None and json.loads(text) == data

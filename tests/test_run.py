@@ -215,7 +215,8 @@ def test_examples(pytester: pytest.Pytester, run_items, copy_into) -> None:
     from conftest import EXAMPLES
 
     copy_into(EXAMPLES, "examples")
-    result, props = run_items("examples", "-rfs", "--mlir-bench-time=0.05", "--mlir-bench-settle=0.5")
+    result, props = run_items("examples", "-rfs", "--mlir-bench-time=0.05", "--mlir-bench-settle=0",
+                              "--mlir-bench-warmup=1")
     expected_failures = {
         "failing.mlir::matmul_bad_shapes[compile]": "compile-error",
         "failing.mlir::matmul_bad_shapes[execute]": "skip",

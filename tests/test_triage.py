@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_mlir_snippets.worker.lowering.failingpass import locate, steps
+from pytest_mlir_snippets.worker.triage.failingpass import locate, steps
 
 ADD = """func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %a, %a : tensor<4xf32>
@@ -37,8 +37,8 @@ def test_the_failing_pass_and_the_ir_it_was_given() -> None:
         found = locate(module.operation, "builtin.module(canonicalize, func.func(cse), one-shot-bufferize, cse)",
                        passmanager.PassManager.parse)
     assert found is not None
-    failing, before = found["failing_pass"], found["before_pass_ir"]
-    assert found["failing_pipeline"] == "builtin.module(one-shot-bufferize)" and found["failing_tool"] == "mlir-opt"
+    failing, before = found.failing_pass, found.before_pass_ir
+    assert found.failing_pipeline == "builtin.module(one-shot-bufferize)" and found.failing_tool == "mlir-opt"
     assert failing == "one-shot-bufferize"  # arith.addf on tensors: "op was not bufferized"
     assert "arith.addf %arg0, %arg0 : tensor<4xf32>" in before and "memref" not in before
 

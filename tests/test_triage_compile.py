@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_mlir_snippets.protocol import PROGRESS_ENV
+from pytest_mlir_snippets.protocol import PROGRESS_ENV, Triage
 from pytest_mlir_snippets.worker.core import SnippetFailure
-from pytest_mlir_snippets.worker.lowering.failingpass import begin, locate, marked, plugin_step
+from pytest_mlir_snippets.worker.triage.failingpass import begin, locate, marked, plugin_step
 
 try:
     from test_iree import needs_iree
@@ -82,11 +82,11 @@ def test_a_plugin_step_that_raises_is_named_with_the_ir_it_received() -> None:
         tensors = ir.Module.parse(ADD_TENSORS)
         assert plugin_step("shlo.rewrite", tensors, lambda: 7) == 7
         found = locate(tensors.operation, "builtin.module(one-shot-bufferize)", passmanager.PassManager.parse)
-    assert found is not None and found["after_step"] == "plugin:shlo.rewrite"  # the script starts after it
+    assert found is not None and found.after_step == "plugin:shlo.rewrite"  # the script starts after it
     failure = caught.value
-    assert failure.info["failing_pass"] == "plugin:prepare_for_llvm"
+    assert failure.triage is not None and failure.triage.failing_pass == "plugin:prepare_for_llvm"
     assert failure.message == "plugin:prepare_for_llvm failed: ValueError: no pattern for this op"
-    assert "arith.addf" in failure.info["before_pass_ir"]  # what it received, not what it left
+    assert "arith.addf" in failure.triage.before_pass_ir  # what it received, not what it left
 
 
 def test_each_step_is_marked_while_it_runs_and_unmarked_after(tmp_path: Path,
@@ -106,7 +106,7 @@ def test_each_step_is_marked_while_it_runs_and_unmarked_after(tmp_path: Path,
         assert locate(module.operation, "builtin.module(canonicalize, convert-func-to-llvm)", pass_manager) is None
         assert "llvm.func @twice" in str(module)  # lowered by the whole pipeline, a pass at a time
     assert seen == ["canonicalize", "convert-func-to-llvm"] and not progress.exists()
-    with pytest.raises(RuntimeError), marked({"failing_pass": "x"}):
+    with pytest.raises(RuntimeError), marked(Triage(failing_pass="x")):
         assert json.loads(progress.read_text()) == {"failing_pass": "x"}
         raise RuntimeError
     assert not progress.exists()  # an answered failure names no crash
@@ -196,16 +196,17 @@ def test_iree_compile_failures_name_irees_pass_and_reproduce_with_iree_compile(p
 
 
 def test_a_script_after_a_plugin_step_names_it_and_a_plugin_step_gets_none(tmp_path: Path) -> None:
-    from pytest_mlir_snippets.items import reproducer
-    from pytest_mlir_snippets.protocol import Kind, Response
+    from pytest_mlir_snippets.protocol import Kind, Response, Triage
+    from pytest_mlir_snippets.triage import reproducer
 
-    info = {"failing_pass": "cse", "before_pass_ir": ADD_TENSORS, "failing_pipeline": "builtin.module(cse)",
-            "failing_tool": "mlir-opt", "after_step": "plugin:prepare_for_llvm"}
-    script = reproducer.write(tmp_path / "a", Response(Kind.COMPILE_ERROR, "lowering failed in cse", info=info), "t")
+    info = Triage(failing_pass="cse", before_pass_ir=ADD_TENSORS, failing_pipeline="builtin.module(cse)",
+                  failing_tool="mlir-opt", after_step="plugin:prepare_for_llvm")
+    script = reproducer.write(tmp_path / "a", Response(Kind.COMPILE_ERROR, "lowering failed in cse", triage=info),
+                              "t")
     assert script is not None and "right after plugin:prepare_for_llvm, a Python step" in script.read_text()
     assert clean_run(script).returncode == 0  # cse does not fail: the script runs what it says
-    step = {"failing_pass": "plugin:onnx.expand", "before_pass_ir": ADD_TENSORS}
-    assert reproducer.write(tmp_path / "b", Response(Kind.COMPILE_ERROR, "plugin:onnx.expand failed", info=step),
+    step = Triage(failing_pass="plugin:onnx.expand", before_pass_ir=ADD_TENSORS)
+    assert reproducer.write(tmp_path / "b", Response(Kind.COMPILE_ERROR, "plugin:onnx.expand failed", triage=step),
                             "t") is None
     assert (tmp_path / "b" / "before-plugin_onnx.expand.mlir").read_text() == ADD_TENSORS
     reproducer.remove(tmp_path / "b")  # the item passes again: its folder goes
@@ -213,11 +214,12 @@ def test_a_script_after_a_plugin_step_names_it_and_a_plugin_step_gets_none(tmp_p
 
 
 def test_a_crash_is_run_again_only_when_time_is_left_for_it() -> None:
-    from pytest_mlir_snippets.protocol import Kind, Op, Options, Request, Response
-    from pytest_mlir_snippets.sandbox import crashtriage
+    from pytest_mlir_snippets.mlirtext.litscript import LitCommand
+    from pytest_mlir_snippets.protocol import Compile, Kind, LitCompile, Response
+    from pytest_mlir_snippets.triage import crashtriage
 
-    request = Request(Op.COMPILE, HOSTILE.joinpath("torch_view_zero.mlir").read_text(), "view_zero", Options())
+    request = Compile(HOSTILE.joinpath("torch_view_zero.mlir").read_text(), "view_zero")
     late = Response(Kind.CRASH, "the sandbox worker killed by SIGFPE", seconds=10.5)
     assert crashtriage.locate("cpu", None, request, late, timeout=10.0).message == late.message  # no time left
-    lit = Request(Op.COMPILE, request.module, "view_zero", Options(), attachments={"lit": "{}"})
+    lit = LitCompile(request.module, "view_zero", command=LitCommand(1, 1, "", "view_zero"))
     assert crashtriage.locate("cpu", None, lit, late, timeout=None).message == late.message

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from pytest_mlir_snippets.golden.compare import Tolerance
-from pytest_mlir_snippets.worker.targets.iree_driver import thresholds
+from pytest_mlir_snippets.worker.triage.iree_driver import thresholds
 
 try:
     from test_iree import needs_iree

@@ -14,9 +14,9 @@ import pytest
 
 from pytest_mlir_snippets.golden.compare import Tolerance
 from pytest_mlir_snippets.golden.inputs import TypeSpec
-from pytest_mlir_snippets.protocol import Golden, Kind, Options
-from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
-from pytest_mlir_snippets.worker.judge import judge_outputs
+from pytest_mlir_snippets.protocol import CompileFacts, Golden, Kind, Options
+from pytest_mlir_snippets.worker.core import Compiled, Kept, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.judging.judge import judge_outputs
 
 HAS_IREE = all(importlib.util.find_spec(m) is not None for m in ("iree.compiler", "iree.runtime"))
 SCALE = """
@@ -188,8 +188,8 @@ def test_a_compile_that_lowers_only_with_inputs_constant_is_a_compile_error(pyte
 
 def _compiled() -> Compiled:
     spec = TypeSpec("tensor", "f32", (4,))
-    return Compiled("", "f", ([spec], [spec]), info={"inputs": ["tensor<4xf32>"], "outputs": ["tensor<4xf32>"],
-                                                      "runtime_results": [True]})
+    return Compiled("", "f", ([spec], [spec]), facts=CompileFacts(inputs=["tensor<4xf32>"], outputs=["tensor<4xf32>"]),
+                    kept=Kept(runtime_results=[True]))
 
 
 def test_a_reference_that_cannot_be_computed_is_no_golden_not_an_error() -> None:
@@ -197,18 +197,19 @@ def test_a_reference_that_cannot_be_computed_is_no_golden_not_an_error() -> None
         raise SnippetFailure(Kind.EXECUTE_ERROR, "the reference (cpu target) failed: it does not compile")
 
     x = np.ones(4, np.float32)
-    metrics, info = judge_outputs(_compiled(), Options(), None, [x], [x], failing)
-    assert metrics == {} and info["golden"] == Golden.NONE
-    assert info["reference"] == "no independent golden: the reference (cpu target) failed: it does not compile"
+    executed = judge_outputs(_compiled(), Options(), None, [x], [x], failing)
+    assert executed.metrics == {} and executed.verdict.golden == Golden.NONE
+    assert executed.verdict.reference == "no independent golden: the reference (cpu target) failed: it does not compile"
 
 
 def test_self_agreement_is_labelled_and_disagreement_fails() -> None:
     x = np.ones(4, np.float32)
-    _, info = judge_outputs(_compiled(), Options(), None, [x], [x], lambda: Reference([x], "own", Golden.SELF))
-    assert info["golden"] == Golden.SELF and info["computed"] == "runtime"
+    verdict = judge_outputs(_compiled(), Options(), None, [x], [x], lambda: Reference([x], "own", Golden.SELF)).verdict
+    assert verdict.golden == Golden.SELF and verdict.computed == "runtime"
     with pytest.raises(SnippetFailure) as failure:
         judge_outputs(_compiled(), Options(), None, [x], [x], lambda: Reference([2 * x], "own", Golden.SELF))
-    assert failure.value.kind is Kind.GOLDEN_MISMATCH and failure.value.info["golden"] == Golden.SELF
+    assert failure.value.kind is Kind.GOLDEN_MISMATCH and failure.value.verdict is not None
+    assert failure.value.verdict.golden == Golden.SELF
 
 
 def test_iree_thresholds_are_the_recorded_tests_own_rule(tmp_path: Any) -> None:

@@ -14,7 +14,7 @@ import pytest
 from pytest_mlir_snippets.golden.compare import compare
 from pytest_mlir_snippets.golden.inputs import TypeSpec
 from pytest_mlir_snippets.protocol import Golden, Kind
-from pytest_mlir_snippets.worker.judge import recorded
+from pytest_mlir_snippets.worker.judging.judge import recorded
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 from pytest_mlir_snippets.worker.targets.tt import judge as tt_judge
 

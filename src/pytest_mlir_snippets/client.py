@@ -1,11 +1,10 @@
-"""The one client of a sandbox worker (``python -m pytest_mlir_snippets.worker TARGET``):
-the pytest process's workers and a worker's own reference worker (``worker/reference.py``)
-are started, framed, timed and captured here alike.
+"""The one client of a sandbox worker: one typed method per request (``protocol.requests``),
+for the pytest process's items, the ``mlir_device`` fixture, the ONNX backend and the
+tools, and for a worker's own reference worker (``worker/judging/reference.py``).
 
-One request at a time. When the worker aborts, segfaults, is killed for memory,
-or does not answer within the timeout, the call returns a ``crash`` or
-``timeout`` response with what the worker wrote to its stderr, and the next call
-starts a fresh worker. ``Client`` gives each request (``protocol.Op``) its typed method.
+``Sandbox`` owns a worker process (``workerprocess.WorkerProcess``) and opens the target's
+device on it before the first request that runs code, and again after every start of a
+fresh worker (a crash or a timeout replaced the last one): a device lives in its worker.
 
 Standard library and ``protocol`` only: the pytest process and the workers both use it.
 
@@ -14,227 +13,163 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 import abc
-import os
-import resource
-import select
-import signal
-import subprocess
-import sys
-import tempfile
-import time
-from dataclasses import replace
-from typing import IO, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from pytest_mlir_snippets import children
-from pytest_mlir_snippets.protocol import Kind, Op, Options, Request, Response, read_message, write_message
+from pytest_mlir_snippets.protocol import (
+    Bisect,
+    CheckPipeline,
+    CheckSchedule,
+    CloseDevice,
+    Compile,
+    DeviceFacts,
+    Driver,
+    Execute,
+    Kind,
+    OpenDevice,
+    Options,
+    Ping,
+    Probe,
+    PytorchBenchmark,
+    PytorchCompile,
+    Recorded,
+    Reference,
+    Request,
+    Response,
+    Run,
+)
+from pytest_mlir_snippets.workerprocess import WorkerProcess
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class Client(abc.ABC):
-    """One typed method per request (``protocol.Op``); a subclass says how a request is
-    sent and answered (``call``). ``timeout``: seconds to wait for the answer (None: the
-    client's own default where it has one, else no limit)."""
+    """One typed method per request; a subclass says how a request is sent and answered
+    (``call``). ``timeout``: seconds to wait for the answer (None: the client's own
+    default where it has one, else no limit)."""
 
     @abc.abstractmethod
     def call(self, request: Request, timeout: float | None = None) -> Response:
         """Send ``request`` and wait for its answer (a crash or timeout is an answer too)."""
 
     def ping(self, timeout: float | None = None) -> Response:
-        return self.call(Request(Op.PING), timeout)
+        """``pid``: the worker's."""
+        return self.call(Ping(), timeout)
 
     def open_device(self, options: Options, timeout: float | None = None) -> Response:
-        return self.call(Request(Op.OPEN, options=options), timeout)
+        """``device``: what was opened."""
+        return self.call(OpenDevice(options=options), timeout)
 
     def probe(self, options: Options, timeout: float | None = None) -> Response:
-        return self.call(Request(Op.PROBE, options=options), timeout)
+        return self.call(Probe(options=options), timeout)
 
     def close_device(self, options: Options, timeout: float | None = None) -> Response:
-        return self.call(Request(Op.CLOSE, options=options), timeout)
+        return self.call(CloseDevice(options=options), timeout)
 
     def check_pipeline(self, pipeline: str, timeout: float | None = None) -> Response:
-        return self.call(Request(Op.CHECK_PIPELINE, pipeline), timeout)
+        return self.call(CheckPipeline(pipeline), timeout)
 
     def check_schedule(self, schedule: str, options: Options, timeout: float | None = None) -> Response:
-        return self.call(Request(Op.SCHEDULE, schedule, "", options), timeout)
+        """``steps``: the schedule's transform steps."""
+        return self.call(CheckSchedule(schedule, options=options), timeout)
 
-    def compile(self, module: str, function: str, options: Options, golden: dict[str, Any] | None = None,
+    def compile(self, module: str, function: str, options: Options, recorded: Recorded | None = None,
                 timeout: float | None = None) -> Response:
-        return self.call(Request(Op.COMPILE, module, function, options, golden), timeout)
+        return self.call(Compile(module, function, recorded, options=options), timeout)
 
-    def execute(self, module: str, function: str, options: Options, golden: dict[str, Any] | None = None,
+    def execute(self, module: str, function: str, options: Options, recorded: Recorded | None = None,
                 timeout: float | None = None) -> Response:
-        return self.call(Request(Op.EXECUTE, module, function, options, golden), timeout)
+        return self.call(Execute(module, function, recorded, options=options), timeout)
 
-    def bisect(self, module: str, function: str, options: Options, golden: dict[str, Any] | None = None,
+    def bisect(self, module: str, function: str, options: Options, recorded: Recorded | None = None,
                timeout: float | None = None) -> Response:
-        """Which step of a golden-mismatch's pipeline its results diverge after (``diverged_after``)."""
-        return self.call(Request(Op.BISECT, module, function, options, golden), timeout)
+        """Which step of a golden-mismatch's pipeline its results diverge after (``triage.diverged_after``)."""
+        return self.call(Bisect(module, function, recorded, options=options), timeout)
 
-    def run(self, module: str, function: str, options: Options, inputs: list[Any],
+    def run(self, module: str, function: str, options: Options, inputs: list[np.ndarray], specialize: bool = False,
             timeout: float | None = None) -> Response:
-        """``inputs``: the caller's (numpy arrays); the results come back unjudged."""
-        return self.call(Request(Op.RUN, module, function, options, {"inputs": inputs}), timeout)
+        """``inputs``: the caller's; the results come back unjudged (``values``)."""
+        return self.call(Run(module, function, Recorded(inputs), specialize, options=options), timeout)
 
-    def reference(self, module: str, function: str, options: Options, inputs: list[Any],
+    def reference(self, module: str, function: str, options: Options, inputs: list[np.ndarray],
                   timeout: float | None = None) -> Response:
         """This worker's target's outputs for ``function`` on ``inputs``: the reference
-        of another target's run (``info``: values, reference, golden)."""
-        return self.call(Request(Op.REFERENCE, module, function, options, {"inputs": inputs}), timeout)
+        of another target's run (``values``, and ``verdict``: its golden and name)."""
+        return self.call(Reference(module, function, Recorded(inputs), options=options), timeout)
 
-    def pytorch(self, op: Op, reference: str, options: Options, timeout: float | None = None) -> Response:
-        """An optimization run's PyTorch reference (``reference``: the path of its
-        ``reference.py``) compiled (``PYTORCH_COMPILE``) or timed (``PYTORCH_BENCHMARK``)."""
-        assert op in (Op.PYTORCH_COMPILE, Op.PYTORCH_BENCHMARK)
-        return self.call(Request(op, "", "", options, attachments={"reference": reference}), timeout)
+    def driver(self, module: str, function: str, options: Options, recorded: Recorded | None = None,
+               compare: bool = True, timeout: float | None = None) -> Response:
+        """A failed execute's reproducer (``driver``, ``files``)."""
+        return self.call(Driver(module, function, recorded, compare, options=options), timeout)
 
+    def pytorch_compile(self, reference: str, options: Options, timeout: float | None = None) -> Response:
+        """An optimization run's PyTorch reference (``reference``: its reference.py) compiled."""
+        return self.call(PytorchCompile(reference, options=options), timeout)
 
-def iteration_request(op: Op, model: str, function: str, options: Options, schedule: str, pipeline: str,
-                      golden: dict[str, Any] | None = None) -> Request:
-    """The request of an iteration's stage (its attachments: schedule, pass pipeline)."""
-    assert op in (Op.ITERATION, Op.ITERATION_EXECUTE, Op.ITERATION_BENCHMARK)
-    return Request(op, model, function, options, golden, {"schedule": schedule, "pipeline": pipeline})
+    def pytorch_benchmark(self, reference: str, options: Options, timeout: float | None = None) -> Response:
+        """... and timed."""
+        return self.call(PytorchBenchmark(reference, options=options), timeout)
 
 
 class Sandbox(Client):
-    """Owns one worker process for one target."""
+    """A worker of one target in a process of its own, with the target's device opened
+    (``device``: the options it is opened with; ``on_open``: told what each open found)."""
 
     def __init__(self, target: str, memory_limit: int | None = None, env: dict[str, str] | None = None,
-                 fixed_layout: bool = True) -> None:
+                 fixed_layout: bool = True, device: Options | None = None,
+                 on_open: Callable[[DeviceFacts], None] | None = None) -> None:
         """``memory_limit``: bytes of address space (RLIMIT_AS) for the worker; ``env``: its
         environment (None: this process's); ``fixed_layout``: no address-space randomization."""
         self.target = target
-        self.memory_limit = memory_limit
-        self.env = env
-        self.fixed_layout = fixed_layout
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.starts = 0
-        self._log: IO[bytes] | None = None
-        self._pending: tuple[Request, int, float] | None = None  # sent ahead: (request, log start, sent at)
+        self.process = WorkerProcess(target, memory_limit, env, fixed_layout)
+        self.device = device if device is not None else Options(target=target)
+        self.on_open = on_open
+        self.opened = 0  # how many times a device was opened, for reports and tests
+        self._device_worker: int | None = None  # the worker start whose device is open
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        return self.process.alive
 
-    def _start(self) -> subprocess.Popen[bytes]:
-        self._log = tempfile.TemporaryFile(prefix="mlir-worker-")
-        limit, fix_layout = self.memory_limit, children.fixed_layout_hook() if self.fixed_layout else (lambda: None)
-        die_with_parent = children.die_with_parent()
-
-        def before_exec() -> None:
-            die_with_parent()
-            fix_layout()
-            if limit:
-                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest_mlir_snippets.worker", self.target],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
-            start_new_session=True, preexec_fn=before_exec, env=self.env,
-        )
-        self.starts += 1
-        return self.proc
-
-    def submit(self, request: Request) -> bool:
-        """Send ``request`` now and read its answer later, in ``call(request)``: the worker
-        compiles the next item while pytest reports the last one. One at a time."""
-        if self._pending is not None:
-            return False
-        proc = self.proc if self.proc is not None and self.alive else self._start()
-        assert proc.stdin is not None and self._log is not None
-        log_start = self._log.seek(0, os.SEEK_END)
-        try:
-            write_message(proc.stdin, request)  # type: ignore[arg-type]
-        except (BrokenPipeError, OSError):
-            return False  # the next call finds the worker gone
-        self._pending = (request, log_start, time.perf_counter())
-        return True
+    @property
+    def starts(self) -> int:
+        return self.process.starts
 
     def call(self, request: Request, timeout: float | None = None) -> Response:
-        """Send ``request`` (unless ``submit`` did) and wait at most ``timeout`` seconds for the answer."""
-        if self._pending is not None:
-            sent, log_start, started = self._pending
-            self._pending = None
-            if sent is request:
-                return self._answer(log_start, started, timeout)
-            self._answer(log_start, started, timeout)  # sent ahead for an item that did not run
-        proc = self.proc if self.proc is not None and self.alive else self._start()
-        assert proc.stdin is not None and proc.stdout is not None and self._log is not None
-        log_start = self._log.seek(0, os.SEEK_END)
-        started = time.perf_counter()
-        if timeout is not None:  # the worker knows by when the answer is wanted (what a reference may take)
-            request = replace(request, options=replace(request.options, deadline=time.monotonic() + timeout))
-        try:
-            write_message(proc.stdin, request)  # type: ignore[arg-type]
-        except (BrokenPipeError, OSError):
-            return self._lost(Kind.CRASH, log_start, started, timeout)
-        return self._answer(log_start, started, timeout)
+        """Send ``request``, the device opened first when it runs code and this worker has
+        none open; a device that does not open is the answer."""
+        if request.op.executes and not self.device_is_open():
+            opened = self._open(timeout)
+            if not opened.ok:
+                return opened
+        return self.process.call(request, timeout)
 
-    def _answer(self, log_start: int, started: float, timeout: float | None) -> Response:
-        proc = self.proc
-        if proc is None or proc.stdout is None:
-            return Response(Kind.CRASH, "the sandbox worker is gone")
-        try:
-            ready = select.select([proc.stdout], [], [], timeout)[0]
-            if not ready:
-                return self._lost(Kind.TIMEOUT, log_start, started, timeout)
-            response: Response | None = read_message(proc.stdout)  # type: ignore[arg-type]
-        except BaseException:
-            # Ctrl-C, or pytest-timeout's signal, while the worker is busy: its state
-            # is unknown, so it must not answer the next request.
-            self._kill()
-            self.close()
-            raise
-        if response is None:
-            return self._lost(Kind.CRASH, log_start, started, timeout)
-        response.stderr = self._read_log(log_start)
+    def submit(self, request: Request) -> bool:
+        """Send a request that runs no code ahead (``WorkerProcess.submit``); ``call`` takes its answer."""
+        return not request.op.executes and self.process.submit(request)
+
+    def device_is_open(self) -> bool:
+        """Open on the current worker (a replaced worker has lost its device)."""
+        return self.process.alive and self._device_worker == self.process.starts
+
+    def _open(self, timeout: float | None) -> Response:
+        response = self.process.call(OpenDevice(options=self.device), timeout)
+        if response.ok and response.device is not None:
+            self.opened += 1
+            self._device_worker = self.process.starts
+            if self.on_open is not None:
+                self.on_open(response.device)
+            return response
+        if not response.skip:  # "no CUDA device" says it all
+            response.message = f"the device could not be opened: {response.message}"
+        if response.kind is Kind.PASS:
+            response.kind = Kind.EXECUTE_ERROR
         return response
 
-    def _read_log(self, start: int) -> str:
-        assert self._log is not None
-        self._log.seek(start)
-        return self._log.read().decode("utf-8", errors="replace")
-
-    def _lost(self, kind: Kind, log_start: int, started: float, timeout: float | None) -> Response:
-        proc = self.proc
-        assert proc is not None
-        if kind is Kind.TIMEOUT:
-            self._kill()
-            message = f"no answer within {timeout:g} s: the worker was killed"
-        else:
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._kill()
-            message = f"the sandbox worker {children.exit_status(proc.returncode)}"
-        stderr = self._read_log(log_start)
-        self.close()
-        return Response(kind, message, stderr=stderr, seconds=time.perf_counter() - started,
-                        info={"returncode": proc.returncode})
-
-    def _kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait()
-
-    def close(self) -> None:
-        """Stop the worker (politely: end of input, then a kill)."""
-        proc, self.proc = self.proc, None
-        self._pending = None
-        if proc is not None:
-            if proc.stdin is not None:
-                try:
-                    proc.stdin.close()
-                except OSError:
-                    pass
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-            if proc.stdout is not None:
-                proc.stdout.close()
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+    def close(self, timeout: float | None = None) -> None:
+        """Release the device (when one is open) and stop the worker."""
+        if self.device_is_open():
+            self.process.call(CloseDevice(options=self.device), timeout)
+        self._device_worker = None
+        self.process.close()

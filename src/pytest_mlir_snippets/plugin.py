@@ -218,3 +218,13 @@ class XdistNodes:
         """Each xdist worker gets its device from ``--mlir-devices`` (gwN: the Nth, cyclically)."""
         devices = run_state(node.config).settings.devices
         node.workerinput[settings.DEVICE_KEY] = settings.device_for_worker(devices, str(node.gateway.id))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """``--dist load`` (what ``-n`` means alone) keeps an optimization run's items on one
+        worker (``scheduling.py``); another ``--dist`` is xdist's own."""
+        if config.getvalue("dist") != "load":
+            return None
+        from pytest_mlir_snippets.scheduling import RunScheduling
+
+        return RunScheduling(config, log)

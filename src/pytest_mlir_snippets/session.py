@@ -7,11 +7,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import pytest
 
-from pytest_mlir_snippets.protocol import Kind, Request, Response, Stage, SubjectKind
+from pytest_mlir_snippets.protocol import (
+    DeviceFacts,
+    FunctionRequest,
+    Kind,
+    Response,
+    Stage,
+    SubjectKind,
+    group_json,
+)
+from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.settings import Settings
 
 if TYPE_CHECKING:
@@ -65,14 +74,14 @@ class RunState:
     config: pytest.Config
     expectations: ExpectationSource | None = None
     compiled: dict[Subject, Response] = field(default_factory=dict)  # this process's compiles, by subject
-    ahead: dict[Subject, Request | Response] = field(default_factory=dict)  # compiles sent ahead (prefetch)
+    ahead: dict[Subject, FunctionRequest | Response] = field(default_factory=dict)  # compiles sent ahead (prefetch)
     managers: dict[str, DeviceManager] = field(default_factory=dict)
     compile_cache: CompileCache | None = None  # made at first use: config.cache comes after our configure
     # node id -> the record an item of this process just put on its report as data: the
     # recorder of the same process (no xdist) takes it as it is rather than decoding the data
     handed: dict[str, ItemRecord] = field(default_factory=dict)
 
-    def compile(self, subject: Subject, request: Callable[[], Request], timeout: float | None, *,
+    def compile(self, subject: Subject, request: Callable[[], FunctionRequest], timeout: float | None, *,
                 group: str | None = None, cache: bool = True, remember: bool = True) -> Response:
         """The compile of ``subject``, the one entry of every item's and ``mlir_device``'s
         compiles: what ``prefetch`` found or sent ahead, else the compile cache's verdict
@@ -92,14 +101,14 @@ class RunState:
             self.compiled[subject] = response
         return response
 
-    def compiled_first(self, subject: Subject, request: Callable[[], Request], timeout: float | None, *,
+    def compiled_first(self, subject: Subject, request: Callable[[], FunctionRequest], timeout: float | None, *,
                        group: str | None = None, cache: bool = True) -> Response:
         """The compile an item builds on: this process's, else made now (``--lf``, or xdist
         put the compile item elsewhere)."""
         known = self.compiled.get(subject)
         return known if known is not None else self.compile(subject, request, timeout, group=group, cache=cache)
 
-    def prefetch(self, subject: Subject, request: Request, group: str | None = None) -> None:
+    def prefetch(self, subject: Subject, request: FunctionRequest, group: str | None = None) -> None:
         """``subject``'s compile found in the compile cache now, else sent to its worker
         ahead (which compiles while pytest reports the item before): ``compile`` takes it."""
         cached = self.cache().get(request, group)
@@ -122,8 +131,9 @@ class RunState:
         if target not in self.managers:
             hook = self.config.hook
 
-            def opened(device_id: int | None, info: dict[str, Any]) -> None:
-                hook.pytest_mlir_device_opened(config=self.config, target=target, device_id=device_id, info=info)
+            def opened(device_id: int | None, device: DeviceFacts) -> None:
+                hook.pytest_mlir_device_opened(config=self.config, target=target, device_id=device_id,
+                                               info=group_json(device))
 
             from pytest_mlir_snippets.sandbox.pool import DeviceManager  # the sandbox: when something runs
 
@@ -142,16 +152,12 @@ class RunState:
 STATE = pytest.StashKey[RunState]()
 
 
-# targets whose compile --mlir-pipeline replaces (the IREE targets take IREE's flags instead)
-PIPELINE_TARGETS = ("cpu", "cuda")
-
-
 def check_pipeline(settings: Settings) -> None:
     """``--mlir-pipeline`` (or ini ``mlir_pipeline``) parsed once, before the run, in a
     sandbox worker (the pytest process loads no MLIR): a pipeline MLIR cannot parse is a
     usage error naming the unknown passes and the registered ones nearest to them, not a
     compile-error of every item."""
-    if not settings.pipeline or settings.target not in PIPELINE_TARGETS:
+    if not settings.pipeline or not TARGETS[settings.target].takes_pipeline:  # IREE's targets take IREE's flags
         return
     from pytest_mlir_snippets.client import Sandbox
 

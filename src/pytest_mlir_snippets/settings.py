@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
+from pytest_mlir_snippets import registry
 from pytest_mlir_snippets.protocol import Options
-from pytest_mlir_snippets.registry import NAMES
 
-TARGETS = NAMES  # the registry's (registry.py)
+TARGETS = registry.NAMES  # the registry's (registry.py)
 GROUP = "mlir"
 DEFAULT_TIMEOUT = 60.0  # seconds per sandbox call of a snippet item: a hung unit-test-sized snippet costs a minute
 RUN_TIMEOUT = 600.0  # of an optimization-run item (a whole model compiled, timed), unless --mlir-timeout is given
@@ -51,6 +51,10 @@ class Option:
 
 POSITIVE: dict[str, Any] = {"check": lambda v: v > 0, "must": "be positive"}
 NOT_NEGATIVE: dict[str, Any] = {"check": lambda v: v >= 0, "must": "not be negative"}
+# an option a target declares checked (``registry.Target.option_checks``): what a value must satisfy, else why not
+OPTION_CHECKS: dict[str, tuple[Callable[[str], object], str]] = {
+    "cuda_chip": (re.compile(r"sm_\d+[a-z]?").fullmatch, "--mlir-cuda-chip: {!r} is not a CUDA chip name like sm_80"),
+    "sys_desc": (lambda v: Path(v).is_file(), "--mlir-sys-desc: no file at {} (`mlir-snippets sysdesc` writes one)")}
 
 OPTIONS = (
     Option("--mlir-target", "compile and execute for this target (default: cpu)", "mlir_target", "cpu",
@@ -200,11 +204,9 @@ class Settings:
         workers = int(workerinput.get("workercount", 1) or 1) if workerinput else 1
         expectations, json_path, root = raw.pop("expectations"), raw.pop("json"), raw.pop("output_root")
         report_dir = raw.pop("report_dir")
-        if raw["target"] == "cuda" and raw["cuda_chip"] and not re.fullmatch(r"sm_\d+[a-z]?", raw["cuda_chip"]):
-            raise pytest.UsageError(f"--mlir-cuda-chip: {raw['cuda_chip']!r} is not a CUDA chip name like sm_80")
-        if raw["sys_desc"] and raw["target"] in ("ttnn", "ttmetal") and not Path(str(raw["sys_desc"])).is_file():
-            raise pytest.UsageError(f"--mlir-sys-desc: no file at {raw['sys_desc']} "
-                                    "(`mlir-snippets sysdesc` writes one)")
+        for option in registry.TARGETS[raw["target"]].option_checks:  # the options the target declares checked
+            if raw[option] and not OPTION_CHECKS[option][0](str(raw[option])):
+                raise pytest.UsageError(OPTION_CHECKS[option][1].format(raw[option]))
         return cls(
             **raw,
             target_given=_given(config, "mlir_target"),

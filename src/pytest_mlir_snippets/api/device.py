@@ -29,7 +29,16 @@ from pytest_mlir_snippets.items.failures import (
     signature_lines,
 )
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource, SplitError
-from pytest_mlir_snippets.protocol import SKIP, Kind, Op, Options, Request, Response, SubjectKind
+from pytest_mlir_snippets.protocol import (
+    Compile,
+    FunctionRequest,
+    Kind,
+    Options,
+    Recorded,
+    Response,
+    Run,
+    SubjectKind,
+)
 from pytest_mlir_snippets.session import RunState, Subject
 
 TEXT_SOURCE = "<mlir>"  # how diagnostics name a source given as text
@@ -176,9 +185,10 @@ class MlirDevice:
         if self._folders is not None:
             options.save_artifacts, options.artifact_dir = True, str(self._folders())
         subject = Subject(SubjectKind.PYTHON, str(path), name, self.target)  # a test's compiles are its own
-        response = self._call(Request(Op.COMPILE, text, name, options), None, compiled.where("compile"), subject)
-        compiled.inputs = [str(t) for t in response.info.get("inputs", [])]
-        compiled.outputs = [str(t) for t in response.info.get("outputs", [])]
+        response = self._call(Compile(text, name, options=options), None, compiled.where("compile"), subject)
+        facts = response.facts
+        compiled.inputs = list(facts.inputs) if facts else []
+        compiled.outputs = list(facts.outputs) if facts else []
         compiled.ir = response.ir or ""
         compiled.artifacts = artifacts(response, options.artifact_dir)
         return compiled
@@ -195,13 +205,13 @@ class MlirDevice:
         if self._state.settings.skip_exec:
             pytest.skip("--mlir-skip-exec: compile only, no device opened")
         values = [v if not hasattr(v, "__array__") else _array(v) for v in inputs]
-        request = Request(Op.RUN, compiled.source, function or compiled.function, self._options(compiled.pipeline),
-                          {"inputs": values})
+        request = Run(compiled.source, function or compiled.function, Recorded(values),
+                      options=self._options(compiled.pipeline))
         response = self._call(request, timeout, compiled.where("run", function))
-        result: list[Any] = response.info["values"]
-        return result
+        return list(response.values or [])
 
-    def _call(self, request: Request, timeout: float | None, where: Where, compiles: Subject | None = None) -> Response:
+    def _call(self, request: FunctionRequest, timeout: float | None, where: Where,
+              compiles: Subject | None = None) -> Response:
         """``request`` sent to the target's worker (a compile of ``compiles`` through the
         session's one compile entry: no compile cache, no memo), and its outcome."""
         __tracebackhide__ = True
@@ -224,7 +234,7 @@ class MlirDevice:
 def skip(response: Response) -> NoReturn:
     """``unsupported`` is a skip; "no CUDA device" (the machine's, not the target's) a plain one."""
     __tracebackhide__ = True
-    if response.info.get(SKIP):
+    if response.skip:
         pytest.skip(response.message)
     raise Unsupported(response.message)
 
@@ -241,9 +251,9 @@ def artifacts(response: Response, folder: str | None) -> dict[str, str | bytes]:
     found: dict[str, str | bytes] = {}
     if response.ir:
         found["compiled.mlir"] = response.ir
-    if response.info.get("ptx"):
-        found["kernels.ptx"] = str(response.info["ptx"])
-    for name, data in dict(response.info.get("files", {})).items():
+    if response.facts is not None and response.facts.ptx:
+        found["kernels.ptx"] = response.facts.ptx
+    for name, data in response.files.items():
         found[name] = base64.b64decode(data)
     if folder is not None:
         for path in sorted(Path(folder).rglob("*")):

@@ -59,7 +59,7 @@ def complete(record: ItemRecord, device: MlirDevice, call: pytest.CallInfo[None]
         record.message = report.longreprtext.strip().splitlines()[-1] if report.longreprtext.strip() else ""
     if report.failed:
         record.details = report.longreprtext
-    record.info["calls"] = [c.to_json() for c in device.calls]
+    record.info.calls = [c.to_json() for c in device.calls]
     failed = [c for c in device.calls if c.kind != Kind.PASS.value]
     record.diagnostics = [line for c in failed for line in c.diagnostics]
     record.output = "".join(c.output for c in failed)

@@ -15,13 +15,13 @@ from __future__ import annotations
 import re
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from pytest_mlir_snippets.golden.compare import Tolerance
 from pytest_mlir_snippets.golden.inputs import DTYPES
 from pytest_mlir_snippets.paths import IREE_FLAGS, sidecar_name
+from pytest_mlir_snippets.protocol import Golden, Recorded, Thresholds
 
 _FLAG = re.compile(r"^--(input|expected_output)=(.+)$")
 
@@ -30,17 +30,18 @@ class RecordedDataError(ValueError):
     """The recorded data cannot be read (a missing file, a size that does not match)."""
 
 
-def load_recorded(path: Path, function: str, functions_in_file: int) -> dict[str, Any] | None:
+def load_recorded(path: Path, function: str, functions_in_file: int) -> Recorded | None:
     """Recorded inputs and outputs for ``function``, or None when there are none."""
     sidecar = path.with_name(sidecar_name(path, function))
     if sidecar.is_file():
         inputs, outputs = read_sidecar(sidecar)
-        return {"inputs": inputs, "outputs": outputs or None, "source": f"recorded outputs ({sidecar.name})"}
+        return Recorded(inputs, outputs or None, f"recorded outputs ({sidecar.name})")
     flags = path.with_name(IREE_FLAGS)
     if flags.is_file() and functions_in_file == 1:
         inputs, outputs = parse_iree_flags(flags)
-        return {"inputs": inputs, "outputs": outputs or None, "source": f"recorded outputs ({IREE_FLAGS})",
-                "tolerance": iree_thresholds(flags)}
+        rule = iree_thresholds(flags)
+        return Recorded(inputs, outputs or None, f"recorded outputs ({IREE_FLAGS})", Golden.RECORDED,
+                        Thresholds(rule.source, rule.types))
     return None
 
 

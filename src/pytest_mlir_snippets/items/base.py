@@ -28,15 +28,12 @@ from pytest_mlir_snippets.items.failures import (
 )
 from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import (
-    COMPUTED,
-    GOLDEN,
     NO_INDEPENDENT,
-    SKIP,
     Computed,
+    FunctionRequest,
     Golden,
     Kind,
     Outcome,
-    Request,
     Response,
     Stage,
     Status,
@@ -158,7 +155,8 @@ class MlirItem(pytest.Item):
     def compiled_subject(self) -> Subject:  # what this item's compile is of (RunState.compile's key)
         return Subject(self.subject_kind, str(self.path), self.subject, self.runs_on)
 
-    def compile_first(self, request: Callable[[], Request], group: str | None = None, cache: bool = True) -> Response:
+    def compile_first(self, request: Callable[[], FunctionRequest], group: str | None = None,
+                      cache: bool = True) -> Response:
         """The compile this item builds on (``RunState.compiled_first``), so that a compile failure
         is the compile's whatever the order of items: this item then skips ("compile failed"),
         or ends as unsupported with it (``unsupported_with_compile``)."""
@@ -183,11 +181,11 @@ class MlirItem(pytest.Item):
         ``--mlir-require-golden`` fails them as ``no-golden``."""
         if not response.ok:
             return
-        basis = response.info.get(GOLDEN)
-        folded = response.info.get(COMPUTED) == Computed.COMPILE_TIME
-        reference = response.info.get("reference", "")
+        basis = response.verdict.golden if response.verdict else None
+        folded = response.verdict is not None and response.verdict.computed is Computed.COMPILE_TIME
+        reference = response.reference
         if basis == Golden.NONE:
-            why = reference if str(reference).startswith(NO_INDEPENDENT) else f"ran without error; {NOTHING}"
+            why = reference if reference.startswith(NO_INDEPENDENT) else f"ran without error; {NOTHING}"
         elif basis == Golden.SELF:
             why = f"{NO_INDEPENDENT}: agrees with the plain lowering ({reference})"
         elif folded:
@@ -207,12 +205,12 @@ class MlirItem(pytest.Item):
 
     def fail(self, response: Response) -> NoReturn:
         """End with ``response``'s outcome: a skip for ``unsupported`` (of kind ``skip`` when the
-        machine lacks the device: ``protocol.SKIP``), else a failure of its kind; with
+        machine lacks the device: ``Response.skip``), else a failure of its kind; with
         ``--mlir-strict`` an ``unsupported`` fails too (a missing device still skips)."""
-        self.kind = None if response.info.get(SKIP) else response.kind
+        self.kind = None if response.skip else response.kind
         strict = run_state(self.config).settings.strict
-        if response.kind is Kind.UNSUPPORTED and (response.info.get(SKIP) or not strict):
-            self.skip(response.message, pytest.skip.Exception if response.info.get(SKIP) else Unsupported)
+        if response.kind is Kind.UNSUPPORTED and (response.skip or not strict):
+            self.skip(response.message, pytest.skip.Exception if response.skip else Unsupported)
         raise failure_of(response)
 
     # ----------------------------------------------------------------- records
@@ -227,10 +225,8 @@ class MlirItem(pytest.Item):
         """Fill in what the response says (diagnostics at file locations, metrics, ...)."""
         record.message = response.message
         record.metrics = dict(response.metrics)
-        if response.info.get(GOLDEN):
-            record.golden = Golden(response.info[GOLDEN])
-        if response.info.get(COMPUTED):
-            record.computed = Computed(response.info[COMPUTED])
+        if response.verdict is not None:
+            record.golden, record.computed = response.verdict.golden, response.verdict.computed
         record.output = response.stderr
         record.seconds = response.seconds
 

@@ -224,8 +224,8 @@ def format_failure(response: Response, item: Located, expected: str | None = Non
     lines = [*expectation_line(response.kind, expected), head, response.message]
     for d in response.diagnostics:
         lines += format_diagnostic(d, item)
-    if response.info.get("diverged_after"):
-        lines.append(f"diverged after: {response.info['diverged_after']} (--mlir-bisect)")
+    if response.triage is not None and response.triage.diverged_after:
+        lines.append(f"diverged after: {response.triage.diverged_after} (--mlir-bisect)")
     if response.metrics:
         lines.append("metrics: " + ", ".join(f"{k}={v:.6g}" for k, v in response.metrics.items()))
     if response.stderr.strip():

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from pytest_mlir_snippets.registry import TARGETS
+
 CMAKE = "CMakeLists.txt"
-BACKENDS = {"iree-cpu": "llvm-cpu", "iree-cuda": "cuda"}
 _SUITE = re.compile(r"^\s*(iree_check_single_backend_test_suite|iree_check_test_suite)\s*\(", re.M)
 _TOKEN = re.compile(r'"((?:\\.|[^"\\])*)"|#[^\n]*|([^\s()"#]+)|(\))')
 _KEYWORDS = frozenset({"NAME", "SRCS", "TARGET_BACKEND", "TARGET_BACKENDS", "DRIVER", "DRIVERS", "COMPILER_FLAGS",
@@ -92,7 +93,7 @@ def suites_beside(file: Path) -> tuple[Suite, ...]:
 def choose(file: Path, target: str) -> tuple[Suite | None, str | None]:
     """The suite ``file`` runs with on ``target``, or why it does not run: (suite, None),
     (None, reason), or (None, None) when IREE's CMake says nothing about it here."""
-    backend = BACKENDS.get(target)
+    backend = TARGETS[target].iree_backend if target in TARGETS else ""  # as the target declares it
     suites = suites_beside(file) if backend else ()
     if not suites:
         return None, None

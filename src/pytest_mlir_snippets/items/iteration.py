@@ -15,13 +15,16 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_mlir_snippets.client import iteration_request
+from pytest_mlir_snippets.compilekey import request_key
+from pytest_mlir_snippets.items import gpustages
 from pytest_mlir_snippets.items.base import MlirItem, item_kwargs, relative
+from pytest_mlir_snippets.items.facts import iteration_facts
 from pytest_mlir_snippets.items.failures import STDERR_MARKER, ItemFailure, MlirFailureRepr, expectation_line
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
 from pytest_mlir_snippets.model import history
@@ -37,11 +40,22 @@ from pytest_mlir_snippets.model.layout import (
 )
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import write_atomic
-from pytest_mlir_snippets.protocol import Diagnostic, Golden, Kind, Op, Request, Response, Stage, SubjectKind
+from pytest_mlir_snippets.protocol import (
+    Diagnostic,
+    Golden,
+    IterationBenchmark,
+    IterationCompile,
+    IterationExecute,
+    IterationFacts,
+    IterationRequest,
+    Kind,
+    Response,
+    Stage,
+    SubjectKind,
+)
 from pytest_mlir_snippets.session import run_state
 from pytest_mlir_snippets.settings import RUN_TIMEOUT
 
-LARGE_GRID = 1024  # blocks: with one thread each, a launch this big wastes the GPU
 MMA = ("mma.sync", "wgmma")
 
 
@@ -100,16 +114,16 @@ class IterationItem(MlirItem):
         self.hold_to_golden(response)
 
     # ------------------------------------------------------------------ requests
-    def _request(self, op: Op) -> Request:
+    def _request(self, stage: type[IterationRequest]) -> IterationRequest:
         missing = missing_files(self.folder)
         if missing:
             self.skip(f"contract not met: {', '.join(f'{self.folder.name}/{name}' for name in missing)} missing")
         manager = run_state(self.config).device_manager(self.target)
         model = self.path.read_text()
         functions = SnippetSource(model).functions
-        return iteration_request(op, model, functions[0].name if functions else "", manager.options(),
-                                 (self.folder / "transform.mlir").read_text(),
-                                 (self.folder / "pass_pipeline.txt").read_text())
+        return stage(model, functions[0].name if functions else "", options=manager.options(),
+                     schedule=(self.folder / "transform.mlir").read_text(),
+                     pipeline=(self.folder / "pass_pipeline.txt").read_text())
 
     def call_limit(self) -> float:
         """A whole model compiled and benchmarked takes longer than a snippet: RUN_TIMEOUT
@@ -117,7 +131,7 @@ class IterationItem(MlirItem):
         settings = run_state(self.config).settings
         return settings.timeout if settings.timeout_given else max(settings.timeout, RUN_TIMEOUT)
 
-    def _call(self, request: Request) -> Response:
+    def _call(self, request: IterationRequest) -> Response:
         return run_state(self.config).device_manager(self.target).call(request, self.timeout())
 
     @property
@@ -127,7 +141,7 @@ class IterationItem(MlirItem):
     def _prior_compile(self) -> Response:
         """The compile (schedule + pipeline, once per process, not from the compile cache) this
         stage builds on; the stage skips when it failed."""
-        return self.compile_first(lambda: self._request(Op.ITERATION), cache=False)
+        return self.compile_first(lambda: self._request(IterationCompile), cache=False)
 
     def compile_failure(self, prior: Response) -> str:  # the worker's words, whole
         return prior.message
@@ -156,82 +170,71 @@ class IterationItem(MlirItem):
         vN/kernels.ptx (when the pipeline makes a GPU binary) and vN/config.json; for
         another target than the run's own, with its name in theirs (vN/config.cpu.json),
         as the benchmark tables do, so that one target's compile never rewrites another's."""
-        response = run_state(self.config).compiled_first(self.compiled_subject, lambda: self._request(Op.ITERATION),
+        response = run_state(self.config).compiled_first(self.compiled_subject, lambda: self._request(IterationCompile),
                                                          self.timeout(), cache=False)
         suffix = "" if self.target == declared_target(self.run_dir) else f".{self.target}"
         if response.ir is not None:
             write_atomic(self.folder / f"gpu{suffix}.mlir", response.ir)
-        ptx = response.info.get("ptx", "")
+        ptx = response.facts.ptx if response.facts else ""
         if ptx:
             write_atomic(self.folder / f"kernels{suffix}.ptx", ptx)
-        config = {"target": self.target, "status": response.kind.value,
-                  "host_ops": response.info.get("host_ops", []), "kernels": response.info.get("kernels", [])}
+        found = response.iteration or IterationFacts()
+        config: dict[str, Any] = {"target": self.target, "status": response.kind.value,
+                  "host_ops": [asdict(op) for op in found.host_ops or []],
+                  "kernels": [asdict(k) for k in found.kernels or []]}
         if ptx:
             config["ptx"] = {name: name in ptx for name in MMA} | {"matmul_like": matmul_like(self.path)}
-            response.info["mma"] = ", ".join(n for n in MMA if n in ptx) or "none"
+            response.iteration = replace(found, mma=", ".join(n for n in MMA if n in ptx) or "none")
         write_atomic(self.folder / f"config{suffix}.json", json.dumps(config, indent=1) + "\n")
         self._end(response)
 
     def _host_ops(self) -> None:
-        prior = self._prior_compile()
-        found = prior.info.get("host_ops", [])
-        where = "; ".join(f"{op['op']} at {_at(self.path, op.get('line'), op.get('column'))}" for op in found)
-        self._end(Response(Kind.COMPILE_ERROR, f"host_ops: {len(found)} loop(s) or copies left in host code "
-                           f"(outside gpu.module and kernels): {where}", info=_digest(prior)) if found
-                  else Response(Kind.PASS, info=_digest(prior)))
+        self._end(gpustages.host_ops(self.path, self._prior_compile()))
 
     def _launch(self) -> None:
-        prior = self._prior_compile()
-        kernels = prior.info.get("kernels", [])
-        bad = [k for k in kernels if _product(k["block"]) == 1 and _product(k["grid"]) >= LARGE_GRID]
-        problems = ["no gpu.launch or gpu.launch_func: nothing runs on the GPU"] if not kernels else [
-            f"{k['kernel']} launches {_product(k['grid'])} blocks of 1 thread (grid {k['grid']}, block {k['block']})"
-            for k in bad]
-        self._end(Response(Kind.COMPILE_ERROR, "launch: " + "; ".join(problems), info=_digest(prior)) if problems
-                  else Response(Kind.PASS, info=_digest(prior)))
+        self._end(gpustages.launch(self._prior_compile()))
 
-    def _golden(self, request: Request) -> Request:
+    def _stage_request(self, stage: type[IterationRequest]) -> IterationRequest:
+        """[correctness]'s or [benchmark]'s: the recorded golden data, and the digest of the
+        module its [compile] made (the worker fails the stage when it would run another)."""
+        request = self._request(stage)
+        request.expected_digest = (self._prior_compile().iteration or IterationFacts()).compiled_digest
         if not request.function:
             self.fail(Response(Kind.COMPILE_ERROR, f"{MODEL} has no public function"))
         from pytest_mlir_snippets.golden.recorded import RecordedDataError, load_recorded
 
         try:
-            request.golden = load_recorded(self.path, request.function, 1)
-            if request.golden is not None and (self.run_dir / REFERENCE).is_file():
-                request.golden["basis"] = Golden.TORCH.value  # what import-torch recorded: PyTorch's outputs
+            request.recorded = load_recorded(self.path, request.function, 1)
+            if request.recorded is not None and (self.run_dir / REFERENCE).is_file():
+                request.recorded.basis = Golden.TORCH  # what import-torch recorded: PyTorch's outputs
         except RecordedDataError as error:  # as a snippet's execute item says it
             self._end(Response(Kind.EXECUTE_ERROR, f"recorded golden data: {error}"))
         return request
 
     def _correctness(self) -> None:
-        """Against recorded outputs (PyTorch's, from ``mlir-snippets import-torch``) when
-        the run has them, else the model on the cpu target."""
-        self._prior_compile()
-        self._end(self._call(self._golden(self._request(Op.ITERATION_EXECUTE))))
+        """Against the run's recorded outputs (``import-torch``), else the model on the cpu target."""
+        self._end(self._call(self._stage_request(IterationExecute)))
 
     def _benchmark(self) -> None:
-        """Timed as ``benchstats`` says; when this code was measured before on this machine
-        (same model, schedule, pipeline, target, toolchain, host), a run slower than then
-        keeps timing to see that speed again (a noisy neighbour, not the code)."""
-        self._prior_compile()
-        request = self._golden(self._request(Op.ITERATION_BENCHMARK))
-        digest = history.code_digest(request.module, *request.attachments.values(), self.target)
+        """Timed as ``benchstats`` says; when this compile was measured before on this host, a
+        run slower than then keeps timing to see that speed again (a noisy neighbour)."""
+        request = self._stage_request(IterationBenchmark)
+        digest = history.code_digest(request_key(request))
         request.options.bench_previous_ms = history.reference_ms(self.run_dir, self.target, self.folder.name,
                                                                    digest)
         response = self._call(request)
-        response.info.update(digest=digest, reference_ms=request.options.bench_previous_ms,
-                             measured=time.strftime("%Y-%m-%d %H:%M:%S"))
+        response.iteration = replace(response.iteration or IterationFacts(), digest=digest,
+                                     reference_ms=request.options.bench_previous_ms,
+                                     measured=time.strftime("%Y-%m-%d %H:%M:%S"))
         self._end(response)
 
     def _pytorch_compile(self) -> None:
-        self._pytorch_stage(Op.PYTORCH_COMPILE)
+        manager = run_state(self.config).device_manager(self.target)
+        self._end(manager.pytorch_compile(str(self.folder / REFERENCE), manager.options(), self.timeout()))
 
     def _pytorch(self) -> None:
-        self._pytorch_stage(Op.PYTORCH_BENCHMARK)
-
-    def _pytorch_stage(self, op: Op) -> None:
         manager = run_state(self.config).device_manager(self.target)
-        self._end(manager.pytorch(op, str(self.folder / REFERENCE), manager.options(), self.timeout()))
+        self._end(manager.pytorch_benchmark(str(self.folder / REFERENCE), manager.options(), self.timeout()))
 
     # ------------------------------------------------------------------ records
     def source_text(self) -> tuple[str, str]:
@@ -251,15 +254,11 @@ class IterationItem(MlirItem):
             record.failure_stage = self.stage  # a compile it builds on: MlirItem._complete says so
         if self.stage in ("benchmark", "pytorch") and response.ok:
             record.benchmark, record.metrics = record.metrics, {}
-        record.reference = str(response.info.get("reference", ""))
-        record.compiled_digest = str(response.info.get("compiled_digest", ""))
-        record.info.update({k: response.info[k] for k in ("mma", "digest", "reference_ms", "measured", "compile_error",
-                                                           "host_ops", "kernels", "torch_compile", "compiles")
-                            if k in response.info})
+        iteration_facts(record, response)
 
     def _located(self, d: Diagnostic, indent: str = "") -> list[str]:
         source = self.folder / "transform.mlir" if d.file == "transform.mlir" else self.path
-        lines = [f"{indent}{_at(source, d.line, d.column)}: {d.severity}: {d.message}"]
+        lines = [f"{indent}{gpustages.at(source, d.line, d.column)}: {d.severity}: {d.message}"]
         for note in d.notes:
             lines += self._located(note, indent + "  ")
         return lines
@@ -281,19 +280,3 @@ def _in_schedule(diagnostics: list[Diagnostic]) -> None:
     for d in diagnostics:
         d.file = d.file or "transform.mlir"
         _in_schedule(d.notes)
-
-
-def _at(path: Path, line: int | None, column: int | None) -> str:
-    """``path:line:column``, or the path alone where MLIR gave no location."""
-    return f"{path}:{line}:{column}" if line else str(path)
-
-
-def _digest(compiled: Response) -> dict[str, Any]:  # which compile a stage that reads it read
-    return {k: compiled.info[k] for k in ("compiled_digest", "compiles") if k in compiled.info}
-
-
-def _product(sizes: list[int | None]) -> int:
-    total = 1
-    for size in sizes:
-        total *= size or 1
-    return total

@@ -11,7 +11,6 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +26,10 @@ from pytest_mlir_snippets.items.failures import (
 )
 from pytest_mlir_snippets.mlirtext.litscript import LitCommand, LitScript, directive_verdict
 from pytest_mlir_snippets.model.record import ItemRecord
-from pytest_mlir_snippets.protocol import Kind, Op, Request, Response, Stage, SubjectKind
+from pytest_mlir_snippets.protocol import Kind, LitCompile, LitExecute, LitRequest, Response, Stage, SubjectKind
 from pytest_mlir_snippets.registry import NAMES
 from pytest_mlir_snippets.session import run_state
 
-LIT = "lit"  # Request.attachments key, read by worker/litrun.py
 # RUN lines say how a file runs, whatever --mlir-target: in a cpu worker (upstream's bindings
 # and tools; an IREE worker cannot load them)
 RUNS_ON = "cpu"
@@ -101,41 +99,45 @@ class LitCommandItem(MlirItem):
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.entry_line - 1, self.name
 
-    def request(self, op: Op) -> Request:
+    def request(self, stage: type[LitRequest]) -> LitRequest:
         options = run_state(self.config).device_manager(RUNS_ON).options()
-        return Request(op, self.text, self.command.entry, options,
-                       attachments={LIT: json.dumps(self.command.to_json(), sort_keys=True)})
+        return stage(self.text, self.command.entry, command=self.command, options=options)
 
     def run_stage(self) -> None:
         state = run_state(self.config)
         if self.stage == "execute":
-            self.compile_first(lambda: self.request(Op.COMPILE))
-            response = state.device_manager(RUNS_ON).call(self.request(Op.EXECUTE), self.timeout())
+            self.compile_first(lambda: self.request(LitCompile))
+            response = state.device_manager(RUNS_ON).call(self.request(LitExecute), self.timeout())
         else:
-            response = state.compile(self.compiled_subject, lambda: self.request(Op.COMPILE), self.timeout())
+            response = state.compile(self.compiled_subject, lambda: self.request(LitCompile), self.timeout())
         self.response = response
         self.show_output(response)
         if response.ir and run_state(self.config).settings.print_ir:
             self.add_report_section("call", "compiled IR", response.ir)
-        if response.info.get("legacy"):
-            self.add_report_section("call", "replaced or added by the plugin", "\n".join(response.info["legacy"]))
-        if response.ok and response.info.get("stdout"):
-            self.add_report_section("call", "stdout of the entry (what FileCheck saw)", response.info["stdout"])
+        legacy, stdout = response.facts.legacy if response.facts else [], self._stdout(response)
+        if legacy:
+            self.add_report_section("call", "replaced or added by the plugin", "\n".join(legacy))
+        if response.ok and stdout:
+            self.add_report_section("call", "stdout of the entry (what FileCheck saw)", stdout)
         self.kind = response.kind
         if not response.ok:
             self.fail(response)
         self.hold_to_golden(response)
 
+    @staticmethod
+    def _stdout(response: Response) -> str:
+        return response.verdict.stdout if response.verdict else ""
+
     def describe(self, record: ItemRecord, response: Response) -> None:
         super().describe(record, response)
         record.line = self.entry_line
-        record.stdout = str(response.info.get("stdout", ""))
-        record.reference = str(response.info.get("reference", ""))
-        record.info["command"] = self.command.text
-        if response.info.get("legacy"):  # what of another LLVM version was replaced (worker/lowering/legacy.py)
-            record.info["legacy"] = "; ".join(response.info["legacy"])
+        record.stdout = self._stdout(response)
+        record.reference = response.reference
+        record.info.command = self.command.text
+        if response.facts is not None and response.facts.legacy:  # what of another LLVM version was replaced
+            record.info.legacy = "; ".join(response.facts.legacy)  # (worker/lowering/legacy.py)
         if response.kind is not Kind.PASS:
-            record.failure_stage = str(response.info.get("stage", self.stage))
+            record.failure_stage = response.stage or self.stage
             record.diagnostics = diagnostic_lines(response, self)
 
     def source_text(self) -> tuple[str, str]:

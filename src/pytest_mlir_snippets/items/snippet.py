@@ -5,15 +5,15 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_mlir_snippets.items import bisection, execrepro, ireecmake, reproducer
+from pytest_mlir_snippets.items import ireecmake
 from pytest_mlir_snippets.items.base import MlirItem
 from pytest_mlir_snippets.items.expectations import lit_lines
+from pytest_mlir_snippets.items.facts import snippet_facts
 from pytest_mlir_snippets.items.failures import (
     ItemFailure,
     MlirFailureRepr,
@@ -24,8 +24,10 @@ from pytest_mlir_snippets.mlirtext.directives import DirectiveError, directive
 from pytest_mlir_snippets.mlirtext.splitter import Function, SnippetSource, Split
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.paths import artifact_dir
-from pytest_mlir_snippets.protocol import INPUT_SPECS, Kind, Op, Options, Request, Response, Stage
+from pytest_mlir_snippets.protocol import Compile, Driver, Execute, Kind, Options, Recorded, Response, Stage
+from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.session import run_state
+from pytest_mlir_snippets.triage import bisection, execrepro, reproducer
 
 STAGES = ("compile", "execute")
 
@@ -116,17 +118,17 @@ class SnippetItem(MlirItem):
                 self.response = Response(Kind.EXECUTE_ERROR, f"recorded golden data: {unreadable}")
                 self.fail(self.response)
             options = self._with_directive(options)
-            response = manager.execute(self.split.text, fn.name, options, golden, self.timeout())
+            request = Execute(self.split.text, fn.name, golden, options=options)
+            response = manager.call(request, self.timeout())
             if response.kind is Kind.GOLDEN_MISMATCH and state.settings.bisect:
-                bisection.bisect(self, manager, Request(Op.EXECUTE, self.split.text, fn.name, options, golden),
-                                 response)
+                bisection.bisect(self, manager, request, response)
         else:
             response = state.compile(self.compiled_subject, self._compile_request, self.timeout(), group=self._group)
         self.response = response
         if self.stage == "compile":
             self._send_next_ahead()
-        elif state.settings.target in ("cpu", "iree-cpu"):  # a failure's reproduce.sh (items/execrepro.py)
-            self._execute_reproducer(response, Request(Op.DRIVER, self.split.text, fn.name, options, golden))
+        elif TARGETS[state.settings.target].reproducer:  # a failure's reproduce.sh (triage/execrepro.py)
+            self._execute_reproducer(response, Driver(self.split.text, fn.name, golden, options=options))
         self._show_output(response)
         self.kind = response.kind
         if not response.ok:
@@ -167,20 +169,20 @@ class SnippetItem(MlirItem):
                                    rtol=found.rtol if found.rtol is not None else options.rtol, ulp=found.ulp,
                                    tolerance_source=f"{found.text} (above line {self.func.line})")
 
-    def _compile_request(self) -> Request:
+    def _compile_request(self) -> Compile:
         """This function's compile, with its recorded inputs (a compile may bake small
         integer inputs in)."""
         golden = self._recorded()[0]
-        return Request(Op.COMPILE, self.split.text, self.func.name, self._options(),
-                       {"inputs": golden["inputs"]} if golden else None)
+        return Compile(self.split.text, self.func.name, Recorded(golden.inputs) if golden else None,
+                       options=self._options())
 
-    def _recorded(self) -> tuple[dict[str, Any] | None, Exception | None]:
+    def _recorded(self) -> tuple[Recorded | None, Exception | None]:
         """(recorded golden data or None, why it cannot be read)."""
         if "recorded" not in self._memo:
             self._memo["recorded"] = self._read_recorded()
         return self._memo["recorded"]  # type: ignore[no-any-return]
 
-    def _read_recorded(self) -> tuple[dict[str, Any] | None, Exception | None]:
+    def _read_recorded(self) -> tuple[Recorded | None, Exception | None]:
         may_have = getattr(self.parent, "may_have_recorded", None)  # the SnippetFile's directory listing
         if may_have is not None and not may_have(self.func.name):
             return None, None
@@ -202,11 +204,11 @@ class SnippetItem(MlirItem):
             return
         run_state(self.config).prefetch(nxt.compiled_subject, nxt._compile_request(), nxt._group)
 
-    def _execute_reproducer(self, response: Response, request: Request) -> None:
+    def _execute_reproducer(self, response: Response, request: Driver) -> None:
         settings, manager = run_state(self.config).settings, run_state(self.config).device_manager()
         folder = artifact_dir(settings.output_root, self.path, self.func.uid, settings.target, self.config.rootpath)
         script, why = execrepro.update(folder, response, self.func.name, self.nodeid, lambda compare: manager.call(
-            dataclasses.replace(request, attachments={"compare": "yes" if compare else "no"}), self.timeout()))
+            dataclasses.replace(request, compare=compare), self.timeout()))
         if script is not None:
             self.reproducer = str(script.relative_to(settings.output_root))
         if script is not None or why:
@@ -223,8 +225,8 @@ class SnippetItem(MlirItem):
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "snippet.mlir").write_text(self.split.text)
             (folder / "compiled.mlir").write_text(response.ir)
-            if response.info.get("ptx"):
-                (folder / "kernels.ptx").write_text(response.info["ptx"])
+            if response.facts is not None and response.facts.ptx:
+                (folder / "kernels.ptx").write_text(response.facts.ptx)
         if self.stage == "compile":  # a failure's reproducer, kept whatever the options; gone once it passes
             folder = artifact_dir(settings.output_root, self.path, self.func.uid, settings.target,
                                   self.config.rootpath)
@@ -237,34 +239,18 @@ class SnippetItem(MlirItem):
                 (folder / "snippet.mlir").write_text(self.split.text)
                 self.reproducer = str(script.relative_to(settings.output_root))
                 self.add_report_section("call", "reproducer", f"sh {script}")
-        if settings.save_artifacts and response.info.get("files"):
+        if settings.save_artifacts and response.files:
             write_files(artifact_dir(settings.output_root, self.path, self.func.uid, settings.target,
-                                     self.config.rootpath), response.info["files"], self.split.text)
+                                     self.config.rootpath), response.files, self.split.text)
 
     def describe(self, record: ItemRecord, response: Response) -> None:
         super().describe(record, response)
         record.line = self.func.line
         if response.kind is not Kind.PASS:
-            record.failure_stage = str(response.info.get("stage", self.stage))
+            record.failure_stage = response.stage or self.stage
             record.diagnostics = diagnostic_lines(response, self)
-        record.inputs = list(response.info.get("inputs", []))
-        specs = response.info.get(INPUT_SPECS, [])  # [shape, element type] of each input
-        record.input_shapes, record.input_dtypes = [str(s) for s, _ in specs], [str(e) for _, e in specs]
-        record.outputs = [str(o) for o in response.info.get("outputs", [])]
-        record.reference = str(response.info.get("reference", ""))
-        record.failing_pass = str(response.info.get("failing_pass", ""))
         record.reproducer = self.reproducer
-        record.diverged_after = str(response.info.get("diverged_after", ""))
-        record.baked = str(response.info.get("baked", ""))
-        if "golden_report" in response.info:  # tt-mlir's, kept whole
-            record.golden_report = json.dumps(response.info["golden_report"], sort_keys=True)
-        # a compile cache hit; the IREE input route taken; a file the installed IREE cannot parse;
-        # the snippet's constants fed at run time, or kept constant and why; arguments and results
-        # fed and read in a wide type (f8 as f32)
-        for key in ("cache", "iree_route", "iree_cannot_parse", "fed_inputs", "kept_constants", "tolerance",
-                    "widened"):
-            if key in response.info:
-                record.info[key] = response.info[key]
+        snippet_facts(record, response)
 
     def source_text(self) -> tuple[str, str]:
         return self.split.text, "snippet"

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_mlir_snippets.compilekey import CompileKey
 from pytest_mlir_snippets.paths import write_atomic
 from pytest_mlir_snippets.worker.benchstats import FIGURES, METHOD
 
@@ -26,13 +27,13 @@ VERSION = 1
 Entries = dict[str, dict[str, Any]]  # iteration -> its last measurement
 
 
-def code_digest(*texts: str) -> str:
-    """What a measurement was of: the texts given, the toolchain, this machine and the
-    way figures are measured (``benchstats.METHOD``)."""
+def code_digest(key: CompileKey) -> str:
+    """What a measurement was of: the compile (``compilekey.py``), the toolchain, this
+    machine and the way figures are measured (``benchstats.METHOD``)."""
     from pytest_mlir_snippets.sandbox.cache import toolchain  # not at import: the cache module brings numpy
 
     digest = hashlib.sha256()
-    for text in (*texts, toolchain(), platform.node(), METHOD):
+    for text in (key.digest(), toolchain(), platform.node(), METHOD):
         digest.update(text.encode() + b"\0")
     return digest.hexdigest()[:16]
 

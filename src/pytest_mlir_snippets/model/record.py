@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_mlir_snippets.model.recordinfo import RecordInfo
 from pytest_mlir_snippets.protocol import Computed, Golden, Kind, Outcome, Stage, Status, SubjectKind
 
 FAILURE_KINDS = tuple(k.value for k in Kind if k not in (Kind.PASS, Kind.UNSUPPORTED))
@@ -70,7 +71,7 @@ class ItemRecord:
     baked: str = ""  # recorded inputs compiled in as constants (see Backend.compile)
     golden_report: str = ""  # tt-mlir's golden report (JSON), ttmetal/ttnn
     benchmark: dict[str, Any] = field(default_factory=dict)  # figures of a benchmark item (benchstats)
-    info: dict[str, Any] = field(default_factory=dict)  # host ops, kernels, compile cache, ...
+    info: RecordInfo = field(default_factory=RecordInfo)  # host ops, kernels, compile cache, ...
     expected: str = ""  # the expectation this item was held to, if any
     worker: str = ""  # the xdist worker that lost it, for an item lost with its worker
     signature: str = ""  # what groups failures of one root cause: the first error, masked (items.failures)
@@ -109,7 +110,8 @@ class ItemRecord:
 
     def to_json(self) -> dict[str, Any]:
         """Plain data (enums as their strings): xdist's serializer takes basic types only."""
-        return {k: v.value if isinstance(v, enum.Enum) else v for k, v in vars(self).items()}
+        return {k: v.value if isinstance(v, enum.Enum) else v.to_json() if isinstance(v, RecordInfo) else v
+                for k, v in vars(self).items()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ItemRecord:
@@ -121,6 +123,7 @@ class ItemRecord:
         record.outcome = Outcome(record.outcome)
         record.golden = Golden(record.golden) if record.golden else None
         record.computed = Computed(record.computed) if record.computed else None
+        record.info = RecordInfo.from_json(data.get("info") or {})
         return record
 
 
@@ -148,7 +151,8 @@ def _subject_kind(data: dict[str, Any]) -> SubjectKind:
             return SubjectKind.PYTORCH
         return SubjectKind.RUN if data.get("function") == "run" else SubjectKind.ITERATION
     info = data.get("info")
-    return SubjectKind.LIT if isinstance(info, dict) and "command" in info else SubjectKind.SNIPPET
+    return SubjectKind.LIT if isinstance(info, dict) and RecordInfo.from_json(info).command is not None \
+        else SubjectKind.SNIPPET
 
 
 def _kind(value: str) -> Kind | Status:
@@ -261,7 +265,7 @@ def junit_properties(record: ItemRecord) -> list[tuple[str, object]]:
                   ("mlir_input_dtypes", "; ".join(dtypes))]
     props += [(f"mlir_{name}", getattr(record, name)) for name in ("outputs", "reference", "baked", "golden_report")
               if getattr(record, name)]
-    props += [(f"mlir_{name}", value) for name, value in record.info.items() if isinstance(value, str | int | float)]
+    props += [(f"mlir_{name}", value) for name, value in record.info.scalars()]
     if record.worker:
         props.append(("mlir_worker", record.worker))
     return [(name, value.value if isinstance(value, enum.Enum) else value) for name, value in props]

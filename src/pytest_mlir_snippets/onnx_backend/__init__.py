@@ -26,13 +26,13 @@ from onnx.backend.base import Backend, BackendRep
 from pytest_mlir_snippets.client import Sandbox
 from pytest_mlir_snippets.onnx_backend.importer import Imported, ImportFailure, import_model
 from pytest_mlir_snippets.onnx_backend.smalltypes import carried_inputs, declared_outputs
-from pytest_mlir_snippets.protocol import Kind, Op, Options, Request, Response
+from pytest_mlir_snippets.protocol import Kind, Options, Response
+from pytest_mlir_snippets.registry import TARGETS
 
 # the target of a prepare without one (the ``onnx-tests`` command sets it for its pytest run)
 TARGET_VARIABLE = "MLIR_SNIPPETS_ONNX_TARGET"
-DEVICES = {"cpu": "CPU", "iree-cpu": "CPU", "cuda": "CUDA", "iree-cuda": "CUDA"}
 TIMEOUT = 60.0  # seconds per compile-and-run, as a snippet item's --mlir-timeout
-_sandboxes: dict[str, tuple[Sandbox, list[int]]] = {}  # target: its worker, and the start whose device is open
+_sandboxes: dict[str, Sandbox] = {}  # target: its worker, which opens its device after every start
 
 
 class BackendError(RuntimeError):
@@ -43,26 +43,22 @@ def default_target() -> str:
     return os.environ.get(TARGET_VARIABLE, "cpu")
 
 
+def device_of(target: str) -> str:
+    """The ONNX device ``target`` runs on, as it declares it (``registry.py``); CPU for a name
+    the registry does not know."""
+    return TARGETS[target].onnx_device if target in TARGETS else "CPU"
+
+
 def _sandbox(target: str) -> Sandbox:
+    """The target's worker (it opens its device before a run, again after a restart)."""
     if target not in _sandboxes:
-        _sandboxes[target] = (Sandbox(target), [-1])
-    return _sandboxes[target][0]
-
-
-def _call(target: str, request: Request, timeout: float) -> Response:
-    """``request`` on the target's worker, its device opened first (again after a restart)."""
-    sandbox, opened = _sandboxes.get(target) or (_sandbox(target), _sandboxes[target][1])
-    if opened[0] != sandbox.starts or not sandbox.alive:
-        answer = sandbox.open_device(Options(target=target), timeout)
-        if not answer.ok:
-            return answer
-        opened[0] = sandbox.starts
-    return sandbox.call(request, timeout)
+        _sandboxes[target] = Sandbox(target)
+    return _sandboxes[target]
 
 
 def close() -> None:
     """Stop the workers this process started."""
-    for sandbox, _ in _sandboxes.values():
+    for sandbox in _sandboxes.values():
         sandbox.close()
     _sandboxes.clear()
 
@@ -93,12 +89,11 @@ class OnnxBackendRep(BackendRep):
                                    f"{self.target} target takes tensors only")
         values = [np.asarray(v) for v in given]
         values = carried_inputs(values, self.imported.small_inputs)
-        request = Request(Op.RUN, self.imported.text, self.imported.function, Options(target=self.target),
-                          {"inputs": values, "specialize": True})
-        answer = _call(self.target, request, self.timeout)
+        answer = _sandbox(self.target).run(self.imported.text, self.imported.function, Options(target=self.target),
+                                           values, specialize=True, timeout=self.timeout)
         if not answer.ok:
             raise BackendError(failure_line(answer))
-        results = answer.info["values"]
+        results = answer.values or []
         types = self.imported.outputs + [None] * (len(results) - len(self.imported.outputs))
         read = [_read_back(v, t) for v, t in zip(results, types, strict=False)]
         return tuple(declared_outputs(read, self.imported.small_outputs))
@@ -126,8 +121,8 @@ class OnnxBackend(Backend):
     def prepare(cls, model: Any, device: str = "CPU", target: str | None = None,
                 timeout: float = TIMEOUT, **kwargs: Any) -> OnnxBackendRep:
         target = target or default_target()
-        if DEVICES.get(target, "CPU") != device.split(":")[0].upper():
-            raise BackendError(f"target {target} runs on {DEVICES.get(target, 'CPU')}, not on device {device}")
+        if device_of(target) != device.split(":")[0].upper():
+            raise BackendError(f"target {target} runs on {device_of(target)}, not on device {device}")
         try:
             imported = import_model(model)
         except ImportFailure as error:
@@ -164,7 +159,7 @@ class OnnxBackend(Backend):
 
     @classmethod
     def supports_device(cls, device: str) -> bool:
-        return DEVICES.get(default_target(), "CPU") == device.split(":")[0].upper()
+        return device_of(default_target()) == device.split(":")[0].upper()
 
 
 prepare = OnnxBackend.prepare

@@ -17,7 +17,7 @@ import warnings
 
 import onnx.backend.test
 
-from pytest_mlir_snippets.onnx_backend import DEVICES, OnnxBackend, default_target
+from pytest_mlir_snippets.onnx_backend import OnnxBackend, default_target, device_of
 from pytest_mlir_snippets.onnx_backend.suite import node_cases, unmatchable
 
 INCLUDE_VARIABLE, ALL_VARIABLE = "MLIR_SNIPPETS_ONNX_INCLUDE", "MLIR_SNIPPETS_ONNX_ALL"
@@ -30,7 +30,7 @@ def node_test_case(pattern: str | None = None, everything: bool = False) -> type
     with warnings.catch_warnings():  # onnx's case generators cast out-of-range values on purpose
         warnings.simplefilter("ignore")
         backend_test = onnx.backend.test.BackendTest(OnnxBackend, __name__)
-    device = DEVICES.get(default_target(), "CPU").lower()
+    device = device_of(default_target()).lower()
     if pattern:
         backend_test.include(pattern)
     if not everything:

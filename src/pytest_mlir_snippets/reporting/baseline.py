@@ -4,7 +4,7 @@ A run that leaves some of a snippet file's items out (``-k``, ``--lf``, a CI sha
 would otherwise write that file's ``<stem>-run-report.txt`` from its own items alone.
 The last full run of each file is kept (its records, in pytest's cache, per target and
 mode), a partial run's records replace theirs there, each marked with the start time of
-the run that made it (``info[UPDATED]``), and the report shows the whole file. A full
+the run that made it (``info.updated``), and the report shows the whole file. A full
 run starts afresh.
 Without pytest's cache (``-p no:cacheprovider``) a partial run's report is its own, as
 before. ``--mlir-json`` always holds this run's records only.
@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from pytest_mlir_snippets.model.record import ItemRecord
-from pytest_mlir_snippets.reporting.runreport import UPDATED, RunInfo
+from pytest_mlir_snippets.reporting.runreport import RunInfo
 
 CACHE_KEY = "mlir-snippets/last-full-run"
 
@@ -46,7 +46,7 @@ def merged(cache: Any, records: list[ItemRecord], functions: dict[str, list[tupl
         if base is None:
             shown += found
             continue
-        base.update({r.nodeid: replace(r, info={**r.info, UPDATED: started}) for r in found})
+        base.update({r.nodeid: replace(r, info=replace(r.info, updated=started)) for r in found})
         stored[key] = {"started": stored[key]["started"], "records": [r.to_json() for r in base.values()]}
         shown += base.values()
         full_of[file] = str(stored[key]["started"])
@@ -65,4 +65,4 @@ def _records(entry: Any, uids: set[str]) -> dict[str, ItemRecord] | None:
     return {r.nodeid: r for r in found if r.function in uids or r.stage == "file"}
 
 
-__all__ = ["CACHE_KEY", "UPDATED", "merged"]
+__all__ = ["CACHE_KEY", "merged"]

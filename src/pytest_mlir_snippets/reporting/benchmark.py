@@ -109,7 +109,7 @@ def write_run(run: Path, target: str, records: list[ItemRecord], out: Path | Non
     if out != run and not (out / history.FILE).exists() and (run / history.FILE).is_file():
         write_atomic(out / history.FILE, (run / history.FILE).read_text())  # the others' last figures
     seen: dict[tuple[str, str], ItemRecord] = {(r.function, str(r.stage)): r for r in records}
-    measured = {r.function: {**r.benchmark, "digest": r.info.get("digest", ""), "measured": r.info.get("measured", "")}
+    measured = {r.function: {**r.benchmark, "digest": r.info.digest or "", "measured": r.info.measured or ""}
                 for r in records if r.stage in ("benchmark", "pytorch") and r.kind == "pass" and r.benchmark}
     verdicts: dict[str, dict[str, str]] = {}
     for r in records:
@@ -197,9 +197,9 @@ def render(run: Path, target: str, rows: list[tuple[Path, dict[str, Any]]], best
               "(-k) are its last ones, kept in benchmarks.json.", ""]
     lines += [f"Skipped: {reason}" for reason in reasons] + ([""] if reasons else [])
     if pytorch:
-        earlier = f" (measured {pytorch.info['earlier']}, not in this run)" if "earlier" in pytorch.info else ""
+        earlier = f" (measured {pytorch.info.earlier}, not in this run)" if pytorch.info.earlier is not None else ""
         lines += [f"PyTorch reference ({REFERENCE}): eager {_figure(pytorch, 'eager')}, "
-                  f"torch.compile {_figure(pytorch, 'compile')}{earlier}.", ""]
+                  f"torch.compile {_figure(pytorch, 'compile', pytorch.info.compile_error)}{earlier}.", ""]
     lines.append(f"Best: {best[0].name} ({_ms(float(best[1]['median_ms']))} ms); best_pipeline.txt and "
                  f"best_transform.mlir are its files." if best else
                  "Best: none (no correct iteration with a benchmark); no best_* files.")
@@ -214,15 +214,15 @@ def _earlier_pytorch(entry: dict[str, Any] | None) -> ItemRecord | None:
         return None
     record = ItemRecord("", "pytorch[benchmark]", "", "pytorch", Stage.PYTORCH, subject_kind=SubjectKind.PYTORCH)
     record.benchmark = {k: entry[k] for k in history.PYTORCH_FIGURES if k in entry}
-    record.info["earlier"] = str(entry.get("measured", "an earlier run"))
+    record.info.earlier = str(entry.get("measured", "an earlier run"))
     return record
 
 
-def _figure(pytorch: ItemRecord, name: str) -> str:
+def _figure(pytorch: ItemRecord, name: str, error: str | None = None) -> str:
     value = pytorch.benchmark.get(f"{name}_median_ms")
     if value:
         return f"{_ms(float(value))} ms"
-    return str(pytorch.info.get(f"{name}_error") or pytorch.message or "not measured")
+    return error or pytorch.message or "not measured"
 
 
 def plot_title(run: str, target: str, plotted: list[dict[str, Any]]) -> str:

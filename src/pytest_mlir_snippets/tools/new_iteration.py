@@ -3,15 +3,15 @@
 Writes ``RUN/vK/`` (K: the first number after the run's last iteration) with
 ``transform.mlir`` and ``pass_pipeline.txt`` copied from ``vN`` (default: the last
 iteration), or, in a run without iterations, the starting schedule of the run's
-target (``STARTERS``), and an empty ``hypothesis.txt``: the iteration's
+target (its ``run_starter`` in ``registry.py``, one of ``STARTERS``), and an empty ``hypothesis.txt``: the iteration's
 ``[contract]`` item fails until it says what the iteration tries.
 
 The starting points:
 
-- cpu: a schedule that only canonicalizes, and a pipeline that lowers every linalg op
+- cpu (``loops``): a schedule that only canonicalizes, and a pipeline that lowers every linalg op
   to plain loops (``convert-linalg-to-loops``) and on to LLVM: correct on any model
   the cpu target runs, and the baseline the next iterations are measured against;
-- cuda: the mapping of a 2-D ``linalg.matmul`` (32x32 output tiles per block, one
+- cuda (``matmul-nvvm``): the mapping of a 2-D ``linalg.matmul`` (32x32 output tiles per block, one
   element per thread, ``examples/runs/cuda_matmul/v0``) and the NVVM pipeline for
   sm_80: edit the match and the tile sizes for the model's ops.
 
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_mlir_snippets.model.layout import MODEL, STAGES, declared_target, iterations
+from pytest_mlir_snippets.registry import TARGETS
 
 CPU_SCHEDULE = """module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -60,7 +61,7 @@ CUDA_SCHEDULE = """module attributes {transform.with_named_sequence} {
 """  # noqa: E501 - MLIR as written
 CUDA_PIPELINE = ("builtin.module(func.func(convert-linalg-to-loops, lower-affine, canonicalize), gpu-kernel-outlining, "
                  "gpu-lower-to-nvvm-pipeline{cubin-format=isa cubin-chip=sm_80 cubin-features=+ptx80})\n")
-STARTERS = {"cpu": (CPU_SCHEDULE, CPU_PIPELINE), "cuda": (CUDA_SCHEDULE, CUDA_PIPELINE)}
+STARTERS = {"loops": (CPU_SCHEDULE, CPU_PIPELINE), "matmul-nvvm": (CUDA_SCHEDULE, CUDA_PIPELINE)}
 
 
 class NewIterationError(ValueError):
@@ -87,15 +88,16 @@ def new_iteration(run: Path, source: str | None = None) -> Written:
             raise NewIterationError(f"--from {source}: no such iteration in {run} "
                                     f"(there are: {', '.join(f.name for f in existing) or 'none'})")
     target = declared_target(run)
-    if start is None and target not in STARTERS:
+    starter = STARTERS.get(TARGETS[target].run_starter) if target in TARGETS else None
+    if start is None and starter is None:
         raise NewIterationError(f"{run}: target {target} has no optimization runs (known: {', '.join(STAGES)})")
     folder.mkdir()
     if start is not None:
         for name in ("transform.mlir", "pass_pipeline.txt"):
             if (start / name).is_file():
                 shutil.copyfile(start / name, folder / name)
-    else:
-        schedule, pipeline = STARTERS[target]
+    elif starter is not None:
+        schedule, pipeline = starter
         (folder / "transform.mlir").write_text(schedule)
         (folder / "pass_pipeline.txt").write_text(pipeline)
     (folder / "hypothesis.txt").write_text("")

@@ -33,7 +33,7 @@ from pytest_mlir_snippets.golden.recorded import load_recorded
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
 from pytest_mlir_snippets.model.layout import MODEL
 from pytest_mlir_snippets.protocol import Options
-from pytest_mlir_snippets.worker.judge import recorded
+from pytest_mlir_snippets.worker.judging.judge import recorded
 from pytest_mlir_snippets.worker.lowering.jit import Placements
 from pytest_mlir_snippets.worker.lowering.mlirtools import find_function, signature
 from pytest_mlir_snippets.worker.lowering.runtime_libs import library_dir, runner_libraries
@@ -77,8 +77,8 @@ def inputs_for(run: Path, function: str, args: list[TypeSpec]) -> list[np.ndarra
     """What the plugin feeds the benchmark: the recorded inputs (viewed in the function's
     types as the cpu target does), else its seeded ones with the default options."""
     golden = load_recorded(run / MODEL, function, 1)
-    if golden:
-        return recorded(golden["inputs"], args, "input")
+    if golden is not None:
+        return recorded(golden.inputs, args, "input")
     defaults = Options()
     return make_inputs(args, defaults.seed, defaults.dynamic_dim)
 

@@ -12,31 +12,11 @@ import difflib
 from collections.abc import Iterable
 
 from pytest_mlir_snippets.protocol import Diagnostic, Kind
+from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker.core import SnippetFailure
 
-# upstream MLIR's dialects (what the cpu and cuda targets' bindings register)
-UPSTREAM = frozenset({
-    "acc", "affine", "amdgpu", "amx", "arith", "arm_neon", "arm_sme", "arm_sve", "async", "bufferization", "builtin",
-    "cf", "complex", "dlti", "emitc", "func", "gpu", "index", "irdl", "linalg", "llvm", "math", "memref", "mesh",
-    "ml_program", "mpi", "nvgpu", "nvvm", "omp", "pdl", "pdl_interp", "polynomial", "ptr", "quant", "rocdl", "scf",
-    "shape", "shard", "smt", "sparse_tensor", "spirv", "tensor", "tosa", "transform", "ub", "vcix", "vector", "wasmssa",
-    "x86vector", "xegpu", "xevm"})
-# front ends the cpu and cuda targets lower to linalg first (worker/lowering/frontend.py)
-FRONT_ENDS = frozenset({"stablehlo", "chlo", "vhlo", "mhlo", "sdy", "torch", "torch_c", "onnx", "tm_tensor", "check"})
-# tt-mlir's (ttmetal, ttnn), with what its front end takes
-TT = frozenset({"ttir", "ttnn", "ttcore", "tt", "ttkernel", "ttmetal", "d2m", "emitpy", "sdy", "stablehlo", "chlo",
-                "func", "builtin", "arith", "tensor", "linalg", "scf", "cf", "math", "memref", "emitc", "llvm"})
-# what IREE takes as input, its own dialects included
-IREE_INPUT = frozenset({
-    "builtin", "func", "arith", "math", "tensor", "linalg", "scf", "cf", "complex", "vector", "affine", "index",
-    "ub", "shape", "quant", "ml_program", "tosa", "stablehlo", "chlo", "torch", "torch_c", "tm_tensor", "util",
-    "flow", "hal", "stream", "iree_linalg_ext", "iree_tensor_ext", "iree_encoding", "check"})
-IREE = IREE_INPUT | {"iree_codegen", "iree_gpu", "iree_vector_ext", "iree_input", "io_parameters", "vm", "vmvx",
-                     "hal_inline", "hal_loader"}
-
-TAKES: dict[str, frozenset[str]] = {
-    "cpu": UPSTREAM | FRONT_ENDS, "cuda": UPSTREAM | FRONT_ENDS, "ttmetal": TT, "ttnn": TT,
-    "iree-cpu": IREE, "iree-cuda": IREE}
+# target -> the dialects it takes, as it declares them (``registry.py``)
+TAKES: dict[str, frozenset[str]] = {name: target.dialects for name, target in TARGETS.items()}
 KNOWN = frozenset().union(*TAKES.values())
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from pytest_mlir_snippets.golden.inputs import TypeSpec, UnsupportedType
 from pytest_mlir_snippets.protocol import Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
-from pytest_mlir_snippets.worker.judge import recorded
+from pytest_mlir_snippets.worker.judging.judge import recorded
 
 
 def given(values: list[Any], specs: list[TypeSpec]) -> list[np.ndarray]:

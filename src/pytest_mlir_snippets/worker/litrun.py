@@ -11,7 +11,6 @@ worker's capture file, the item's output.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -22,38 +21,38 @@ from pathlib import Path
 from typing import Any
 
 from pytest_mlir_snippets import children
+from pytest_mlir_snippets.compilekey import CompileKey, request_key
 from pytest_mlir_snippets.golden.filecheck import filecheck
 from pytest_mlir_snippets.mlirtext.litscript import LLI, TRANSLATE, LitCommand, tool
 from pytest_mlir_snippets.mlirtext.sections import sections
-from pytest_mlir_snippets.protocol import GOLDEN, Golden, Kind, Op, Request, Response
+from pytest_mlir_snippets.protocol import CompileFacts, Golden, Kind, LitExecute, LitRequest, Response, Stage, Verdict
 from pytest_mlir_snippets.worker.core import SnippetFailure
 
-LIT = "lit"  # Request.attachments key: the LitCommand, as JSON
+EXECUTE = Stage.EXECUTE.value  # the stage of a failure of the runner or FileCheck
 RUN_TIMEOUT = 3600.0  # the sandbox's own timeout kills the worker first; the runner dies with it
 OUTPUT_MARKER = "\n// -----\n"  # between the sections' outputs, as mlir-opt prints them
-_lowered: OrderedDict[tuple[str, str], tuple[str, list[str]]] = OrderedDict()
+_lowered: OrderedDict[CompileKey, tuple[str, list[str]]] = OrderedDict()
 
 
-def handle(request: Request) -> Response:
+def handle(request: LitRequest) -> Response:
     """A compile or execute request for a RUN command."""
-    command = LitCommand.from_json(json.loads(request.attachments[LIT]))
-    key = (request.module, request.attachments[LIT])
+    command = request.command
+    key = request_key(request)
     if key not in _lowered:
         notes: list[str] = []
         try:
             _lowered[key] = (lower(request.module, command, notes), notes)
         except SnippetFailure as failure:
-            failure.info["stage"] = "compile"
+            failure.stage = Stage.COMPILE.value
             raise
         while len(_lowered) > 16:
             _lowered.popitem(last=False)
     lowered, notes = _lowered[key]
-    info: dict[str, Any] = {"command": command.text, "front_end": "lit RUN line"}
-    if notes:  # what of another LLVM version was replaced (legacy.py), said on the record
-        info["legacy"] = notes
-    if request.op is Op.COMPILE:
-        return Response(Kind.PASS, info=info, ir=lowered if request.options.print_ir else None)
-    return execute(lowered, command, request.module, info)
+    # legacy: what of another LLVM version was replaced (legacy.py), said on the record
+    facts = CompileFacts(front_end="lit RUN line", legacy=list(notes))
+    if not isinstance(request, LitExecute):
+        return Response(Kind.PASS, ir=lowered if request.options.print_ir else None, facts=facts)
+    return execute(lowered, command, request.module, facts)
 
 
 def lower(text: str, command: LitCommand, notes: list[str] | None = None) -> str:
@@ -186,7 +185,7 @@ def _op_names(module: Any, ir: Any) -> set[str]:
     return {op.name for op in found}
 
 
-def execute(lowered: str, command: LitCommand, source_text: str, info: dict[str, Any]) -> Response:
+def execute(lowered: str, command: LitCommand, source_text: str, facts: CompileFacts) -> Response:
     with tempfile.TemporaryDirectory(prefix="mlir-lit-") as folder:
         path = Path(folder) / ("input.ll" if command.runner == LLI else "input.mlir")
         path.write_text(lowered)
@@ -204,29 +203,30 @@ def execute(lowered: str, command: LitCommand, source_text: str, info: dict[str,
         if done.stderr:
             sys.stderr.write(done.stderr.decode(errors="replace"))
             sys.stderr.flush()
-        info["stdout"] = seen
+        verdict = Verdict(stdout=seen)
         status = children.exit_status(done.returncode)
         if command.expect_crash and done.returncode >= 0:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"{command.runner} {status}, but the RUN line expects a "
-                                 "crash (not --crash)", info=dict(info, stage="execute"))
+                                 "crash (not --crash)", stage=EXECUTE, verdict=verdict, facts=facts)
         if command.expect_failure == (done.returncode == 0):
             why = "exited 0, but the RUN line expects a failure (not)" if command.expect_failure else status
             modules = lowered.count(OUTPUT_MARKER) + 1
             if not command.expect_failure and modules > 1:  # what lit's run of the line meets too
                 why += (f" (its input is {modules} modules, one per section of mlir-opt's -split-input-file, "
                         "which it reads as one file: an entry inside one of them is not at its top level)")
-            raise SnippetFailure(Kind.EXECUTE_ERROR, f"{command.runner} {why}", info=dict(info, stage="execute"))
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"{command.runner} {why}", stage=EXECUTE, verdict=verdict,
+                                 facts=facts)
         if command.filecheck is None:
-            info.update({GOLDEN: Golden.NONE.value, "reference": "the RUN line has no FileCheck"})
-            return Response(Kind.PASS, info=info)
+            verdict.golden, verdict.reference = Golden.NONE, "the RUN line has no FileCheck"
+            return Response(Kind.PASS, verdict=verdict, facts=facts)
         args = list(command.filecheck)
         if not Path(command.source).is_file():  # the check file, where the worker cannot read the original
             check = Path(folder) / Path(command.source).name
             check.write_text(source_text)
             args = [str(check) if a == command.source else a for a in args]
-        verdict = filecheck(args, seen)
-    info.update({GOLDEN: Golden.FILECHECK.value, "reference": f"FileCheck {' '.join(command.filecheck)}"})
-    if not verdict.ok:
+        checked = filecheck(args, seen)
+    verdict.golden, verdict.reference = Golden.FILECHECK, f"FileCheck {' '.join(command.filecheck)}"
+    if not checked.ok:
         raise SnippetFailure(Kind.GOLDEN_MISMATCH, "FileCheck: the output does not match the CHECK lines\n"
-                             + verdict.message, info=dict(info, stage="execute"))
-    return Response(Kind.PASS, info=info)
+                             + checked.message, stage=EXECUTE, verdict=verdict, facts=facts)
+    return Response(Kind.PASS, verdict=verdict, facts=facts)

@@ -1,17 +1,11 @@
-"""The sandbox worker: a subprocess that compiles and executes snippets.
-
-Started by ``client.Sandbox`` as ``python -m pytest_mlir_snippets.worker TARGET``.
-Requests arrive on stdin, responses leave on a private copy of stdout; the real
-file descriptors 1 and 2 both go to the sandbox's capture file, so whatever MLIR,
-LLVM or a device runtime prints ends up in the item's report.
+"""The sandbox worker's requests, each answered by the handler of its type (``HANDLERS``),
+with the compiles it keeps for the requests after them (``python -m
+pytest_mlir_snippets.worker TARGET``, ``worker/__main__.py``, reads and answers them).
 """
 
 from __future__ import annotations
 
-import faulthandler
 import os
-import sys
-import time
 import traceback
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -19,27 +13,44 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+from pytest_mlir_snippets.compilekey import CompileKey, request_key
 from pytest_mlir_snippets.golden.recorded import specializable
 from pytest_mlir_snippets.protocol import (
-    ENVIRONMENT,
-    GOLDEN,
+    Bisect,
+    CheckPipeline,
+    CheckSchedule,
+    CloseDevice,
+    Compile,
+    Driver,
+    Execute,
+    FunctionRequest,
+    IterationBenchmark,
+    IterationCompile,
+    IterationExecute,
+    IterationFacts,
+    IterationRequest,
     Kind,
-    Op,
+    LitCompile,
+    LitExecute,
+    LitRequest,
+    OpenDevice,
+    Ping,
+    Probe,
+    PytorchBenchmark,
+    PytorchCompile,
+    Reference,
     Request,
     Response,
+    Run,
     Stage,
-    read_message,
-    write_message,
+    Verdict,
 )
-from pytest_mlir_snippets.worker import native_io
 from pytest_mlir_snippets.worker.given import given
 from pytest_mlir_snippets.worker.lowering.shlo.refine import dynamic_dim
 from pytest_mlir_snippets.worker.optrun.schedule import check_schedule
 from pytest_mlir_snippets.worker.targets import Backend, Compiled, SnippetFailure, load_backend
 
 CACHE_SIZE = 64
-# what every response about an iteration carries of its compile (Backend.compile_iteration)
-ITERATION_KEYS = ("compiled_digest", "compiles")
 
 
 class Worker:
@@ -47,7 +58,7 @@ class Worker:
         self.target = target
         self._backend: Backend | None = None
         self._missing: str | None = None  # why the backend cannot work here (its missing())
-        self._compiled: OrderedDict[tuple[Any, ...], Compiled | SnippetFailure] = OrderedDict()
+        self._compiled: dict[str, OrderedDict[CompileKey, Compiled | SnippetFailure]] = {}  # _cached's memos
         self.iteration_compiles = 0  # optimization-run iterations compiled by this worker
 
     @property
@@ -58,132 +69,132 @@ class Worker:
             self._backend = load_backend(self.target)
             self._missing = self._backend.missing()
         if self._missing:
-            raise SnippetFailure(Kind.UNSUPPORTED, self._missing, info={ENVIRONMENT: True})
+            raise SnippetFailure(Kind.UNSUPPORTED, self._missing, environment=True)
         return self._backend
 
     def handle(self, request: Request) -> Response:
+        function = request.function if isinstance(request, FunctionRequest) else ""
         try:
             with dynamic_dim(request.options.dynamic_dim):  # what dynamic programs are refined to
-                return self._dispatch(request)
+                return HANDLERS[type(request)](self, request)
         except SnippetFailure as failure:
             return Response(failure.kind, failure.message, failure.diagnostics, failure.metrics,
-                            dict(failure.info, stage=failure.info.get("stage", request.op.value)))
+                            stage=failure.stage or request.op.value, environment=failure.environment,
+                            skip=failure.skip, verdict=failure.verdict, triage=failure.triage, facts=failure.facts,
+                            files=failure.files)
         except MemoryError as error:  # inputs or results larger than this machine (or --mlir-memory-limit)
-            return Response(Kind.UNSUPPORTED, f"{request.op.value} of @{request.function}: {error}",
-                            info={"stage": request.op.value})
+            return Response(Kind.UNSUPPORTED, f"{request.op.value} of @{function}: {error}", stage=request.op.value)
         except Exception as error:  # one line naming the stage and the error; the traceback below it
-            kind = Kind.COMPILE_ERROR if request.op is Op.COMPILE else Kind.EXECUTE_ERROR
+            kind = Kind.COMPILE_ERROR if isinstance(request, Compile) else Kind.EXECUTE_ERROR
             return Response(kind, f"internal error in the {self.target} backend, {request.op.value} of "
-                            f"@{request.function}: {type(error).__name__}: {error}\n{traceback.format_exc()}",
-                            info={"stage": request.op.value, "internal": True})
-
-    def _dispatch(self, request: Request) -> Response:
-        if "lit" in request.attachments:  # a RUN command of MLIR's integration tests (worker/litrun.py)
-            from pytest_mlir_snippets.worker import litrun
-
-            return litrun.handle(request)
-        return HANDLERS[request.op](self, request)
+                            f"@{function}: {type(error).__name__}: {error}\n{traceback.format_exc()}",
+                            stage=request.op.value, internal=True)
 
     # ------------------------------------------------------------------ handlers (HANDLERS)
-    def _ping(self, request: Request) -> Response:
-        return Response(Kind.PASS, info={"pid": os.getpid()})
+    def _ping(self, request: Ping) -> Response:
+        return Response(Kind.PASS, pid=os.getpid())
 
-    def _open(self, request: Request) -> Response:
+    def _open(self, request: OpenDevice) -> Response:
         self.backend.configure(request.options)
-        info = self.backend.open_device(request.options.device_id)
+        device = self.backend.open_device(request.options.device_id)
         self.backend.probe()
-        return Response(Kind.PASS, info=info)
+        return Response(Kind.PASS, device=device)
 
-    def _probe(self, request: Request) -> Response:
+    def _probe(self, request: Probe) -> Response:
         self.backend.probe()
         return Response(Kind.PASS)
 
-    def _close(self, request: Request) -> Response:
+    def _close(self, request: CloseDevice) -> Response:
         self.backend.close_device()
         return Response(Kind.PASS)
 
-    def _check_pipeline(self, request: Request) -> Response:
+    def _check_pipeline(self, request: CheckPipeline) -> Response:
         from pytest_mlir_snippets.worker.lowering.passnames import check_pipeline
 
-        why = check_pipeline(request.module)
+        why = check_pipeline(request.pipeline)
         return Response(Kind.COMPILE_ERROR, why) if why else Response(Kind.PASS)
 
-    def _check_schedule(self, request: Request) -> Response:
-        return check_schedule(request.module)
+    def _check_schedule(self, request: CheckSchedule) -> Response:
+        return check_schedule(request.schedule)
 
-    def _reference(self, request: Request) -> Response:
+    def _reference(self, request: Reference) -> Response:
         ref = self.backend.reference_for(request.module, request.function, request.options,
-                                         request.golden["inputs"] if request.golden else [])
-        return Response(Kind.PASS, info={"values": ref.outputs, "reference": ref.name, GOLDEN: ref.golden.value})
+                                         request.recorded.inputs if request.recorded else [])
+        return Response(Kind.PASS, values=ref.outputs, verdict=Verdict(ref.golden, ref.name))
 
-    def _compile_only(self, request: Request) -> Response:
+    def _compile_only(self, request: Compile) -> Response:
         compiled = self._compile(request)
-        return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir or None)
+        return _answer(compiled, ir=compiled.ir or None)
 
-    def _execute_request(self, request: Request) -> Response:
+    def _execute_request(self, request: Execute) -> Response:
         return self._execute(self._compile(request), request)
 
-    def _bisect(self, request: Request) -> Response:
-        constants = specializable(request.golden["inputs"]) if request.golden else {}
-        with self._reset_after_failure(stage=Op.BISECT.value):
-            if self.target == "iree-cpu":  # by --compile-to phase, with IREE's tools
-                from pytest_mlir_snippets.worker import triage
+    def _bisect(self, request: Bisect) -> Response:
+        constants = specializable(request.recorded.inputs) if request.recorded else {}
+        with self._reset_after_failure(stage=request.op.value):
+            from pytest_mlir_snippets.worker.triage import dispatch
 
-                info = triage.iree_bisect(self.backend, request)
-            else:
-                info = self.backend.bisect(request.module, request.function, request.options, request.golden,
-                                           constants)
-        return Response(Kind.PASS, info=info)
+            found = dispatch.bisect(self.target, self.backend, request, constants)
+        return Response(Kind.PASS, triage=found)
 
-    def _run(self, request: Request) -> Response:
+    def _run(self, request: Run) -> Response:
         """mlir_device.run: the caller's inputs, the results back. With ``specialize`` (the
         ONNX backend), small integer inputs are baked in where the function does not compile
         with them as arguments, as for recorded inputs."""
-        specialize = bool(request.golden and request.golden.get("specialize"))
-        compiled = self._compile(request if specialize else replace(request, golden=None))
-        inputs = given(request.golden["inputs"] if request.golden else [], compiled.signature[0])
-        with self._reset_after_failure(stage="run"):  # inputs that do not fit leave the device alone
+        compiled = self._compile(request if request.specialize else replace(request, recorded=None))
+        inputs = given(request.recorded.inputs if request.recorded else [], compiled.signature[0])
+        with self._reset_after_failure(stage=request.op.value):  # inputs that do not fit leave the device alone
             values = self.backend.run(compiled, inputs, request.options)
-        return Response(Kind.PASS, info={"values": values})
+        return Response(Kind.PASS, values=values)
 
-    def _iteration(self, request: Request) -> Response:
+    def _lit(self, request: LitRequest) -> Response:
+        """A RUN command of MLIR's integration tests (``worker/litrun.py``)."""
+        from pytest_mlir_snippets.worker import litrun
+
+        return litrun.handle(request)
+
+    def _iteration(self, request: IterationCompile) -> Response:
         """An iteration's [compile]; [host_ops], [launch] read the response, the runs the same compile."""
         compiled = self._compile_iteration(request)
-        return Response(Kind.PASS, info=_public(compiled.info), ir=compiled.ir)
+        return _answer(compiled, ir=compiled.ir)
 
-    def _iteration_execute(self, request: Request) -> Response:
+    def _iteration_execute(self, request: IterationExecute) -> Response:
         response = self._execute(self._compile_iteration(request), request)  # what the compile's responses said, less
-        response.info = {k: v for k, v in response.info.items() if k not in ("ptx", "host_ops", "kernels")}
+        if response.facts is not None:
+            response.facts.ptx = ""
+        if response.iteration is not None:
+            response.iteration = replace(response.iteration, host_ops=None, kernels=None)
         return response
 
-    def _iteration_benchmark(self, request: Request) -> Response:
+    def _iteration_benchmark(self, request: IterationBenchmark) -> Response:
         iteration = self._compile_iteration(request)
         with self._reset_after_failure():
-            metrics = self.backend.benchmark(iteration, request.options, request.golden)
-        return Response(Kind.PASS, metrics=metrics, info={k: iteration.info[k] for k in ITERATION_KEYS
-                                                          if k in iteration.info})
+            metrics = self.backend.benchmark(iteration, request.options, request.recorded)
+        return Response(Kind.PASS, metrics=metrics, iteration=_counted(iteration))
 
-    def _pytorch_compile(self, request: Request) -> Response:
+    def _pytorch_compile(self, request: PytorchCompile) -> Response:
         from pytest_mlir_snippets.worker.optrun import pytorch_ref
 
-        return pytorch_ref.compile_reference(request.attachments["reference"], request.options)
+        return pytorch_ref.compile_reference(request.reference, request.options)
 
-    def _pytorch_benchmark(self, request: Request) -> Response:
+    def _pytorch_benchmark(self, request: PytorchBenchmark) -> Response:
         from pytest_mlir_snippets.worker.optrun import pytorch_ref
 
-        return pytorch_ref.benchmark_reference(request.attachments["reference"], request.options)
+        return pytorch_ref.benchmark_reference(request.reference, request.options)
 
-    def _driver(self, request: Request) -> Response:
-        """A failed execute's reproducer (``worker/triage.py``)."""
-        from pytest_mlir_snippets.worker import triage
+    def _driver(self, request: Driver) -> Response:
+        """A failed execute's reproducer (``worker/triage/dispatch.py``)."""
+        from pytest_mlir_snippets.worker.triage import dispatch
 
-        return triage.driver(self.target, self.backend, self._compile(request), request)
+        return dispatch.driver(self.target, self.backend, self._compile(request), request)
 
     # ------------------------------------------------------------------ compiles and runs
-    def _execute(self, compiled: Compiled, request: Request) -> Response:
-        with self._reset_after_failure(stage="execute"):
-            metrics, info = self.backend.execute(compiled, request.options, request.golden)
-        return Response(Kind.PASS, metrics=metrics, info=dict(_public(compiled.info), **info))
+    def _execute(self, compiled: Compiled, request: FunctionRequest) -> Response:
+        with self._reset_after_failure(stage=Stage.EXECUTE.value):
+            executed = self.backend.execute(compiled, request.options, request.recorded)
+        response = _answer(compiled, metrics=executed.metrics, verdict=executed.verdict)
+        response.files = executed.files or response.files
+        return response
 
     @contextmanager
     def _reset_after_failure(self, stage: str | None = None) -> Iterator[None]:
@@ -192,100 +203,93 @@ class Worker:
         try:
             yield
         except SnippetFailure as failure:
-            if stage is not None:
-                failure.info.setdefault("stage", stage)
+            if stage is not None and not failure.stage:
+                failure.stage = stage
             if failure.kind is not Kind.GOLDEN_MISMATCH:
                 self.backend.reset()
                 if self.backend.forgets_compiled:
                     self._compiled.clear()
             raise
 
-    def _compile_iteration(self, request: Request) -> Compiled:
+    def _compile_iteration(self, request: IterationRequest) -> Compiled:
         """An optimization-run iteration, compiled once per worker: its [compile] makes it,
         [correctness] and [benchmark] run that same compile (``compiles``: how many this
-        worker made, on every response that uses one)."""
-        attached = request.attachments
-        key = (Op.ITERATION, request.module, attached["schedule"], attached["pipeline"], request.function)
+        worker made, on every response that uses one); a stage whose [compile] made another
+        module than the one it would run (``expected_digest``) fails."""
 
         def compile_() -> Compiled:
             self.iteration_compiles += 1
-            compiled = self.backend.compile_iteration(request.module, attached["schedule"], attached["pipeline"],
+            compiled = self.backend.compile_iteration(request.module, request.schedule, request.pipeline,
                                                       request.function)
-            compiled.info["compiles"] = self.iteration_compiles
+            compiled.iteration = replace(compiled.iteration or IterationFacts(), compiles=self.iteration_compiles)
             return compiled
 
-        return self._cached(key, compile_)
+        compiled = self._cached(request_key(request), compile_)
+        expected, made = request.expected_digest, (compiled.iteration or IterationFacts()).compiled_digest
+        if expected and made != expected:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"the compiled module this stage runs (sha256 {made[:12]}) "
+                                 f"is not the one its [compile] made (sha256 {expected[:12]}): the model, "
+                                 "transform.mlir or pass_pipeline.txt changed since, or the compile is not "
+                                 "deterministic")
+        return compiled
 
-    def _compile(self, request: Request) -> Compiled:
-        opts = request.options
-        constants = specializable(request.golden["inputs"]) if request.golden else {}
-        key = (request.module, request.function, opts.target, opts.pipeline, opts.print_ir, opts.opt_level,
-               opts.dynamic_dim, opts.skip_exec,
-               tuple((i, v.dtype.str, v.shape, v.tobytes()) for i, v in constants.items()))
-        return self._cached(key, lambda: self.backend.compile(request.module, request.function, opts, constants))
+    def _compile(self, request: FunctionRequest) -> Compiled:
+        constants = specializable(request.recorded.inputs) if request.recorded else {}
+        return self._cached(request_key(request, constants),
+                            lambda: self.backend.compile(request.module, request.function, request.options, constants))
 
-    def _cached(self, key: tuple[Any, ...], compile_: Callable[[], Compiled]) -> Compiled:
-        cached = self._compiled.get(key)
+    def _cached(self, key: CompileKey, compile_: Callable[[], Compiled]) -> Compiled:
+        """``key``'s compile, made once; a memo per kind: snippets never push a run's out."""
+        memo = self._compiled.setdefault(key.kind, OrderedDict())
+        cached = memo.get(key)
         if cached is None:
             try:
                 cached = compile_()
             except SnippetFailure as failure:
-                failure.info["stage"] = Stage.COMPILE.value
+                failure.stage = Stage.COMPILE.value
                 cached = failure
-            self._compiled[key] = cached
-            while len(self._compiled) > CACHE_SIZE:
-                self._compiled.popitem(last=False)
+            memo[key] = cached
+            while len(memo) > CACHE_SIZE:
+                memo.popitem(last=False)
         else:
-            self._compiled.move_to_end(key)
+            memo.move_to_end(key)
         if isinstance(cached, SnippetFailure):
             raise cached
         return cached
 
 
-# each request's handler (a request the table lacks is a KeyError: an internal error)
-HANDLERS: dict[Op, Callable[[Worker, Request], Response]] = {
-    Op.PING: Worker._ping,
-    Op.OPEN: Worker._open,
-    Op.PROBE: Worker._probe,
-    Op.CLOSE: Worker._close,
-    Op.CHECK_PIPELINE: Worker._check_pipeline,
-    Op.COMPILE: Worker._compile_only,
-    Op.EXECUTE: Worker._execute_request,
-    Op.BISECT: Worker._bisect,
-    Op.RUN: Worker._run,
-    Op.REFERENCE: Worker._reference,
-    Op.SCHEDULE: Worker._check_schedule,
-    Op.ITERATION: Worker._iteration,
-    Op.ITERATION_EXECUTE: Worker._iteration_execute,
-    Op.ITERATION_BENCHMARK: Worker._iteration_benchmark,
-    Op.PYTORCH_COMPILE: Worker._pytorch_compile,
-    Op.PYTORCH_BENCHMARK: Worker._pytorch_benchmark,
-    Op.DRIVER: Worker._driver,
+def _answer(compiled: Compiled, ir: str | None = None, metrics: dict[str, float] | None = None,
+            verdict: Verdict | None = None) -> Response:
+    """A response about ``compiled``: its public facts (copies: the memo keeps the compile)."""
+    return Response(Kind.PASS, metrics=metrics or {}, ir=ir, facts=replace(compiled.facts), verdict=verdict,
+                    files=dict(compiled.files), iteration=replace(compiled.iteration) if compiled.iteration else None)
+
+
+def _counted(compiled: Compiled) -> IterationFacts | None:
+    """What every response about an iteration carries of its compile: its digest and count."""
+    facts = compiled.iteration
+    return IterationFacts(facts.compiled_digest, facts.compiles) if facts else None
+
+
+# each request's handler, by the request's type (a type the table lacks is a KeyError: an internal error)
+HANDLERS: dict[type[Request], Callable[[Worker, Any], Response]] = {
+    Ping: Worker._ping,
+    OpenDevice: Worker._open,
+    Probe: Worker._probe,
+    CloseDevice: Worker._close,
+    CheckPipeline: Worker._check_pipeline,
+    CheckSchedule: Worker._check_schedule,
+    Compile: Worker._compile_only,
+    Execute: Worker._execute_request,
+    Bisect: Worker._bisect,
+    Run: Worker._run,
+    Reference: Worker._reference,
+    Driver: Worker._driver,
+    LitCompile: Worker._lit,
+    LitExecute: Worker._lit,
+    IterationCompile: Worker._iteration,
+    IterationExecute: Worker._iteration_execute,
+    IterationBenchmark: Worker._iteration_benchmark,
+    PytorchCompile: Worker._pytorch_compile,
+    PytorchBenchmark: Worker._pytorch_benchmark,
 }
-
-
-def _public(info: dict[str, Any]) -> dict[str, Any]:
-    kept_here = ("source", "constants", "linked", "checks", "fed", "check_calls", "parallel", "parallel_runs")
-    return {k: v for k, v in info.items() if k not in kept_here}
-
-
-def main() -> int:
-    target = sys.argv[1]
-    requests = os.fdopen(0, "rb", buffering=0)
-    responses = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # stray prints from native code go to the capture file
-    faulthandler.enable()  # a crash in native code says where in Python it was (the stage, the pass)
-    sys.stdout = sys.stderr
-    native_io.line_buffered_stdout()
-    worker = Worker(target)
-    while True:
-        request = read_message(requests)
-        if request is None:  # end of input: the device was closed by a request before it
-            native_io.flush()
-            os._exit(0)  # no interpreter teardown of MLIR and torch: a third of a second saved
-        start = time.perf_counter()
-        response = worker.handle(request)
-        response.seconds = time.perf_counter() - start
-        native_io.flush()  # what the snippet printed is in the capture file before the answer
-        write_message(responses, response)
-

@@ -1,7 +1,7 @@
 """The worker's native output: what C and C++ code (MLIR's runner libraries, the
 CUDA runtime wrappers, LLVM) writes to file descriptors 1 and 2.
 
-In the worker both descriptors go to the sandbox's capture file (``loop.main``), so
+In the worker both descriptors go to the sandbox's capture file (``worker/__main__.py``), so
 that everything printed ends up in the item's report. Helpers here flush C's stdio,
 keep a reference run's prints out of it, and read back what a call wrote to stderr
 (upstream's ``mgpu*`` wrappers report CUDA errors only there).

@@ -21,10 +21,10 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.checks import Check
 from pytest_mlir_snippets.golden.inputs import TypeSpec
+from pytest_mlir_snippets.worker.core import Kept
 from pytest_mlir_snippets.worker.lowering import jit, mlirtools
 
 PREFIX = "__mlir_snippets_check_"
-KEY = "check_calls"  # Compiled.info: the run's Recorder (not sent to the pytest side)
 
 
 def call_instead(module: Any, ir: Any, op: Any, check: Check, values: list[Any]) -> Check:
@@ -78,23 +78,23 @@ def _read(value: Any, spec: TypeSpec) -> np.ndarray:
     return jit.read_memref(value.contents, spec)
 
 
-def attach(engine: Any, info: dict[str, Any]) -> None:
-    """Callbacks for the called checks of ``info["checks"]``, before the engine's first lookup."""
-    checks = [c for c in info.get("checks") or [] if c.callee]
-    if checks and KEY not in info:
+def attach(engine: Any, kept: Kept) -> None:
+    """Callbacks for the called checks of ``kept.checks``, before the engine's first lookup."""
+    checks = [c for c in kept.checks if c.callee]
+    if checks and kept.check_calls is None:
         recorder = Recorder(checks)
         recorder.attach(engine)
-        info[KEY] = recorder
+        kept.check_calls = recorder
 
 
-def executions(info: dict[str, Any]) -> list[tuple[int, np.ndarray, np.ndarray]]:
-    recorder = info.get(KEY)
+def executions(kept: Kept) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    recorder: Recorder | None = kept.check_calls
     return recorder.executions if recorder is not None else []
 
 
-def start(info: dict[str, Any], recording: bool = True) -> None:
+def start(kept: Kept, recording: bool = True) -> None:
     """Before a run: forget the previous run's executions; ``recording``: keep this run's."""
-    recorder = info.get(KEY)
+    recorder: Recorder | None = kept.check_calls
     if recorder is not None:
         recorder.executions.clear()
         recorder.recording = recording

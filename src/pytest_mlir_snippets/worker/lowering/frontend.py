@@ -21,8 +21,8 @@ from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import fedvalues, ireeops, mlirtools, onnx, parallel, shlo, torch_rewrites
 from pytest_mlir_snippets.worker.lowering.bake import bake_inputs
-from pytest_mlir_snippets.worker.lowering.failingpass import imported, marked, plugin_step
 from pytest_mlir_snippets.worker.lowering.shlo import jaxops, refine
+from pytest_mlir_snippets.worker.triage.failingpass import imported, marked, plugin_step
 
 # StableHLO: first to plain StableHLO (callees inlined, without the inliner's canonicalization,
 # which drops an unused check.eq; quantized ops as integer math; chlo decomposed), then
@@ -195,7 +195,7 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
                 module = tir.Module.parse(module_text)
         except Exception as error:
             failure = diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error)
-            raise failure.with_info(imported(module_text, "torch-mlir-opt")) from None
+            raise failure.with_triage(imported(module_text, "torch-mlir-opt")) from None
         if kind == "stablehlo" and "interpreter.run_parallel" in module_text:  # before: it is no registered op
             plans = parallel.rewrite(module, tir)
             if fed is not None:

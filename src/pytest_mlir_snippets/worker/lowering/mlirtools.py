@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec, UnsupportedType
-from pytest_mlir_snippets.protocol import Diagnostic, Kind
+from pytest_mlir_snippets.protocol import Diagnostic, Kind, Triage
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.dialects import dialect_failure
 
@@ -107,7 +107,7 @@ class Collector:
             from pytest_mlir_snippets.worker.dialects import dialect_failure
 
             return dialect_failure([unknown], self.target, diags)
-        return SnippetFailure(kind, message, diags, info={"failing_pass": failing_pass} if failing_pass else None)
+        return SnippetFailure(kind, message, diags, triage=Triage(failing_pass=failing_pass) if failing_pass else None)
 
 
 @contextmanager
@@ -161,7 +161,7 @@ def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], c
         hint = unknown_passes(str(error))
         raise collector.failure(Kind.COMPILE_ERROR, f"invalid {stage} pipeline: {pipeline}"
                                 + (f": {hint}" if hint else ""), error) from None
-    from pytest_mlir_snippets.worker.lowering.failingpass import locate, progress_file
+    from pytest_mlir_snippets.worker.triage.failingpass import locate, progress_file
 
     if progress_file():  # a compile run again after a crash: one pass at a time, each marked
         found = locate(module.operation, pipeline, pass_manager)
@@ -179,9 +179,9 @@ def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], c
         snapshot.erase()
 
 
-def _failed_in(failure: SnippetFailure, stage: str, found: dict[str, str]) -> SnippetFailure:
-    failure.info.update(found)
-    failure.message = f"{stage} failed in {found['failing_pass']}"
+def _failed_in(failure: SnippetFailure, stage: str, found: Triage) -> SnippetFailure:
+    failure.with_triage(found)
+    failure.message = f"{stage} failed in {found.failing_pass}"
     return failure
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_mlir_snippets.protocol import Kind
+from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker.core import SnippetFailure
 
 _WHAT = {
@@ -58,9 +59,10 @@ def refuse(module: str, target: str) -> None:
 
 def refuse_callbacks(target: str, checks: Sequence[Any], parallel: Sequence[Any]) -> None:
     """Raise ``unsupported`` where the module needs the worker to call back into itself
-    while it runs (checks in a region or a callee, run_parallel's programs): the cpu
-    target's ExecutionEngine resolves those calls to the worker's Python; no other does."""
-    if target == "cpu":
+    while it runs (checks in a region or a callee, run_parallel's programs), unless the
+    target declares that it does (``calls_back``: the cpu target's ExecutionEngine resolves
+    those calls to the worker's Python)."""
+    if TARGETS[target].calls_back:
         return
     nested = next((check for check in checks if check.callee), None)
     if nested is not None:

@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec
+from pytest_mlir_snippets.worker.core import Kept
 from pytest_mlir_snippets.worker.lowering import jit
 from pytest_mlir_snippets.worker.lowering.parallel import Collective, Parallel, numpy_reduction
 
-KEY = "parallel_runs"  # Compiled.info: the Runner (not sent to the pytest side)
 WAIT_S = 60.0  # how long an instance waits at a collective for the others
 _LIBC = ctypes.CDLL(None)
 _LIBC.malloc.restype, _LIBC.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
@@ -188,18 +188,17 @@ def _fill_all(result: Any, values: list[np.ndarray]) -> None:
         _fill(slot, value)
 
 
-def attach(engine: Any, info: dict[str, Any]) -> None:
-    """Callbacks for ``info["parallel"]`` (``parallel.rewrite``'s plans), before the first lookup."""
-    plans = info.get("parallel")
-    if plans and KEY not in info:
-        runner = Runner(plans)
+def attach(engine: Any, kept: Kept) -> None:
+    """Callbacks for ``kept.parallel`` (``parallel.rewrite``'s plans), before the first lookup."""
+    if kept.parallel and kept.parallel_runs is None:
+        runner = Runner(kept.parallel)
         runner.attach(engine)
-        info[KEY] = runner
+        kept.parallel_runs = runner
 
 
-def failure(info: dict[str, Any]) -> str:
+def failure(kept: Kept) -> str:
     """What went wrong in the last run's instances, and forget it; "" when nothing did."""
-    runner = info.get(KEY)
+    runner: Runner | None = kept.parallel_runs
     if runner is None:
         return ""
     said, runner.failure = runner.failure, ""

@@ -16,12 +16,12 @@ import numpy as np
 from pytest_mlir_snippets.golden.compare import OP_ULP
 from pytest_mlir_snippets.golden.inputs import UnsupportedType
 from pytest_mlir_snippets.mlirtext import ireeops as iree_text
-from pytest_mlir_snippets.protocol import INPUT_SPECS, Diagnostic, Kind
-from pytest_mlir_snippets.worker.core import SnippetFailure
+from pytest_mlir_snippets.protocol import CompileFacts, Diagnostic, Kind
+from pytest_mlir_snippets.worker.core import Kept, SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import fedvalues, frontend, mlirtools, oneprocess
 from pytest_mlir_snippets.worker.lowering import ireeops as iree_ops
-from pytest_mlir_snippets.worker.lowering.failingpass import begin, imported, marked, plugin_step
+from pytest_mlir_snippets.worker.triage.failingpass import begin, imported, marked, plugin_step
 
 
 @dataclass
@@ -29,7 +29,8 @@ class Lowered:
     module: Any  # the upstream ``ir.Module``, valid inside ``lowered``
     signature: tuple[Any, Any]  # (argument specs, result specs)
     diagnostics: mlirtools.Collector
-    info: dict[str, Any] = field(default_factory=dict)
+    facts: CompileFacts = field(default_factory=CompileFacts)
+    kept: Kept = field(default_factory=Kept)
 
 
 @contextmanager
@@ -63,7 +64,7 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
                 parsed = ir.Module.parse(text)
         except Exception as error:
             failure = diags.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify", error)
-            raise failure.with_info(imported(text, "mlir-opt")) from None
+            raise failure.with_triage(imported(text, "mlir-opt")) from None
         if iree and not kind:
             fed = iree_ops.give_meaning(parsed, ir, function, "arith.constant")
             checks = check_ops.capture(parsed, ir, function, dialect="arith")
@@ -90,27 +91,17 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
             # a PassManager per run: reusing one across modules crashed an ONNX test (test_mvn_expanded_ver18)
             mlirtools.run_passes(parsed, part, passmanager.PassManager.parse, diags,
                                  stages[i] if stages else "lowering")
-        info: dict[str, Any] = {"source": module, "front_end": kind or "upstream", "inputs": [str(s) for s in args],
-                                INPUT_SPECS: [[s.dims, s.element] for s in args],
-                                "outputs": [str(s) for s in results]}
-        if baked:
-            info.update(baked=baked, constants=dict(constants or {}))
-        if approximated:
-            info["ulp_ops"] = approximated
-        if checks:
-            info["checks"] = checks
+        facts = CompileFacts(front_end=kind or "upstream", inputs=[str(s) for s in args],
+                             input_specs=[(s.dims, s.element) for s in args], outputs=[str(s) for s in results],
+                             baked=baked, kept_constants=list(fed.kept), widened=list(fed.widened))
+        kept = Kept(source=module, constants=dict(constants or {}) if baked else {}, checks=list(checks),
+                    ulp_ops=list(approximated or []), parallel=list(fed.parallel))
         if fed.values:  # constants fed at run time (see worker/lowering/ireeops.py)
-            info.update(fed=fed.values, fed_inputs=fed.sources)
+            kept.fed, facts.fed_inputs = list(fed.values), list(fed.sources)
             first = len(args) - len(fed.values)
-            info["inputs"] = [*info["inputs"][:first], *(f"{spec} = {source}" for spec, source in
-                                                         zip(info["inputs"][first:], fed.sources))]
-        if fed.kept:
-            info["kept_constants"] = fed.kept
-        if fed.widened:
-            info["widened"] = fed.widened
-        if fed.parallel:
-            info["parallel"] = fed.parallel
-        yield Lowered(parsed, (args, results), diags, info)
+            facts.inputs = [*facts.inputs[:first], *(f"{spec} = {source}" for spec, source in
+                                                     zip(facts.inputs[first:], fed.sources))]
+        yield Lowered(parsed, (args, results), diags, facts, kept)
 
 
 def prepare_for_llvm(module: Any) -> None:

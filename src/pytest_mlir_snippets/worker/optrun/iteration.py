@@ -8,9 +8,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
-from pytest_mlir_snippets.protocol import Kind
+from pytest_mlir_snippets.protocol import HostOp, IterationFacts, Kind, Launch
 from pytest_mlir_snippets.worker.lowering import mlirtools
 
 INTERPRETER = "builtin.module(transform-interpreter)"
@@ -77,8 +78,8 @@ class Steps:
 
     def __init__(self) -> None:
         self.count = 0
-        self.seen: dict[tuple[Any, ...], dict[str, Any]] = {}
-        self.kernels: list[dict[str, Any]] = []
+        self.seen: dict[tuple[Any, ...], HostOp] = {}
+        self.kernels: list[Launch] = []
 
     def __call__(self, module: Any) -> None:
         if self.count == 0:
@@ -92,10 +93,10 @@ class Steps:
         from mlir import ir
 
         for found in host_ops(module, ir):
-            self.seen.setdefault((found["op"], found["line"], found["column"]), found)
+            self.seen.setdefault((found.op, found.line, found.column), found)
         self.kernels = launches(module, ir) or self.kernels
 
-    def finish(self, module: Any) -> dict[str, Any]:
+    def finish(self, module: Any) -> Finished:
         """After the last step: what the iteration's stages read, and the final IR (the
         text of ``vN/gpu.mlir``) with its sha256 (``compiled_digest``)."""
         from mlir import ir
@@ -105,17 +106,23 @@ class Steps:
         else:
             self.observe(module)
         text = str(module)
-        info: dict[str, Any] = {"host_ops": list(self.seen.values()), "kernels": self.kernels, "gpu_mlir": text,
-                                "compiled_digest": hashlib.sha256(text.encode("utf-8")).hexdigest()}
-        ptx = gpu_assembly(module, ir)
-        if ptx:
-            info["ptx"] = ptx
-        return info
+        facts = IterationFacts(compiled_digest=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                               host_ops=list(self.seen.values()), kernels=self.kernels)
+        return Finished(text, facts, gpu_assembly(module, ir))
+
+
+@dataclass
+class Finished:
+    """An iteration's compile, as ``Steps.finish`` found it."""
+
+    text: str  # the final IR (vN/gpu.mlir)
+    facts: IterationFacts
+    ptx: str  # its gpu.binary's assembly ("": none)
 
 
 @contextmanager
 def lowered_iteration(model: str, schedule: str, pipeline: str, function: str,
-                      target: str) -> Iterator[tuple[Any, dict[str, Any]]]:
+                      target: str) -> Iterator[tuple[Any, Finished]]:
     """An iteration through the target's own compile (``lowering.lowered``): the transform
     interpreter, then each top-level step of ``pass_pipeline.txt`` (``Steps`` between them);
     the lowered module, inside its context, and what ``Steps.finish`` found."""
@@ -139,7 +146,7 @@ def _constant(value: Any) -> int | None:
     return None
 
 
-def launches(module: Any, ir: Any) -> list[dict[str, Any]]:
+def launches(module: Any, ir: Any) -> list[Launch]:
     """Grid, block and dynamic shared memory of every ``gpu.launch`` / ``gpu.launch_func``
     (None where a size is not a constant)."""
     found = []
@@ -151,8 +158,7 @@ def launches(module: Any, ir: Any) -> list[dict[str, Any]]:
         kernel = (str(op.attributes["kernel"]).split("::")[-1].lstrip("@") if op.name == "gpu.launch_func"
                   else "(inline gpu.launch)")
         line, _ = mlirtools.location_of(str(op.location))
-        found.append({"kernel": kernel, "grid": grid, "block": block, "line": line,
-                      "dynamic_shared_bytes": _constant(shared) if shared is not None else 0})
+        found.append(Launch(kernel, grid, block, line, _constant(shared) if shared is not None else 0))
     return found
 
 
@@ -168,7 +174,7 @@ def gpu_assembly(module: Any, ir: Any) -> str:
     return "\n".join(texts)
 
 
-def host_ops(module: Any, ir: Any) -> list[dict[str, Any]]:
+def host_ops(module: Any, ir: Any) -> list[HostOp]:
     """Loops and copies left in host code (outside ``gpu.module`` and GPU kernels)."""
     def on_host(op: Any) -> bool:
         if op.name not in HOST_LOOPS:
@@ -183,5 +189,5 @@ def host_ops(module: Any, ir: Any) -> list[dict[str, Any]]:
     found = []
     for op in mlirtools.ops_where(module, ir, on_host):
         line, column = mlirtools.location_of(str(op.location))
-        found.append({"op": op.name, "line": line, "column": column})
+        found.append(HostOp(op.name, line, column))
     return found

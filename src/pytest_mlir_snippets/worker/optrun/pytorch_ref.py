@@ -17,7 +17,7 @@ import os
 import time
 from typing import Any
 
-from pytest_mlir_snippets.protocol import Kind, Options, Response
+from pytest_mlir_snippets.protocol import Kind, Options, PytorchFacts, Response
 from pytest_mlir_snippets.worker import benchstats
 from pytest_mlir_snippets.worker.core import SnippetFailure
 
@@ -36,10 +36,8 @@ _prepared: dict[tuple[str, float], Prepared] = {}
 
 def compile_reference(path: str, options: Options) -> Response:
     prepared, _ = _prepare(path)
-    info: dict[str, Any] = {"threads": 1}
-    if prepared.compile_error:
-        info["compile_error"] = prepared.compile_error
-    return Response(Kind.PASS, metrics={"compile_s": prepared.compile_seconds}, info=info)
+    return Response(Kind.PASS, metrics={"compile_s": prepared.compile_seconds},
+                    pytorch=PytorchFacts(compile_error=prepared.compile_error))
 
 
 def benchmark_reference(path: str, options: Options) -> Response:
@@ -48,7 +46,7 @@ def benchmark_reference(path: str, options: Options) -> Response:
     prepared, reused = _prepare(path)
     model, inputs, compiled = prepared.model, prepared.inputs, prepared.compiled
     metrics: dict[str, float] = {}
-    info: dict[str, Any] = {"threads": 1, "torch_compile": "reused" if reused else "compiled before timing"}
+    facts = PytorchFacts(torch_compile="reused" if reused else "compiled before timing")
     with torch.no_grad():
         eager = benchstats.measure(lambda: model(*inputs), options)
         metrics |= {f"eager_{k}": v for k, v in eager.items()}
@@ -56,8 +54,8 @@ def benchmark_reference(path: str, options: Options) -> Response:
             timed = benchstats.measure(lambda: compiled(*inputs), options)
             metrics |= {f"compile_{k}": v for k, v in timed.items()}
         else:  # no C++ compiler, an unsupported op: eager still counts
-            info["compile_error"] = prepared.compile_error
-    return Response(Kind.PASS, metrics=metrics, info=info)
+            facts.compile_error = prepared.compile_error
+    return Response(Kind.PASS, metrics=metrics, pytorch=facts)
 
 
 def _prepare(path: str) -> tuple[Prepared, bool]:

@@ -28,7 +28,7 @@ def check_schedule(text: str) -> Response:
         steps = [op.name for op in body if op.name != "transform.yield"]
         if not steps:
             return Response(Kind.COMPILE_ERROR, f"@{ENTRY} only yields: a placeholder, not a schedule")
-        return Response(Kind.PASS, info={"steps": steps})
+        return Response(Kind.PASS, steps=steps)
 
 
 def _is_entry(op: Any) -> bool:

@@ -2,7 +2,7 @@
 
 Its plain lowering (no fusion, no tiling, no vectorization: ``run_plain``) is a reference
 for other targets' runs and the last one for its own; which reference a run is judged
-against is chosen in ``worker/goldens.py``.
+against is chosen in ``worker/judging/goldens.py``.
 """
 
 from __future__ import annotations
@@ -14,23 +14,17 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec
-from pytest_mlir_snippets.protocol import Kind, Options
+from pytest_mlir_snippets.protocol import CompileFacts, Kind, Options, Recorded, Triage
 from pytest_mlir_snippets.worker import benchstats, native_io
-from pytest_mlir_snippets.worker.goldens import ANOTHER, Goldens
-from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
-from pytest_mlir_snippets.worker.lowering import (
-    checkcalls,
-    dataflow,
-    decompose,
-    failingpass,
-    jit,
-    mlirtools,
-    parallelrun,
-)
+from pytest_mlir_snippets.worker.judging import dataflow
+from pytest_mlir_snippets.worker.judging.goldens import ANOTHER, Goldens
+from pytest_mlir_snippets.worker.judging.judge import judge_outputs, run_inputs
+from pytest_mlir_snippets.worker.lowering import checkcalls, decompose, jit, mlirtools, parallelrun
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
 from pytest_mlir_snippets.worker.lowering.shlo import lapack_run
-from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Executed, Kept, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.triage import failingpass
 
 FRONT = "func.func(tosa-to-scf, tosa-to-linalg-named, tosa-to-linalg, tosa-to-arith, tosa-to-tensor)"
 OPTIMIZE = "func.func(convert-elementwise-to-linalg, linalg-fuse-elementwise-ops), canonicalize, cse"
@@ -122,9 +116,9 @@ class CpuBackend(Backend):
         its reference is the model itself."""
         from pytest_mlir_snippets.worker.optrun.iteration import lowered_iteration
 
-        with lowered_iteration(model, schedule, pipeline, function, self.name) as (low, info):
-            text = info.pop("gpu_mlir")
-            return Compiled(text, function, low.signature, None, dict(low.info, source=model, **info))
+        with lowered_iteration(model, schedule, pipeline, function, self.name) as (low, done):
+            low.facts.ptx, low.kept.source = done.ptx, model
+            return Compiled(done.text, function, low.signature, None, low.facts, low.kept, done.facts)
 
     def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True,
                  constants: Mapping[int, np.ndarray] | None = None, opt_level: int = 3,
@@ -145,17 +139,17 @@ class CpuBackend(Backend):
                         engine = self.engine_type(low.module, opt_level=opt_level, shared_libs=runner_libraries())
                         lapack_run.attach(engine, low.module)  # JAX's LAPACK calls (lowering/shlo/lapack.py)
             except Exception as error:
-                raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error).with_info(
+                raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error).with_triage(
                     failingpass.translation(low.module)) from None
             if not translate:
                 untranslatable = lowering.untranslatable(low.module)
                 if untranslatable:
                     raise SnippetFailure(Kind.COMPILE_ERROR, "translation to LLVM failed", untranslatable,
-                                         info=failingpass.translation(low.module))
+                                         triage=failingpass.translation(low.module))
             elif analyze:  # it will run: whether its results depend on its inputs (execute's ``computed``)
-                low.info["runtime_results"] = dataflow.runtime_results(low.module, function, len(low.signature[1]))
+                low.kept.runtime_results = dataflow.runtime_results(low.module, function, len(low.signature[1]))
             final = str(low.module) if keep_ir else ""
-        return Compiled(final, function, low.signature, engine, low.info)
+        return Compiled(final, function, low.signature, engine, low.facts, low.kept)
 
     def link(self, compiled: Compiled) -> None:
         """Generate machine code and resolve symbols (the JIT does it lazily): a function
@@ -163,17 +157,17 @@ class CpuBackend(Backend):
         iteration's compile is translated to LLVM IR here, at its first run: its
         [compile] stands for the pipeline, which a schedule under work may not yet take
         to the LLVM dialect."""
-        if compiled.info.get("linked"):
+        if compiled.kept.linked:
             return
         if compiled.handle is None:
             compiled.handle = self._engine(compiled.ir)
-        checkcalls.attach(compiled.handle, compiled.info)  # before the first lookup makes the code
-        parallelrun.attach(compiled.handle, compiled.info)
+        checkcalls.attach(compiled.handle, compiled.kept)  # before the first lookup makes the code
+        parallelrun.attach(compiled.handle, compiled.kept)
         if not compiled.handle.raw_lookup("_mlir_ciface_" + compiled.function):
             hint = "" if runner_libraries() else f"; {INSTALL_HINT}"
             raise SnippetFailure(Kind.COMPILE_ERROR, f"@{compiled.function} does not link: an external symbol it "
                                  f"needs is missing (see the JIT session error below){hint}")
-        compiled.info["linked"] = True
+        compiled.kept.linked = True
 
     def _engine(self, text: str) -> Any:
         """An ExecutionEngine for compiled IR in the LLVM dialect, given as text."""
@@ -188,7 +182,7 @@ class CpuBackend(Backend):
 
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,
-                golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
+                golden: Recorded | None) -> Executed:
         inputs = run_inputs(compiled, options, golden)
         return judge_outputs(compiled, options, golden, inputs, self._run(compiled, inputs),
                              lambda: self.reference(compiled, options, inputs))
@@ -196,14 +190,14 @@ class CpuBackend(Backend):
     def run(self, compiled: Compiled, inputs: list[np.ndarray], options: Options) -> list[np.ndarray]:
         return self._run(compiled, inputs)
 
-    def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
+    def benchmark(self, compiled: Compiled, options: Options, golden: Recorded | None) -> dict[str, float]:
         """Wall time of the call alone (arguments built once, inputs at several placements:
         ``jit.Placements``), on a monotonic clock; the buffers each call returns are freed
         between calls, untimed."""
         self.link(compiled)
         args, results = compiled.signature
         inputs = run_inputs(compiled, options, golden)
-        checkcalls.start(compiled.info, recording=False)
+        checkcalls.start(compiled.kept, recording=False)
         try:
             call = jit.Placements(compiled.handle, compiled.function, args, results, inputs)
             return benchstats.measure(call.run, options, after=call.release, begin=call.restart,
@@ -215,27 +209,28 @@ class CpuBackend(Backend):
         self.link(compiled)
         args, results = compiled.signature
         copies = [np.array(v, copy=True) for v in inputs]
-        checkcalls.start(compiled.info)
+        checkcalls.start(compiled.kept)
         try:
             outputs = jit.invoke(compiled.handle, compiled.function, args, results, copies)
         except Exception as error:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"execution failed: {error}") from None
-        failed = parallelrun.failure(compiled.info)  # run_parallel's instances (lowering/parallel.py)
+        failed = parallelrun.failure(compiled.kept)  # run_parallel's instances (lowering/parallel.py)
         if failed:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"interpreter.run_parallel: {failed}")
         return outputs
 
     def reference_for(self, module: str, function: str, options: Options, inputs: list[np.ndarray]) -> Reference:
-        """Another target's reference (``worker/reference.py``): what the cpu target gives
+        """Another target's reference (``worker/judging/reference.py``): what the cpu target gives
         for ``function`` of ``module`` on ``inputs`` (``goldens.REFERENCES[ANOTHER]``)."""
         from pytest_mlir_snippets.worker.lowering.frontend import front_end
 
-        stub = Compiled("", function, None, info={"source": module, "front_end": front_end(module) or "upstream"})
+        stub = Compiled("", function, None, facts=CompileFacts(front_end=front_end(module) or "upstream"),
+                        kept=Kept(source=module))
         return self._goldens.reference(ANOTHER, stub, options, inputs)
 
     def reference(self, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
         """What a run of ``compiled`` on ``inputs`` is judged against when nothing is recorded;
-        the last one kept, for a failed execute's driver (``cpu_driver.py``), which asks again."""
+        the last one kept, for a failed execute's driver (``worker/triage/cpu_driver.py``), which asks again."""
         given = [(v.dtype.str, v.shape, v.tobytes()) for v in map(np.asarray, inputs)]
         last = self._last_reference
         if last is not None and last[0] is compiled and last[1] == given:
@@ -244,10 +239,10 @@ class CpuBackend(Backend):
         self._last_reference = (compiled, given, found)
         return found
 
-    def bisect(self, module: str, function: str, options: Options, golden: dict[str, Any] | None,
-               constants: Mapping[int, np.ndarray]) -> dict[str, Any]:
-        """``targets/cpu_bisect.py``: the item's pipeline, cut, then the plain one's steps."""
-        from pytest_mlir_snippets.worker.targets.cpu_bisect import Cuts
+    def bisect(self, module: str, function: str, options: Options, golden: Recorded | None,
+               constants: Mapping[int, np.ndarray]) -> Triage:
+        """``worker/triage/cpu_bisect.py``: the item's pipeline, cut, then the plain one's steps."""
+        from pytest_mlir_snippets.worker.triage.cpu_bisect import Cuts
 
         own, small = frees_own_buffers(module), SMALL.search(module) is not None
         item = [options.pipeline] if options.pipeline else default_pipeline(False, own, small)
@@ -263,20 +258,20 @@ class CpuBackend(Backend):
         self._goldens.close()
 
     def run_plain(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        """``compiled``'s function (``info["source"]``) through the plain lowering, run on ``inputs``."""
-        source = compiled.info.get("source", "")
+        """``compiled``'s function (``kept.source``) through the plain lowering, run on ``inputs``."""
+        source = compiled.kept.source
         key = (source, compiled.function)
         if key not in self._reference:
             try:
                 pipeline = default_pipeline(plain=True, own_deallocation=frees_own_buffers(source),
                                             small_floats=SMALL.search(source) is not None)
                 self._reference[key] = self._compile(source, compiled.function, pipeline,
-                                                     False, compiled.info.get("constants"), opt_level=0, analyze=False)
+                                                     False, compiled.kept.constants, opt_level=0, analyze=False)
             except SnippetFailure as failure:
                 raise SnippetFailure(Kind.EXECUTE_ERROR, "the reference (plain lowering) does not compile: "
                                      + failure.message, failure.diagnostics) from None
         reference = self._reference[key]
-        fed = reference.info.get("fed") or []
+        fed = reference.kept.fed
         if fed and len(inputs) + len(fed) == len(reference.signature[0]):  # the caller's inputs, then the constants
             inputs = [*inputs, *fed]
         with native_io.quiet_stdout():  # a snippet that prints has printed once already

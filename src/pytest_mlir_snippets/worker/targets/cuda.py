@@ -19,15 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from pytest_mlir_snippets.protocol import ENVIRONMENT, SKIP, Kind, Options
+from pytest_mlir_snippets.protocol import DeviceFacts, Kind, Options, Recorded
 from pytest_mlir_snippets.worker import benchstats
-from pytest_mlir_snippets.worker.goldens import Goldens
-from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
+from pytest_mlir_snippets.worker.judging.goldens import Goldens
+from pytest_mlir_snippets.worker.judging.judge import judge_outputs, run_inputs
 from pytest_mlir_snippets.worker.lowering import jit
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.native_io import StderrWatch
 from pytest_mlir_snippets.worker.targets import cuda_host
-from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
+from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Executed, SnippetFailure
 from pytest_mlir_snippets.worker.targets.cpu import CpuBackend
 from pytest_mlir_snippets.worker.targets.cuda_driver import Device, DriverError, chip, devices
 from pytest_mlir_snippets.worker.targets.cuda_pipeline import (
@@ -108,12 +108,11 @@ class CudaBackend(Backend):
             if all(spec.kind == "scalar" for spec in [*args, *results]):
                 raise SnippetFailure(Kind.UNSUPPORTED, "a function of scalars only: nothing to run on the GPU")
             raise SnippetFailure(Kind.COMPILE_ERROR, "the pipeline made no gpu.binary: nothing would run on the GPU")
-        info = dict(low.info, chip=chip, kernels=len(kernels), ptx_lines=ptx.count("\n"))
-        if between.single_thread:  # no parallel loop: the work runs as one thread
-            info["single_thread"] = True
+        low.kept.chip, low.kept.kernel_count, low.kept.ptx_lines = chip, len(kernels), ptx.count("\n")
+        low.kept.single_thread = bool(between.single_thread)  # no parallel loop: the work runs as one thread
         if options.print_ir:  # --mlir-print-ir or --mlir-save-artifacts: keep kernels.ptx
-            info["ptx"] = ptx
-        return Compiled(final, function, low.signature, program, info)
+            low.facts.ptx = ptx
+        return Compiled(final, function, low.signature, program, low.facts, low.kept)
 
     def compile_iteration(self, model: str, schedule: str, pipeline: str, function: str) -> Compiled:
         """An optimization-run iteration: schedule, then ``pass_pipeline.txt`` (to the
@@ -123,10 +122,10 @@ class CudaBackend(Backend):
         driver with HMM)."""
         from pytest_mlir_snippets.worker.optrun.iteration import lowered_iteration
 
-        with lowered_iteration(model, schedule, pipeline, function, self.name) as (low, info):
-            program = self._program(low, info.get("ptx", ""), 3)
-        text = info.pop("gpu_mlir")
-        return Compiled(text, function, low.signature, program, dict(low.info, source=model, **info))
+        with lowered_iteration(model, schedule, pipeline, function, self.name) as (low, done):
+            program = self._program(low, done.ptx, 3)
+        low.facts.ptx, low.kept.source = done.ptx, model
+        return Compiled(done.text, function, low.signature, program, low.facts, low.kept, done.facts)
 
     def _program(self, low: Any, ptx: str, opt_level: int) -> Program:
         """The PTX, and where a device is, the host code JIT-compiled over upstream's runtime."""
@@ -140,7 +139,7 @@ class CudaBackend(Backend):
         return program
 
     def execute(self, compiled: Compiled, options: Options,
-                golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
+                golden: Recorded | None) -> Executed:
         """Judged as every target's runs are (``judge.judge_outputs``): the checks, the
         recorded outputs, else this target's references (``goldens.REFERENCES``)."""
         inputs = run_inputs(compiled, options, golden)
@@ -153,7 +152,7 @@ class CudaBackend(Backend):
             self._check("the GPU run failed")
             return [np.array(v, copy=True) for v in call.outputs()]
 
-    def benchmark(self, compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> dict[str, float]:
+    def benchmark(self, compiled: Compiled, options: Options, golden: Recorded | None) -> dict[str, float]:
         """Wall time of the call (its launches, each synchronized by the host code), as on cpu."""
         device = self._started()
         with self._call(compiled, run_inputs(compiled, options, golden)) as call:
@@ -168,7 +167,7 @@ class CudaBackend(Backend):
         program: Program = compiled.handle
         if program.engine is None:
             raise SnippetFailure(Kind.UNSUPPORTED, "no CUDA device when it was compiled: nothing to run",
-                                 info={ENVIRONMENT: True, SKIP: True})
+                                 environment=True, skip=True)
         if not program.initialized:  # global constructors load the kernels' modules (mgpuModuleLoad)
             self._watch.start()
             program.engine.initialize()
@@ -197,7 +196,7 @@ class CudaBackend(Backend):
         device = self._runnable()
         if device is None:  # a skip, not `unsupported`: the machine lacks the device
             raise SnippetFailure(Kind.UNSUPPORTED, self._why_not or "no CUDA device",
-                                 info={ENVIRONMENT: True, SKIP: True})
+                                 environment=True, skip=True)
         if self._broken:
             raise SnippetFailure(Kind.EXECUTE_ERROR, self._broken)
         return device
@@ -213,7 +212,7 @@ class CudaBackend(Backend):
         if failures:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"{what}: " + "; ".join(dict.fromkeys(failures)))
 
-    def open_device(self, device_id: int | None) -> dict[str, Any]:
+    def open_device(self, device_id: int | None) -> DeviceFacts:
         device = self._started()
         self._device_id = device_id or 0
         try:
@@ -221,7 +220,7 @@ class CudaBackend(Backend):
             cuda_host.set_default_device(self._device_id)
         except DriverError as error:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"the device could not be opened: {error}") from None
-        return {"device": description, "id": device_id}
+        return DeviceFacts(description, device_id)
 
     def probe(self) -> None:
         try:

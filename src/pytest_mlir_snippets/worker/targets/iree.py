@@ -22,28 +22,26 @@ import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import make_inputs
 from pytest_mlir_snippets.mlirtext.ireeops import CheckSite, IreeSyntaxError, rewrite
-from pytest_mlir_snippets.protocol import ENVIRONMENT, INPUT_SPECS, Golden, Kind, Options
+from pytest_mlir_snippets.protocol import CompileFacts, DeviceFacts, Golden, Kind, Options, Recorded
 from pytest_mlir_snippets.registry import TARGETS
-from pytest_mlir_snippets.worker.goldens import Goldens
-from pytest_mlir_snippets.worker.judge import judge_outputs, recorded
-from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.judging.goldens import Goldens
+from pytest_mlir_snippets.worker.judging.judge import judge_outputs, recorded
+from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Executed, Kept, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.targets.iree_check import EXPORTS, as_checks
-from pytest_mlir_snippets.worker.targets.iree_commands import IGNORED, compile_commands, expected_output
+from pytest_mlir_snippets.worker.targets.iree_commands import (
+    DEVICE_FLAGS,
+    IGNORED,
+    KEEP_ABI,
+    compile_commands,
+    expected_output,
+)
 from pytest_mlir_snippets.worker.targets.iree_compiler import Compiler
 from pytest_mlir_snippets.worker.targets.iree_runtime import Program, Runtime, sort_run_flags
-
-# flags that choose the target device: when a config gives its own, the target's are left out
-# the snippet's own types at the boundary: IREE demotes f64 to f32 by default, and the
-# inputs, recorded outputs and reference are the snippet's f64
-KEEP_ABI = ("--iree-input-demote-f64-to-f32=false",)
-DEVICE_FLAGS = ("--iree-hal-target-backends", "--iree-hal-target-device", "--iree-hal-local-target-device-backends")
-
 
 _CHECK_IMPORT = re.compile(rb"check\.(expect_[a-z_]+)")  # an import of IREE's check module, in a .vmfb
 _SCRIPT = '#!/bin/sh\n# made by pytest-mlir-snippets: {what} as the item did\ncd "$(dirname "$0")"\n'
@@ -103,7 +101,7 @@ class IreeBackend(Backend):
         if options.pipeline:
             raise SnippetFailure(Kind.UNSUPPORTED, f"--mlir-pipeline does not apply to target {self.name}: give "
                                  "iree-compile flags in an IREE config (--mlir-expectations config.json)",
-                                 info={ENVIRONMENT: True})
+                                 environment=True)
         if self._compiler is None:
             self._compiler = Compiler()
         flags = self.flags(options)
@@ -114,21 +112,15 @@ class IreeBackend(Backend):
         except IreeSyntaxError:
             sites = []  # the calls are judged all the same, without their lines
         args, results = out.signature
-        info: dict[str, Any] = {
-            "source": module, "front_end": "stablehlo" if out.input_type == "stablehlo" else out.input_type,
-            "inputs": [str(s) for s in args], INPUT_SPECS: [[s.dims, s.element] for s in args],
-            "outputs": [str(s) for s in results], "iree_route": out.route, "vmfb_bytes": len(out.vmfb)}
-        if out.runtime is not None:  # execute's ``computed`` (worker/judge.py)
-            info["runtime"] = out.runtime
-        if sites:
-            info["check_sites"] = [(s.name, s.line, s.column) for s in sites]
-        imports = sorted({m.decode() for m in _CHECK_IMPORT.findall(out.vmfb)})  # the names the VM links by
-        if imports:
-            info["check_imports"] = imports
-        if options.save_artifacts:
-            info["files"] = {"model.vmfb": _b64(out.vmfb),
-                             "iree-compile.sh": _b64(self._compile_command(flags, out.route).encode())}
-        return Compiled(out.ir, function, (args, results), Program(out.vmfb), info)
+        facts = CompileFacts(front_end="stablehlo" if out.input_type == "stablehlo" else out.input_type,
+                             inputs=[str(s) for s in args], outputs=[str(s) for s in results],
+                             input_specs=[(s.dims, s.element) for s in args], iree_route=out.route)
+        kept = Kept(source=module, vmfb_bytes=len(out.vmfb), runtime=out.runtime,  # runtime: execute's ``computed``
+                    check_sites=[(s.name, s.line, s.column) for s in sites],
+                    check_imports=sorted({m.decode() for m in _CHECK_IMPORT.findall(out.vmfb)}))  # what the VM links
+        files = {"model.vmfb": _b64(out.vmfb), "iree-compile.sh": _b64(self._compile_command(flags, out.route).encode())
+                 } if options.save_artifacts else {}
+        return Compiled(out.ir, function, (args, results), Program(out.vmfb), facts, kept, files=files)
 
     @staticmethod
     def _compile_command(flags: list[str], route: str) -> str:
@@ -138,27 +130,26 @@ class IreeBackend(Backend):
 
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,
-                golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
+                golden: Recorded | None) -> Executed:
         args = compiled.signature[0]
-        inputs = recorded(golden["inputs"], args, "input", options.lenient_shapes) if golden else make_inputs(
+        inputs = recorded(golden.inputs, args, "input", options.lenient_shapes) if golden else make_inputs(
             args, options.seed, options.dynamic_dim)
         actual = self.run(compiled, inputs, options)
         runtime = self._started()
         called = runtime.check is not None and runtime.check.calls
-        if compiled.info.get("check_sites") or compiled.info.get("check_imports") or called:
+        if compiled.kept.check_sites or compiled.kept.check_imports or called:
             # IREE's check ops: what the check module received is judged
             actual = self._checked(compiled, runtime)
         try:
-            metrics, info = judge_outputs(compiled, options, golden, inputs, actual,
-                                          lambda: self.reference(compiled, options, inputs))
+            executed = judge_outputs(compiled, options, golden, inputs, actual,
+                                     lambda: self.reference(compiled, options, inputs))
         except SnippetFailure as failure:
             if options.save_artifacts:
-                failure.info["files"] = self._run_files(compiled, inputs, golden)
+                failure.files = self._run_files(compiled, inputs, golden)
             raise
         if options.save_artifacts:
-            info["files"] = self._run_files(compiled, inputs, golden)
-        info["device"] = runtime.driver_name
-        return metrics, info
+            executed.files = self._run_files(compiled, inputs, golden)
+        return executed
 
     def run(self, compiled: Compiled, inputs: list[np.ndarray], options: Options) -> list[np.ndarray]:
         args, results = compiled.signature
@@ -172,17 +163,17 @@ class IreeBackend(Backend):
     def _checked(compiled: Compiled, runtime: Runtime) -> list[np.ndarray]:
         """The check calls of the run as checks on results (``iree_check.as_checks``); a
         snippet with check ops whose module called none is an error, never a pass."""
-        unknown = [name for name in compiled.info.get("check_imports", []) if name not in EXPORTS]
+        unknown = [name for name in compiled.kept.check_imports if name not in EXPORTS]
         if unknown:  # an optional import left unresolved: its calls would be skipped silently
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"the module imports check.{', check.'.join(unknown)}, which "
                                  "the plugin's check module does not provide: those checks cannot be judged")
         calls = runtime.check.calls if runtime.check is not None else []
-        sites = [CheckSite(*site) for site in compiled.info.get("check_sites", [])]
+        sites = [CheckSite(*site) for site in compiled.kept.check_sites]
         if not calls:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"the snippet has {len(sites)} check op(s) but the module made "
                                  "no call to the check module (an unresolved check import)")
         checks, results = as_checks(calls, sites)
-        compiled.info["checks"] = checks
+        compiled.kept.checks = checks
         return results
 
     def reference(self, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
@@ -197,10 +188,10 @@ class IreeBackend(Backend):
         return Reference(self.run(compiled, inputs, options), f"{self.name} target (IREE {_iree_version()})",
                          Golden.differential(self.name))
 
-    def _run_files(self, compiled: Compiled, inputs: list[np.ndarray], golden: dict[str, Any] | None) -> dict[
+    def _run_files(self, compiled: Compiled, inputs: list[np.ndarray], golden: Recorded | None) -> dict[
             str, str]:
         """The inputs (and recorded outputs) as ``.npy`` files and the ``iree-run-module`` command."""
-        outputs = golden.get("outputs") if golden else None
+        outputs = golden.outputs if golden else None
         files, command = self.run_files(compiled, inputs, outputs or [], "model.vmfb")
         text = _SCRIPT.format(what="runs model.vmfb") + shlex.join(command) + "\n"
         files["iree-run-module.sh"] = _b64(text.encode())
@@ -242,13 +233,12 @@ class IreeBackend(Backend):
             raise SnippetFailure(Kind.EXECUTE_ERROR, "the IREE device is not open")
         return self._runtime
 
-    def open_device(self, device_id: int | None) -> dict[str, Any]:
+    def open_device(self, device_id: int | None) -> DeviceFacts:
         if self._runtime is None:
             self._runtime = Runtime(self._run_flags.device or self.driver, self._run_flags.runtime)
-        info = self._runtime.open(device_id)
-        if self._run_flags.ignored:
-            info["ignored_run_flags"] = [*info.get("ignored_run_flags", []), *self._run_flags.ignored]
-        return info
+        facts = self._runtime.open(device_id)
+        facts.ignored_run_flags = [*facts.ignored_run_flags, *self._run_flags.ignored]
+        return facts
 
     def probe(self) -> None:
         self._started().probe()

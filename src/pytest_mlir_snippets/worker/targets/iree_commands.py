@@ -1,6 +1,6 @@
 """The commands of IREE's tools that compile a snippet as an iree target's item did: the
-target's ``iree-compile.sh``, a failed execute's ``reproduce.sh`` (``iree_driver.py``) and
-the cuts of ``--mlir-bisect`` (``iree_bisect.py``)."""
+target's ``iree-compile.sh``, a failed execute's ``reproduce.sh`` (``worker/triage/iree_driver.py``) and
+the cuts of ``--mlir-bisect`` (``worker/triage/iree_bisect.py``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,12 @@ from collections.abc import Callable
 import numpy as np
 
 from pytest_mlir_snippets.worker.targets.iree_compiler import ONNX_TO_TORCH
+
+# the snippet's own types at the boundary: IREE demotes f64 to f32 by default, and the
+# inputs, recorded outputs and reference are the snippet's f64
+KEEP_ABI = ("--iree-input-demote-f64-to-f32=false",)
+# flags that choose the target device: when a config gives its own, the target's are left out
+DEVICE_FLAGS = ("--iree-hal-target-backends", "--iree-hal-target-device", "--iree-hal-local-target-device-backends")
 
 
 def compile_commands(flags: list[str], route: str, vmfb: str,

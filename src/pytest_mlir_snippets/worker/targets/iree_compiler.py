@@ -28,12 +28,13 @@ from functools import cache
 from typing import Any
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec, UnsupportedType
-from pytest_mlir_snippets.protocol import Diagnostic, Kind
-from pytest_mlir_snippets.worker.dialects import IREE_INPUT, dialect_failure
+from pytest_mlir_snippets.protocol import Diagnostic, Kind, Triage
+from pytest_mlir_snippets.registry import IREE_INPUT
+from pytest_mlir_snippets.worker.dialects import dialect_failure
 from pytest_mlir_snippets.worker.lowering import mlirtools
-from pytest_mlir_snippets.worker.lowering.failingpass import marked
-from pytest_mlir_snippets.worker.targets import iree_repro
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
+from pytest_mlir_snippets.worker.triage import iree_repro
+from pytest_mlir_snippets.worker.triage.failingpass import marked
 
 ACCEPTED = "linalg/tensor/arith, TOSA, StableHLO, torch and ONNX"
 _STABLEHLO = re.compile(r"\b(?:stablehlo|chlo)\.")
@@ -45,9 +46,6 @@ _VTENSOR = re.compile(r"^!torch\.vtensor<\[([-?\d,]*)\],(\w+)>$")
 _TORCH_ELEMENTS = {"si64": "i64", "si32": "i32", "si16": "i16", "si8": "i8"}  # torch's signed names
 
 
-# Response.info key of a compile-error at IREE's parser: the installed IREE's release (a
-# file written for a newer IREE, most of the time), so that summaries can count them apart
-NEWER_IREE = "iree_cannot_parse"
 
 
 def iree_release() -> str:
@@ -119,7 +117,7 @@ class Compiler:
         for used, before in routes:
             own = () if chosen else (f"--iree-input-type={used}",)
             try:  # a compile run again after a crash: iree-compile names the pass first (``iree_repro``)
-                with marked(lambda: {} if before else iree_repro.locate(text, [*flags, *own])):  # noqa: B023 (called at once)
+                with marked(lambda: Triage() if before else iree_repro.locate(text, [*flags, *own])):  # noqa: B023 (called at once)
                     vmfb, signature, ir_text, runtime = self._run(text, function, (*flags, *own), before, target,
                                                                   keep_ir, analyze)
             except SnippetFailure as error:
@@ -130,10 +128,10 @@ class Compiler:
             route = "onnx via torch-onnx-to-torch and the torch input" if before else f"{used} input"
             return Output(vmfb, signature, kind, route, ir_text, runtime)
         assert failure is not None
-        found = iree_repro.locate(text, [*flags, *own], parsed=NEWER_IREE not in failure.info)
-        if found["failing_pass"] not in ("iree-compile", "import"):
-            failure.message = f"{failure.message} in {found['failing_pass']}"
-        raise failure.with_info(found)
+        found = iree_repro.locate(text, [*flags, *own], parsed=not failure.triaged().iree_cannot_parse)
+        if found.failing_pass not in ("iree-compile", "import"):
+            failure.message = f"{failure.message} in {found.failing_pass}"
+        raise failure.with_triage(found)
 
     def _run(self, text: str, function: str, flags: tuple[str, ...], before: list[str], target: str,
              keep_ir: bool, analyze: bool) -> tuple[bytes, tuple[list[TypeSpec], list[TypeSpec]], str, bool | None]:
@@ -146,7 +144,7 @@ class Compiler:
                 failure = parsing.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify with IREE "
                                           f"{release} (hint: written for a newer IREE than {release}? IREE's op "
                                           "syntax changes between releases)", error)
-                failure.info[NEWER_IREE] = release  # counted apart: a file this IREE cannot read
+                failure.triaged().iree_cannot_parse = release  # counted apart: a file this IREE cannot read
                 for diagnostic in failure.diagnostics:
                     diagnostic.notes = [_parse(f"-:{n.line}:{n.column}: {n.message}", n.severity) if n.line else n
                                         for n in diagnostic.notes]
@@ -181,9 +179,9 @@ class Compiler:
     def _analyzed(self, invocation: Any, diags: Any, function: str) -> bool | None:
         """Run IREE's pipeline up to its global optimization (constants folded, nothing yet
         in buffers), decide on that IR whether the entry's checks or results depend on
-        run-time values (``lowering.valueflow.tensor_runtime``), and set the invocation to go
+        run-time values (``judging.valueflow.tensor_runtime``), and set the invocation to go
         on from there."""
-        from pytest_mlir_snippets.worker.lowering.valueflow import tensor_runtime
+        from pytest_mlir_snippets.worker.judging.valueflow import tensor_runtime
 
         handle = invocation._inv_p
         _phase_setter("To")(handle, PHASE)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import DTYPES
-from pytest_mlir_snippets.protocol import Kind
+from pytest_mlir_snippets.protocol import DeviceFacts, Kind
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 from pytest_mlir_snippets.worker.targets.iree_check import CheckModule
 
@@ -75,7 +75,7 @@ class Runtime:
         self.device_id: int | None = None  # --mlir-devices' id, kept for reopening
         self.check: CheckModule | None = None  # IREE's check module, in Python (iree_check.py)
 
-    def open(self, device_id: int | None) -> dict[str, Any]:
+    def open(self, device_id: int | None) -> DeviceFacts:
         rt = self.rt
         self.device_id = device_id
         for flag in self.runtime_flags:  # one by one: an unknown flag is noted, the others still apply
@@ -92,16 +92,16 @@ class Runtime:
         if not devices:
             raise SnippetFailure(Kind.UNSUPPORTED, self.unavailable("the driver reports no device"))
         index = int(self.path) if self.path.isdigit() else device_id or 0
-        info = devices[index % len(devices)]
+        chosen = devices[index % len(devices)]  # IREE's description of the device
         self.instance = self.instance or rt.VmInstance()
-        self.device = driver.create_device(info["device_id"])
+        self.device = driver.create_device(chosen["device_id"])
         self.hal = rt.create_hal_module(self.instance, self.device)
         if self.check is None:
             self.check = CheckModule(rt, self.instance)
         self.check.device = self.device
         self.generation += 1
-        return {"device": f"{self.driver_name}: {info.get('name') or info['device_id']}", "id": device_id,
-                **({"ignored_run_flags": self.ignored_flags} if self.ignored_flags else {})}
+        return DeviceFacts(f"{self.driver_name}: {chosen.get('name') or chosen['device_id']}", device_id,
+                           list(self.ignored_flags))
 
     def unavailable(self, why: str) -> str:
         return f"no CUDA device: {why}" if self.driver_name == "cuda" else f"IREE driver {self.driver_name}: {why}"

@@ -30,8 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from pytest_mlir_snippets.protocol import ENVIRONMENT, GOLDEN, Golden, Kind, Options
-from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, SnippetFailure
+from pytest_mlir_snippets.protocol import CompileFacts, DeviceFacts, Golden, Kind, Options, Recorded, Verdict
+from pytest_mlir_snippets.registry import Target
+from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Executed, SnippetFailure
 from pytest_mlir_snippets.worker.targets.tt_pjrt import given_descriptor
 
 MODULES = ("_ttmlir_runtime", "builder.base.builder_apis", "builder.base.builder_runtime")
@@ -125,7 +126,7 @@ class TTBackend(Backend):
         if not Path(path).is_file():
             raise SnippetFailure(Kind.UNSUPPORTED, f"no system descriptor at {path} (from {source}): run "
                                  "`mlir-snippets sysdesc` (ttrt query --save-artifacts) or pass --mlir-sys-desc",
-                                 info={ENVIRONMENT: True})
+                                 environment=True)
         artifacts = options.artifact_dir or "."
         try:
             parsed, builder = self.api.load(module, target="ttir")
@@ -136,10 +137,10 @@ class TTBackend(Backend):
             raise SnippetFailure(Kind.COMPILE_ERROR, f"tt-mlir compile ({self.name}) failed: "
                                  f"{type(error).__name__}: {error}") from None
         return Compiled("", function, None, (binary, goldens, intermediates),
-                        {"system_descriptor": path, "reference": "tt-mlir builder goldens"})
+                        CompileFacts(reference="tt-mlir builder goldens"))
 
     # ------------------------------------------------------------------ device
-    def open_device(self, device_id: int | None) -> dict[str, Any]:
+    def open_device(self, device_id: int | None) -> DeviceFacts:
         runtime = self.api.runtime
         options = runtime.MeshDeviceOptions()
         if self._device_options[1]:
@@ -150,7 +151,7 @@ class TTBackend(Backend):
         runtime.set_current_device_runtime(getattr(runtime.DeviceRuntime, self.runtime_name))
         self.device = runtime.open_mesh_device(options)
         self._device_options = (device_id, self._device_options[1])
-        return {"device": f"{self.name} mesh 1x1", "id": device_id}
+        return DeviceFacts(f"{self.name} mesh 1x1", device_id)
 
     def configure(self, options: Options) -> None:  # --mlir-disable-eth-dispatch
         self._device_options = (self._device_options[0], options.disable_eth_dispatch)
@@ -169,7 +170,7 @@ class TTBackend(Backend):
 
     # ------------------------------------------------------------------ execute
     def execute(self, compiled: Compiled, options: Options,
-                golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
+                golden: Recorded | None) -> Executed:
         binary, goldens, intermediates = compiled.handle
         try:
             report, _ = self.api.execute(binary, input_output_goldens=goldens, intermediate_goldens=intermediates,
@@ -183,11 +184,11 @@ class TTBackend(Backend):
                                  f"{type(error).__name__}: {error}") from None
         report = json.loads(json.dumps(report, default=str))  # plain data for reports
         metrics, failures = judge(report, options.pcc, options.atol, options.rtol)
-        info = {"reference": "tt-mlir builder goldens", "golden_report": report, GOLDEN: Golden.TT.value}
+        verdict = Verdict(Golden.TT, "tt-mlir builder goldens", golden_report=report)
         if failures:
             raise SnippetFailure(Kind.GOLDEN_MISMATCH, "golden report: " + "; ".join(failures), metrics=metrics,
-                                 info=info)
-        return metrics, info
+                                 verdict=verdict)
+        return Executed(metrics, verdict)
 
 
 class TTMetalBackend(TTBackend):
@@ -234,19 +235,19 @@ class TTNNBackend(TTBackend):
             return compiled
         if not self._builder:
             raise SnippetFailure(Kind.UNSUPPORTED, f"TTIR and TTNN input go through tt-mlir's builder, which is not "
-                                 f"here: {HOW_TO_GET}", info={ENVIRONMENT: True})
+                                 f"here: {HOW_TO_GET}", environment=True)
         return super().compile(module, function, options, constants)
 
     def execute(self, compiled: Compiled, options: Options,
-                golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
-        if compiled.info.get("route") == "pjrt":
-            result: tuple[dict[str, float], dict[str, Any]] = self._route.execute(compiled, options, golden)
+                golden: Recorded | None) -> Executed:
+        if compiled.kept.route == "pjrt":
+            result: Executed = self._route.execute(compiled, options, golden)
             return result
         return super().execute(compiled, options, golden)
 
-    def open_device(self, device_id: int | None) -> dict[str, Any]:
+    def open_device(self, device_id: int | None) -> DeviceFacts:
         if not self._builder:  # the PJRT client opens its own, at the first compile
-            return {"device": "ttnn through tt-xla's PJRT plugin", "id": device_id}
+            return DeviceFacts("ttnn through tt-xla's PJRT plugin", device_id)
         return super().open_device(device_id)
 
     def close_device(self) -> None:
@@ -263,3 +264,15 @@ def _pjrt_plugin() -> str | None:
     except PluginError as error:
         return str(error)
     return None
+
+
+def availability(target: Target) -> str:
+    """``mlir-snippets doctor``'s state of a tt-mlir target: available by tt-mlir's builder or by
+    tt-xla's PJRT plugin (StableHLO; ttmetal's D2M pipeline is not in the plugin), or why not."""
+    builder, why_not = not target.absent(), _pjrt_plugin()
+    if why_not is not None:
+        return "available (tt-mlir's builder)" if builder else f"no tt-mlir: {why_not}"
+    if builder:
+        return "available (tt-mlir's builder; StableHLO through tt-xla's PJRT plugin)"
+    return ("available for StableHLO (tt-xla's PJRT plugin; compile-only without a card)" if target.name == "ttnn"
+            else "no TTMetal (D2M) pipeline in the tt extra's plugin; needs tt-mlir's builder")

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_mlir_snippets.protocol import ENVIRONMENT, Diagnostic, Kind
+from pytest_mlir_snippets.protocol import Diagnostic, Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 
 # the pinned build of jax-tt-plugin's libtt.so, fetched from its wheel into the cache
@@ -281,7 +281,7 @@ def given_descriptor(option: str | None) -> tuple[str, str] | None:
 
 
 def environment_failure(error: PluginError) -> SnippetFailure:
-    return SnippetFailure(Kind.UNSUPPORTED, str(error), info={ENVIRONMENT: True})
+    return SnippetFailure(Kind.UNSUPPORTED, str(error), environment=True)
 
 
 def as_main(module: str, function: str) -> str:

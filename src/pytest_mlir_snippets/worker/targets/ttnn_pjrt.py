@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import DTYPES, TypeSpec, make_inputs
-from pytest_mlir_snippets.protocol import ENVIRONMENT, SKIP, Kind, Options
-from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
-from pytest_mlir_snippets.worker.reference import OtherTarget
+from pytest_mlir_snippets.protocol import CompileFacts, Kind, Options, Recorded
+from pytest_mlir_snippets.worker.core import Compiled, Executed, Kept, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.judging.reference import OtherTarget
 from pytest_mlir_snippets.worker.targets import tt_pjrt
 
 NO_CARD = "compiled for ttnn; running needs a Tenstorrent device"
@@ -49,11 +49,6 @@ class PjrtRoute:
         client = self.client(options)
         sent = tt_pjrt.as_main(module, function)
         executable, artifacts = client.compile(sent)
-        info: dict[str, Any] = {
-            "route": "pjrt", "system_descriptor": client.descriptor, "source": module,
-            "reference": "cpu target (StableHLO's interpreter, else its lowering)", "client_start_s": self.started_in,
-            "artifacts": {"stablehlo.mlir": len(sent), "ttir.mlir": len(artifacts.ttir),
-                          "ttnn.mlir": len(artifacts.ttnn), "program.ttnn": len(artifacts.flatbuffer)}}
         if options.save_artifacts or options.artifact_dir:
             folder = Path(options.artifact_dir or ".")
             folder.mkdir(parents=True, exist_ok=True)
@@ -62,16 +57,17 @@ class PjrtRoute:
             (folder / "ttnn.mlir").write_text(artifacts.ttnn)
             (folder / "program.ttnn").write_bytes(artifacts.flatbuffer)
         args, results = _signature(sent)
-        info.update(inputs=[str(a) for a in args], outputs=[str(r) for r in results])
+        facts = CompileFacts(inputs=[str(a) for a in args], outputs=[str(r) for r in results],
+                             reference="cpu target (StableHLO's interpreter, else its lowering)")
         return Compiled(artifacts.ttnn if options.print_ir else "", function, (args, results),
-                        (executable, client), info)
+                        (executable, client), facts, Kept(source=module, route="pjrt"))
 
     def execute(self, compiled: Compiled, options: Options,
-                golden: dict[str, Any] | None) -> tuple[dict[str, float], dict[str, Any]]:
+                golden: Recorded | None) -> Executed:
         executable, client = compiled.handle
         if not client.card:
-            raise SnippetFailure(Kind.UNSUPPORTED, NO_CARD, info={ENVIRONMENT: True, SKIP: True})
-        from pytest_mlir_snippets.worker.judge import judge_outputs
+            raise SnippetFailure(Kind.UNSUPPORTED, NO_CARD, environment=True, skip=True)
+        from pytest_mlir_snippets.worker.judging.judge import judge_outputs
 
         specs = compiled.signature[0]
         inputs = make_inputs(specs, options.seed, options.dynamic_dim)
@@ -86,7 +82,7 @@ class PjrtRoute:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"the ttnn run failed: {error}") from None
         actual = [np.asarray(out.to_host()) for out in outputs]
         other = self._reference = self._reference or OtherTarget("cpu")
-        source = compiled.info["source"]
+        source = compiled.kept.source
 
         def reference() -> Reference:
             return other.outputs(source, compiled.function, options, inputs)

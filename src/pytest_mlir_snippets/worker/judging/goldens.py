@@ -7,7 +7,8 @@ of the target's ``REFERENCES`` that takes the function. A reference that cannot 
 one that fails (``SnippetFailure``) ends the search: no independent golden. tt-mlir's
 targets are judged by tt-mlir's own golden report (``Golden.TT``, ``targets/tt.py``).
 
-Adding a golden: a ``protocol.Golden`` value, a source here and its place in the table.
+Adding a golden: a ``protocol.Golden`` value, a source here (``SOURCES``) and its place in the
+``golden_references`` of the targets it serves (``registry.py``).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import numpy as np
 from pytest_mlir_snippets.protocol import Golden, Kind, Options
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
-from pytest_mlir_snippets.worker.lowering.interpreter import InterpreterUnavailable, interpret
-from pytest_mlir_snippets.worker.reference import OtherTarget
+from pytest_mlir_snippets.worker.judging.interpreter import InterpreterUnavailable, interpret
+from pytest_mlir_snippets.worker.judging.reference import OtherTarget
 
 ANOTHER = ""  # the table's key for a reference request: another target's worker asks this one
 
@@ -81,10 +82,10 @@ Source = Callable[[Goldens, Compiled, Options, list[np.ndarray]], Reference | No
 
 def interpreter(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference | None:
     """StableHLO's reference interpreter, for a StableHLO snippet."""
-    if compiled.info.get("front_end") != "stablehlo":
+    if compiled.facts.front_end != "stablehlo":
         return None
     try:
-        return Reference(interpret(compiled.info["source"], compiled.function, inputs, "cpu"),
+        return Reference(interpret(compiled.kept.source, compiled.function, inputs, "cpu"),
                          "StableHLO reference interpreter", Golden.INTERPRETER)
     except InterpreterUnavailable as why:
         raise Unavailable(f"the StableHLO interpreter could not run it: {why}") from None
@@ -97,11 +98,11 @@ def plain_cpu(goldens: Goldens, compiled: Compiled, options: Options, inputs: li
 
 
 def iree_cpu(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
-    """IREE's compiler, in a worker of its own (``worker/reference.py``), where it is installed."""
+    """IREE's compiler, in a worker of its own (``worker/judging/reference.py``), where it is installed."""
     if TARGETS["iree-cpu"].absent():
         raise Unavailable("no second compiler installed (pytest-mlir-snippets[iree] gives iree-cpu)")
     try:
-        return goldens.worker("iree-cpu").outputs(compiled.info["source"], compiled.function, options, inputs)
+        return goldens.worker("iree-cpu").outputs(compiled.kept.source, compiled.function, options, inputs)
     except SnippetFailure as failure:
         raise Unavailable(f"iree-cpu could not take it: {failure.message.splitlines()[0]}") from None
 
@@ -109,7 +110,7 @@ def iree_cpu(goldens: Goldens, compiled: Compiled, options: Options, inputs: lis
 def cpu_worker(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
     """The cpu target's reference (its ``ANOTHER`` row), from a cpu worker of this worker's
     own: upstream's bindings cannot load beside IREE's."""
-    return goldens.worker("cpu").outputs(compiled.info["source"], compiled.function, options, inputs)
+    return goldens.worker("cpu").outputs(compiled.kept.source, compiled.function, options, inputs)
 
 
 def own_plain(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
@@ -118,11 +119,12 @@ def own_plain(goldens: Goldens, compiled: Compiled, options: Options, inputs: li
                      Golden.SELF)
 
 
+# a target's references by the names it declares them by (``registry.Target.golden_references``)
+SOURCES: dict[str, Source] = {source.__name__: source for source in (interpreter, plain_cpu, iree_cpu, cpu_worker,
+                                                                     own_plain)}
 # the run's target -> its references, best first
 REFERENCES: dict[str, tuple[Source, ...]] = {
-    "cpu": (interpreter, iree_cpu, own_plain),
-    "cuda": (interpreter, plain_cpu),
-    "iree-cpu": (cpu_worker,),
-    "iree-cuda": (cpu_worker,),
+    **{name: tuple(SOURCES[source] for source in target.golden_references)
+       for name, target in TARGETS.items() if target.golden_references},
     ANOTHER: (interpreter, plain_cpu),  # the cpu target's, asked by an IREE worker
 }

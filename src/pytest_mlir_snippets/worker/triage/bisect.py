@@ -22,7 +22,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.failingpass import steps as passes_of
+import numpy as np
+
+from pytest_mlir_snippets.protocol import Kind, Options, Recorded, Triage
+from pytest_mlir_snippets.worker import native_io
+from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.judging.judge import judge_outputs, run_inputs
+from pytest_mlir_snippets.worker.triage.failingpass import steps as passes_of
 
 FRONT_END = "front-end"
 TRANSLATION = "translation"
@@ -31,6 +37,8 @@ VERDICTS = {True: "matches", False: "differs", None: "no verdict (did not lower 
 # a step: its name (a pass as written, or plugin:<step>) and what runs it (a pipeline that
 # runs that pass alone at its place, or a Python function of the module)
 Step = tuple[str, "str | Callable[[Any], None]"]
+# runs a cut on inputs: its outputs
+Run = Callable[[Compiled, list[np.ndarray]], list[np.ndarray]]
 
 
 def pipeline_steps(parts: list[str], between: Step, before: Step | None = None) -> list[Step]:
@@ -69,7 +77,37 @@ def schedule(steps: list[Step]) -> tuple[list[str], Callable[[Any, Any], None], 
     return parts, before, between
 
 
-def search(names: list[str], verdict: Callable[[int], bool | None], deadline: float | None) -> dict[str, Any]:
+def cut_verdicts(options: Options, golden: Recorded | None,
+                 reference: Callable[[Compiled, list[np.ndarray]], Reference],
+                 inputs: list[np.ndarray] | None = None) -> Callable[[Compiled | None, Run], bool | None]:
+    """A target's ``verdict`` for ``search``: a cut (None: it did not lower) run on ``inputs``
+    (None: the cut's own ``run_inputs``) and judged against the item's golden: True when it
+    matches, False on a golden-mismatch, None when it fails otherwise. The golden a reference
+    gives is computed once, on the first cut that asks: every cut has the same source and inputs."""
+    known: list[Reference] = []
+
+    def verdict(cut: Compiled | None, run: Run) -> bool | None:
+        if cut is None:
+            return None
+        try:
+            given = inputs if inputs is not None else run_inputs(cut, options, golden)
+
+            def golden_of() -> Reference:
+                if not known:
+                    known.append(reference(cut, given))
+                return known[0]
+
+            with native_io.quiet_stdout():
+                outputs = run(cut, given)
+            judge_outputs(cut, options, golden, given, outputs, golden_of)
+            return True
+        except SnippetFailure as failure:
+            return False if failure.kind is Kind.GOLDEN_MISMATCH else None
+
+    return verdict
+
+
+def search(names: list[str], verdict: Callable[[int], bool | None], deadline: float | None) -> Triage:
     """Bisect ``names`` (the steps): ``verdict(k)`` says whether the cut after step k
     (-1: right after import) matches the golden (None: no verdict, it did not lower or
     run). The answer: ``diverged_after`` and ``bisect_cuts``, one line per cut tried."""
@@ -83,9 +121,9 @@ def search(names: list[str], verdict: Callable[[int], bool | None], deadline: fl
         spent = max(spent, time.monotonic() - start)
         return tried[k]
 
-    def answer(name: str, note: str = "") -> dict[str, Any]:
+    def answer(name: str, note: str = "") -> Triage:
         lines = [f"cut after {names[k] if k >= 0 else 'import'}: {VERDICTS[v]}" for k, v in sorted(tried.items())]
-        return {"diverged_after": name, "bisect_cuts": lines + ([note] if note else [])}
+        return Triage(diverged_after=name, bisect_cuts=lines + ([note] if note else []))
 
     first = judge(-1)
     if first is False:

@@ -25,7 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from pytest_mlir_snippets.client import Sandbox
-from pytest_mlir_snippets.protocol import GOLDEN, Golden, Kind, Options, Response
+from pytest_mlir_snippets.protocol import Kind, Options, Response
 from pytest_mlir_snippets.worker.core import Reference, SnippetFailure
 
 SHARE = 0.8  # of the time left to the request, what the reference may take
@@ -50,14 +50,15 @@ class OtherTarget:
             sys.stderr.flush()
         if not response.ok:
             raise SnippetFailure(Kind.EXECUTE_ERROR, self._failed(response, timeout), response.diagnostics)
-        return Reference(list(response.info["values"]), str(response.info["reference"]),
-                         Golden(response.info[GOLDEN]))
+        if response.values is None or response.verdict is None or response.verdict.golden is None:
+            raise SnippetFailure(Kind.EXECUTE_ERROR, f"the reference ({self.target} target) answered no outputs")
+        return Reference(list(response.values), response.verdict.reference, response.verdict.golden)
 
     def _failed(self, response: Response, timeout: float | None) -> str:
         """Why the reference gave no outputs, in one line first."""
         who = f"the reference ({self.target} target)"
         if response.kind is Kind.CRASH:  # started again at the next request
-            return f"{who} crashed (exit code {response.info.get('returncode')}) computing the expected outputs"
+            return f"{who} crashed (exit code {response.returncode}) computing the expected outputs"
         if response.kind is Kind.TIMEOUT:
             return (f"{who} gave no outputs within {timeout:.1f} s (four fifths of the time left to the item): "
                     "it was stopped")

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from pytest_mlir_snippets.protocol import PROGRESS_ENV, Kind
+from pytest_mlir_snippets.protocol import PROGRESS_ENV, Kind, Triage, group_json
 from pytest_mlir_snippets.worker.core import SnippetFailure
 
 T = TypeVar("T")
@@ -86,7 +86,7 @@ def progress_file() -> str | None:
 
 
 @contextmanager
-def marked(found: dict[str, Any] | Callable[[], dict[str, Any]]) -> Iterator[None]:
+def marked(found: Triage | Callable[[], Triage]) -> Iterator[None]:
     """While the step ``found`` describes runs, the progress file (if any) holds it
     (``found`` may be a function giving it: called only when there is a file)."""
     path = progress_file()
@@ -94,7 +94,7 @@ def marked(found: dict[str, Any] | Callable[[], dict[str, Any]]) -> Iterator[Non
         yield
         return
     with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(found() if callable(found) else found, f)
+        json.dump(group_json(found() if callable(found) else found), f)
     os.replace(path + ".tmp", path)  # whole, whenever the crash comes
     try:
         yield
@@ -102,7 +102,7 @@ def marked(found: dict[str, Any] | Callable[[], dict[str, Any]]) -> Iterator[Non
         os.unlink(path)
 
 
-def translation(module: Any) -> dict[str, Any]:
+def translation(module: Any) -> Triage:
     """What a translation to LLVM IR received, and ``mlir-translate``'s command for it. In
     generic form: ``mlir-translate`` registers the dialects it translates alone, and reads the
     others' ops as unregistered ones, which its translation then rejects as the item's did."""
@@ -110,18 +110,18 @@ def translation(module: Any) -> dict[str, Any]:
     return received("translation", text, "mlir-translate", ["--allow-unregistered-dialect", "--mlir-to-llvmir"])
 
 
-def imported(text: str, tool: str) -> dict[str, Any]:
+def imported(text: str, tool: str) -> Triage:
     """What a parse received (``import``), and the tool that parses and verifies it as the
     worker's context does (unregistered dialects allowed)."""
     return received("import", text, tool, ["--allow-unregistered-dialect"])
 
 
-def received(step: str, ir: Any, tool: str, args: list[str]) -> dict[str, Any]:
+def received(step: str, ir: Any, tool: str, args: list[str]) -> Triage:
     """What a step that is not a pass of a pipeline received, and the command that runs it
     alone on that IR (``failing_tool`` and ``failing_args``; the IR's file is added last):
     ``import`` (``mlir-opt`` parses and verifies), ``translation`` (``mlir-translate``)."""
     text = ir if isinstance(ir, str) else ir.operation.get_asm(enable_debug_info=True)
-    return {"failing_pass": step, "before_pass_ir": text, "failing_tool": tool, "failing_args": args}
+    return Triage(failing_pass=step, before_pass_ir=text, failing_tool=tool, failing_args=args)
 
 
 def plugin_step(name: str, module: Any, step: Callable[[], T]) -> T:
@@ -130,24 +130,24 @@ def plugin_step(name: str, module: Any, step: Callable[[], T]) -> T:
     received (no command-line tool runs it: its reproducer says so)."""
     snapshot = module.operation.clone()
     try:
-        found = {"failing_pass": f"plugin:{name}"}
+        found = Triage(failing_pass=f"plugin:{name}")
         if progress_file():
-            found["before_pass_ir"] = snapshot.get_asm(enable_debug_info=True)
+            found.before_pass_ir = snapshot.get_asm(enable_debug_info=True)
         with marked(found):
             done = step()
-        _LAST_STEP[:] = [found["failing_pass"]]
+        _LAST_STEP[:] = [found.failing_pass]
         return done
     except SnippetFailure:
         raise  # the step's own verdict (unsupported, ...)
     except Exception as error:
-        found["before_pass_ir"] = snapshot.get_asm(enable_debug_info=True)
+        found.before_pass_ir = snapshot.get_asm(enable_debug_info=True)
         raise SnippetFailure(Kind.COMPILE_ERROR, f"plugin:{name} failed: {type(error).__name__}: {error}",
-                             info=found) from None
+                             triage=found) from None
     finally:
         snapshot.erase()
 
 
-def locate(snapshot: Any, pipeline: str, pass_manager: Callable[[str], Any]) -> dict[str, str] | None:
+def locate(snapshot: Any, pipeline: str, pass_manager: Callable[[str], Any]) -> Triage | None:
     """The failing pass (``failing_pass``), the IR it received (``before_pass_ir``) and the
     pipeline that runs it alone (``failing_pipeline``), found by running ``pipeline``'s
     passes one at a time on ``snapshot`` (a copy of the module before the pipeline); with
@@ -158,8 +158,8 @@ def locate(snapshot: Any, pipeline: str, pass_manager: Callable[[str], Any]) -> 
     tool = tool_of(pass_manager)
     for written, alone in steps(pipeline):
         before = snapshot.get_asm(enable_debug_info=True)  # with the snippet's locations
-        found = {"failing_pass": written, "before_pass_ir": before, "failing_pipeline": alone,
-                 "failing_tool": tool, **({"after_step": _LAST_STEP[0]} if _LAST_STEP else {})}
+        found = Triage(failing_pass=written, before_pass_ir=before, failing_pipeline=alone, failing_tool=tool,
+                       after_step=_LAST_STEP[0] if _LAST_STEP else "")
         try:
             with marked(found):
                 pass_manager(alone).run(snapshot)

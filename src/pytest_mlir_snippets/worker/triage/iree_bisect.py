@@ -7,30 +7,30 @@ target's plain flags (``--compile-from=k``: the device flags alone, none of an I
 config's, at ``--iree-opt-level=O0``); the worker runs the module on the item's inputs
 and judges it against the item's golden, computed once. The cut right after import is
 the plain compile of the snippet; the last, after ``vm``, is the item's whole compile.
-``lowering/bisect.py`` searches the phases, as it does the cpu target's passes:
+``worker/triage/bisect.py`` searches the phases, as it does the cpu target's passes:
 ``front-end`` when even the plain compile differs.
 """
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 
 from pytest_mlir_snippets.mlirtext.native import native_tool
-from pytest_mlir_snippets.protocol import Kind, Options
-from pytest_mlir_snippets.worker import native_io
-from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
-from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
-from pytest_mlir_snippets.worker.lowering import bisect as search
-from pytest_mlir_snippets.worker.targets.iree import DEVICE_FLAGS, KEEP_ABI, IreeBackend
-from pytest_mlir_snippets.worker.targets.iree_commands import compile_commands
+from pytest_mlir_snippets.protocol import Options, Recorded, Triage
+from pytest_mlir_snippets.worker.core import Compiled, Reference
+from pytest_mlir_snippets.worker.judging.judge import run_inputs
+from pytest_mlir_snippets.worker.targets.iree_commands import DEVICE_FLAGS, KEEP_ABI, compile_commands
 from pytest_mlir_snippets.worker.targets.iree_runtime import Program
+from pytest_mlir_snippets.worker.triage import bisect as search
 
 # iree-compile's phases, in order (`iree-compile --help`: --compile-to); start and end left out
 PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow", "stream",
@@ -39,7 +39,20 @@ PLAIN = ("--iree-opt-level=O0",)
 CUT_TIMEOUT = 120.0  # seconds for one cut's two compiles
 
 
-def plain_flags(backend: IreeBackend, options: Options) -> list[str]:
+class IreeLike(Protocol):
+    """What a bisection uses of ``targets.iree.IreeBackend`` (which calls it: no import of it here)."""
+
+    def compile(self, module: str, function: str, options: Options,
+                constants: Mapping[int, np.ndarray] | None = None) -> Compiled: ...
+    def ready(self, device_id: int | None) -> None: ...
+    def flags(self, options: Options) -> list[str]: ...
+    def verbatim(self, options: Options) -> bool: ...
+    def target_flags(self, options: Options) -> list[str]: ...
+    def reference(self, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference: ...
+    def run(self, compiled: Compiled, inputs: list[np.ndarray], options: Options) -> list[np.ndarray]: ...
+
+
+def plain_flags(backend: IreeLike, options: Options) -> list[str]:
     """The flags of a cut's rest: the device's, nothing else a config gives."""
     if backend.verbatim(options):
         own = [f for f in options.iree_compile_flags if f.split("=", 1)[0] in DEVICE_FLAGS]
@@ -72,33 +85,24 @@ def cut_vmfb(folder: Path, module: str, item: list[str], plain: list[str], route
     return (folder / "cut.vmfb").read_bytes()
 
 
-def bisect(backend: IreeBackend, module_text: str, function: str, options: Options,
-           golden: dict[str, Any] | None) -> dict[str, Any]:
+def bisect(backend: IreeLike, module_text: str, function: str, options: Options,
+           golden: Recorded | None) -> Triage:
     """``diverged_after`` (a phase, ``front-end`` or ``translation``) and the cuts tried."""
     compiled = backend.compile(module_text, function, replace(options, skip_exec=True))
     backend.ready(options.device_id)
-    module, route = str(compiled.info["source"]), str(compiled.info.get("iree_route", "none"))
+    module, route = compiled.kept.source, compiled.facts.iree_route or "none"
     item, plain = backend.flags(options), plain_flags(backend, options)
-    inputs = run_inputs(compiled, options, golden)
-    known: list[Reference] = []
+    judged = search.cut_verdicts(options, golden, lambda _cut, given: backend.reference(compiled, options, given),
+                                 run_inputs(compiled, options, golden))
 
-    def reference() -> Reference:
-        if not known:
-            known.append(backend.reference(compiled, options, inputs))
-        return known[0]
+    def run(cut: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        return backend.run(cut, [np.array(v, copy=True) for v in inputs], options)
 
     def verdict(k: int) -> bool | None:
         with tempfile.TemporaryDirectory(prefix="mlir-iree-bisect-") as folder:
             vmfb = cut_vmfb(Path(folder), module, item, plain, route, k, options.deadline)
-        if vmfb is None:
-            return None
-        cut = Compiled(compiled.ir, compiled.function, compiled.signature, Program(vmfb), dict(compiled.info))
-        try:
-            with native_io.quiet_stdout():
-                outputs = backend.run(cut, [np.array(v, copy=True) for v in inputs], options)
-            judge_outputs(cut, options, golden, inputs, outputs, reference)
-            return True
-        except SnippetFailure as failure:
-            return False if failure.kind is Kind.GOLDEN_MISMATCH else None
+        cut = None if vmfb is None else Compiled(compiled.ir, compiled.function, compiled.signature,
+                                                   Program(vmfb), compiled.facts, copy.copy(compiled.kept))
+        return judged(cut, run)
 
     return search.search(list(PHASES), verdict, options.deadline)

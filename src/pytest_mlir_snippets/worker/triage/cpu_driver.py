@@ -1,6 +1,6 @@
 """A failed execute's driver module on the cpu target (``Op.DRIVER``): the function as the
 plugin compiled it, up to its last Python step (``plugin:prepare_for_llvm``, between the
-default pipeline's two parts), with a ``@main`` (``lowering/driver.py``) that calls it on
+default pipeline's two parts), with a ``@main`` (``worker/triage/driver.py``) that calls it on
 the item's inputs and compares its results with the item's golden, at its tolerance.
 
 The answer's ``info``: ``module`` (the driver's text), ``pipeline`` (the rest of the
@@ -14,32 +14,32 @@ from __future__ import annotations
 import numpy as np
 
 from pytest_mlir_snippets.golden.recorded import specializable
-from pytest_mlir_snippets.protocol import Kind, Request, Response
+from pytest_mlir_snippets.protocol import Driver, DriverFacts, Kind, Response
 from pytest_mlir_snippets.worker.core import Compiled, SnippetFailure
-from pytest_mlir_snippets.worker.judge import expected_outputs, run_inputs, tolerance_rule
+from pytest_mlir_snippets.worker.judging.judge import expected_outputs, run_inputs, tolerance_rule
 from pytest_mlir_snippets.worker.lowering import decompose, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
-from pytest_mlir_snippets.worker.lowering.driver import Bound, DriverUnsupported, main_text, slot_of
 from pytest_mlir_snippets.worker.targets.cpu import SMALL, CpuBackend, default_pipeline, frees_own_buffers
+from pytest_mlir_snippets.worker.triage.driver import Bound, DriverUnsupported, main_text, slot_of
 
 STEP = "plugin:prepare_for_llvm"
 # the libraries every driver needs: vector.print's (printF64, printString...), printMemref*
 LIBRARIES = ["mlir_c_runner_utils", "mlir_runner_utils"]
 
 
-def driver(backend: CpuBackend, compiled: Compiled, request: Request) -> Response:
-    """The driver of ``request``'s function; with ``attachments["compare"] == "no"`` (the
+def driver(backend: CpuBackend, compiled: Compiled, request: Driver) -> Response:
+    """The driver of ``request``'s function; without ``compare`` (the
     item crashed: its golden was never computed), one that says ``PASS`` once the call
     returns."""
     if request.options.pipeline:
         raise SnippetFailure(Kind.UNSUPPORTED, "no driver for a --mlir-pipeline lowering: it has no "
                              "Python step to start after")
-    if compiled.info.get("checks"):
+    if compiled.kept.checks:
         raise SnippetFailure(Kind.UNSUPPORTED, "no driver for a snippet with check ops: they are its golden")
-    options, golden = request.options, request.golden
+    options, golden = request.options, request.recorded
     inputs = run_inputs(compiled, options, golden)
     expected, basis = None, "none (the call must return)"
-    if request.attachments.get("compare") != "no":
+    if request.compare:
         expected, basis = expected_outputs(compiled, options, golden, inputs, backend.reference)
     rule = tolerance_rule(compiled, options, golden)
     tolerances: list[Bound | None] = [
@@ -48,7 +48,7 @@ def driver(backend: CpuBackend, compiled: Compiled, request: Request) -> Respons
     module, function = request.module, request.function
     small = SMALL.search(module) is not None
     first, rest = default_pipeline(own_deallocation=frees_own_buffers(module), small_floats=small)
-    constants = specializable(golden["inputs"]) if golden else {}
+    constants = specializable(golden.inputs) if golden else {}
     with lowering.lowered(module, function, [first, "builtin.module()"], backend.name, constants,
                           before=decompose.lower if decompose.needed(module) else None) as low:
         func = mlirtools.find_function(low.module, function)
@@ -63,8 +63,7 @@ def driver(backend: CpuBackend, compiled: Compiled, request: Request) -> Respons
     merged = _merged(saved, text)
     libraries = [*LIBRARIES, *(["mlir_float16_utils"] if "bf16" in merged or "f16" in merged else []),
                  *(["mlir_apfloat_wrappers"] if small else [])]
-    return Response(Kind.PASS, info={"module": merged, "pipeline": rest, "step": STEP, "entry": entry,
-                                     "libraries": libraries, "golden": basis})
+    return Response(Kind.PASS, driver=DriverFacts(basis, merged, rest, STEP, entry, libraries))
 
 
 def _merged(module: str, driver: str) -> str:

@@ -39,22 +39,22 @@ def write(folder: Path, response: Response, title: str) -> Path | None:
     crashed in a step the worker named, replacing an earlier one; None when it named none
     (the failure is elsewhere) or the step is one of the plugin's own Python steps, which no
     command-line tool runs (its ``before-plugin_<step>.mlir`` is kept alone)."""
-    info = response.info
-    if not info.get("failing_pass") or not info.get("before_pass_ir"):
+    triage = response.triage
+    if triage is None or not triage.failing_pass or not triage.before_pass_ir:
         return None
     remove(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    failing = str(info["failing_pass"])
+    failing = triage.failing_pass
     before = folder / f"before-{_UNSAFE.sub('_', failing.split('{')[0])}.mlir"
-    before.write_text(str(info["before_pass_ir"]))
-    if "failing_tool" not in info:
+    before.write_text(triage.before_pass_ir)
+    if not triage.failing_tool:
         return None
-    args = (list(info["failing_args"]) if "failing_args" in info else
-            ["--allow-unregistered-dialect", f"--pass-pipeline={info['failing_pipeline']}"])
-    tool_name = str(info["failing_tool"])
-    about = _about(failing, before.name, tool_name, str(info.get("after_step", "")))
-    if "failing_input" in info:  # the whole compile, on the text the tool was given
-        (folder / "input.mlir").write_text(str(info["failing_input"]))
+    args = (list(triage.failing_args) if triage.failing_args is not None else
+            ["--allow-unregistered-dialect", f"--pass-pipeline={triage.failing_pipeline}"])
+    tool_name = triage.failing_tool
+    about = _about(failing, before.name, tool_name, triage.after_step)
+    if triage.failing_input:  # the whole compile, on the text the tool was given
+        (folder / "input.mlir").write_text(triage.failing_input)
         command = [native_tool(tool_name), "input.mlir", *args]
     else:
         command = [native_tool(tool_name), *args, before.name]

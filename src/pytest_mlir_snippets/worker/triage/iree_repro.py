@@ -17,24 +17,24 @@ import re
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from pytest_mlir_snippets.mlirtext.native import native_tool
-from pytest_mlir_snippets.worker.lowering.failingpass import steps
+from pytest_mlir_snippets.protocol import Triage
+from pytest_mlir_snippets.worker.triage.failingpass import steps
 
 _PIPELINE = re.compile(r'^\s*pipeline:\s*"(.*)",?\s*$', re.MULTILINE)
 LOCATE_TIMEOUT = 120.0  # seconds for iree-compile to fail again
 
 
-def locate(text: str, flags: list[str], parsed: bool = True, timeout: float = LOCATE_TIMEOUT) -> dict[str, Any]:
+def locate(text: str, flags: list[str], parsed: bool = True, timeout: float = LOCATE_TIMEOUT) -> Triage:
     """The command that compiles ``text`` as the worker did (``failing_tool``,
     ``failing_args``, ``failing_input``: the text it reads), and when ``iree-compile``'s
     reproducer names one, the failing pass as written in its pipeline (``failing_pass``)
     and the IR it received (``before_pass_ir``, runnable by ``iree-opt --run-reproducer``);
     else ``failing_pass`` is ``iree-compile`` (``import`` when ``text`` did not parse)."""
     args = [*flags, "-o", "/dev/null"]
-    found: dict[str, Any] = {"failing_pass": "iree-compile" if parsed else "import", "failing_tool": "iree-compile",
-                             "failing_args": args, "failing_input": text, "before_pass_ir": text}
+    found = Triage(failing_pass="iree-compile" if parsed else "import", failing_tool="iree-compile",
+                   failing_args=args, failing_input=text, before_pass_ir=text)
     compiler = native_tool("iree-compile")
     if not Path(compiler).is_file() or not parsed:
         return found
@@ -51,5 +51,5 @@ def locate(text: str, flags: list[str], parsed: bool = True, timeout: float = LO
     pipeline = _PIPELINE.search(written)
     passes = steps(pipeline.group(1)) if pipeline else []
     if passes:
-        found.update(failing_pass=passes[-1][0], before_pass_ir=written)
+        found.failing_pass, found.before_pass_ir = passes[-1][0], written
     return found

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_mlir_snippets.worker.lowering.dataflow import State
+from pytest_mlir_snippets.worker.judging.dataflow import State
 
 # ops whose results the optimizer may not see through: values given at run time, as far
 # as the code after them is concerned (IREE's own meaning of them)

@@ -1,6 +1,6 @@
 """``mlir-snippets export-lit FILE::FUNC [--out PATH]``: one function of a snippet file as
 an upstream-style integration test (``// RUN:`` and ``// CHECK:`` lines over the driver
-module of ``worker/targets/cpu_driver.py``), on the cpu target with the plugin's defaults:
+module of ``worker/triage/cpu_driver.py``), on the cpu target with the plugin's defaults:
 the recorded inputs and outputs beside the file, else seeded inputs and the golden the
 item would use; a ``// mlir-snippets:`` line's tolerance above the function.
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 from pytest_mlir_snippets.client import Sandbox
 from pytest_mlir_snippets.golden.recorded import RecordedDataError, load_recorded
 from pytest_mlir_snippets.mlirtext.directives import DirectiveError, directive
-from pytest_mlir_snippets.mlirtext.litexport import lit_test
-from pytest_mlir_snippets.protocol import Op, Options, Request
-from pytest_mlir_snippets.tools.subject import SubjectError, find
+from pytest_mlir_snippets.protocol import Options
+from pytest_mlir_snippets.triage.litexport import lit_test
+from pytest_mlir_snippets.triage.subject import SubjectError, find
 
 TIMEOUT = 300.0
 
@@ -39,11 +39,12 @@ def export_lit(spec: str, timeout: float = TIMEOUT) -> str:
                       tolerance_source=found.text if not found.empty else "")
     sandbox = Sandbox("cpu")
     try:
-        answer = sandbox.call(Request(Op.DRIVER, source.split(function).text, function.name,
-                                      options, golden, {"compare": "yes"}), timeout)
+        answer = sandbox.driver(source.split(function).text, function.name, options, golden, timeout=timeout)
     finally:
         sandbox.close()
     if not answer.ok:
         first = answer.message.splitlines()[0] if answer.message else answer.kind.value
         raise ExportError(f"{file}::{name}: {answer.kind.value}: {first}")
-    return lit_test(answer.info, function.name, f"{file}::{name}, exported by mlir-snippets export-lit")
+    if answer.driver is None:
+        raise ExportError(f"{file}::{name}: the worker sent no driver")
+    return lit_test(answer.driver, function.name, f"{file}::{name}, exported by mlir-snippets export-lit")

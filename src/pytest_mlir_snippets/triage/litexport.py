@@ -13,37 +13,48 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from pytest_mlir_snippets.mlirtext.litscript import substitutions, tool
+
+
+class Driver(Protocol):
+    """The worker's driver answer (``protocol.DriverFacts``): what the test is made of."""
+
+    module: str  # the function as compiled, with the driver entry
+    pipeline: str  # the rest of the lowering after ``step``
+    step: str  # the plugin step the module was saved after
+    entry: str  # the driver's entry function
+    golden: str  # what it compares with, in words
+    libraries: list[str]  # mlir-runner's shared libraries
 
 CHECK = "// CHECK: {{^}}PASS"
 
 
-def _commands(info: dict[str, Any]) -> list[list[str]]:
+def _commands(driver: Driver) -> list[list[str]]:
     """The RUN line's three commands, in lit's words (``%s``, ``%mlir_c_runner_utils``)."""
-    libraries = ",".join(f"%{name}" for name in info["libraries"])
-    return [["mlir-opt", "%s", f'--pass-pipeline="{info["pipeline"]}"'],
-            ["mlir-runner", "-e", str(info["entry"]), "-entry-point-result=void", f"-shared-libs={libraries}"],
+    libraries = ",".join(f"%{name}" for name in driver.libraries)
+    return [["mlir-opt", "%s", f'--pass-pipeline="{driver.pipeline}"'],
+            ["mlir-runner", "-e", driver.entry, "-entry-point-result=void", f"-shared-libs={libraries}"],
             ["FileCheck", "%s"]]
 
 
-def explanation(info: dict[str, Any], function: str) -> list[str]:
+def explanation(driver: Driver, function: str) -> list[str]:
     """What the file holds, as comment lines (without their ``//``)."""
-    return [f"@{function} as the plugin compiled it, saved right after its last Python step ({info['step']});",
-            f"@{info['entry']} calls it on the item's inputs (mutable globals) and compares its results with",
-            f"the golden ({info['golden']}), printing PASS, or FAIL with the first differing index."]
+    return [f"@{function} as the plugin compiled it, saved right after its last Python step ({driver.step});",
+            f"@{driver.entry} calls it on the item's inputs (mutable globals) and compares its results with",
+            f"the golden ({driver.golden}), printing PASS, or FAIL with the first differing index."]
 
 
-def lit_test(info: dict[str, Any], function: str, title: str) -> str:
+def lit_test(driver: Driver, function: str, title: str) -> str:
     """The driver as an integration test that lit (or the plugin's RUN-line items) runs."""
-    first, runner, check = (" ".join(c) for c in _commands(info))
-    lines = [f"// {title}", *(f"// {line}" for line in explanation(info, function)),
+    first, runner, check = (" ".join(c) for c in _commands(driver))
+    lines = [f"// {title}", *(f"// {line}" for line in explanation(driver, function)),
              f"// RUN: {first} \\", f"// RUN: | {runner} \\", f"// RUN: | {check}", CHECK, ""]
-    return "\n".join(lines) + str(info["module"])
+    return "\n".join(lines) + driver.module
 
 
-def script(test: Path, info: dict[str, Any], function: str, title: str) -> str:
+def script(test: Path, driver: Driver, function: str, title: str) -> str:
     """``reproduce.sh`` for ``test`` (the file ``lit_test`` wrote), run from its folder; shell
     builtins and the tools' absolute paths only (it runs with an empty PATH)."""
     subs = [(k, v) for k, v in substitutions(Path(test.name), "") if k != "%s" and k.startswith("%mlir")]
@@ -57,9 +68,9 @@ def script(test: Path, info: dict[str, Any], function: str, title: str) -> str:
             words.append(shlex.quote(word))
         return " ".join([shlex.quote(tool(command[0])), *words])
 
-    first, runner, check = (line(c) for c in _commands(info))
+    first, runner, check = (line(c) for c in _commands(driver))
     return "\n".join([
-        "#!/bin/sh", f"# {title}", *(f"# {text}" for text in explanation(info, function)),
+        "#!/bin/sh", f"# {title}", *(f"# {text}" for text in explanation(driver, function)),
         f"# This runs the RUN line of {test.name} with the installed tools and fails as the item did:",
         "# FileCheck fails on a wrong result, a signal that ends mlir-runner ends this script.",
         'case $0 in */*) cd "${0%/*}" || exit 2 ;; esac', "ulimit -c 0",

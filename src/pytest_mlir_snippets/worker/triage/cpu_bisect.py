@@ -1,6 +1,6 @@
 """``--mlir-bisect`` on the cpu target: a golden-mismatch's pipeline cut after each step, the
 rest lowered by the target's plain pipeline (``default_pipeline(plain=True)``), each cut
-run on the item's inputs and judged against its golden (``lowering/bisect.py`` searches).
+run on the item's inputs and judged against its golden (``worker/triage/bisect.py`` searches).
 
 A cut the plain pipeline does not lower is lowered again without the ownership-based
 deallocation (a leak, not a different result): that pass takes structured control flow
@@ -15,12 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from pytest_mlir_snippets.protocol import Kind, Options
-from pytest_mlir_snippets.worker import native_io
+from pytest_mlir_snippets.protocol import Options, Recorded, Triage
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
-from pytest_mlir_snippets.worker.judge import judge_outputs, run_inputs
-from pytest_mlir_snippets.worker.lowering import bisect, decompose, mlirtools
+from pytest_mlir_snippets.worker.lowering import decompose, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
+from pytest_mlir_snippets.worker.triage import bisect
 
 # a compile of the cut's parts with its Python steps (before, between): the backend's
 Compile = Callable[[list[str], tuple[Any, Any]], Compiled]
@@ -54,27 +53,9 @@ class Cuts:
 
     def search(self, compile_: Compile, run: Callable[[Compiled, list[np.ndarray]], list[np.ndarray]],
                reference: Callable[[Compiled, list[np.ndarray]], Reference], options: Options,
-               golden: dict[str, Any] | None) -> dict[str, Any]:
-        """``diverged_after`` and the cuts tried (``bisect.search``); the golden a reference
-        gives is computed once: every cut has the same source and inputs."""
-        known: list[Reference] = []
-
-        def golden_of(compiled: Compiled, inputs: list[np.ndarray]) -> Reference:
-            if not known:
-                known.append(reference(compiled, inputs))
-            return known[0]
-
-        def verdict(k: int) -> bool | None:
-            compiled = self.lowered(k, compile_)
-            if compiled is None:
-                return None
-            try:
-                inputs = run_inputs(compiled, options, golden)
-                with native_io.quiet_stdout():
-                    outputs = run(compiled, inputs)
-                judge_outputs(compiled, options, golden, inputs, outputs, lambda: golden_of(compiled, inputs))
-                return True
-            except SnippetFailure as failure:
-                return False if failure.kind is Kind.GOLDEN_MISMATCH else None
-
-        return bisect.search([name for name, _ in self.steps], verdict, options.deadline)
+               golden: Recorded | None) -> Triage:
+        """``diverged_after`` and the cuts tried (``bisect.search``), each cut judged by
+        ``bisect.cut_verdicts`` on its own inputs."""
+        judged = bisect.cut_verdicts(options, golden, reference)
+        return bisect.search([name for name, _ in self.steps], lambda k: judged(self.lowered(k, compile_), run),
+                             options.deadline)

@@ -1,10 +1,10 @@
 """``mlir-snippets reduce FILE::FUNC [--out PATH]``: the smallest snippet that still fails as
-the item ``FILE::FUNC`` does (``tools/interesting.py`` says what "as" means).
+the item ``FILE::FUNC`` does (``triage/interesting.py`` says what "as" means).
 
 Upstream's ``mlir-reduce`` first (the wheel's, found as the plugin finds its other tools),
 with an interestingness script that runs the plugin's sandbox worker on each candidate
 (over a socket: ``_upstream``); then the plugin's own op-deletion loop
-(``tools/opdeletion.py``) on what it left, where upstream's bindings parse the snippet.
+(``triage/opdeletion.py``) on what it left, where upstream's bindings parse the snippet.
 The result is written to ``--out`` (default ``<stem>.<FUNC>.reduced.mlir`` beside FILE)
 and its size before and after is printed, in lines and ops.
 
@@ -24,9 +24,9 @@ from pathlib import Path
 
 from pytest_mlir_snippets.golden.recorded import RecordedDataError
 from pytest_mlir_snippets.mlirtext.litscript import tool
-from pytest_mlir_snippets.tools.interesting import Spec, failure_of, interesting, opened
-from pytest_mlir_snippets.tools.opdeletion import count_ops, shrink
-from pytest_mlir_snippets.tools.subject import SubjectError, find
+from pytest_mlir_snippets.triage.interesting import Spec, failure_of, interesting, opened
+from pytest_mlir_snippets.triage.opdeletion import count_ops, shrink
+from pytest_mlir_snippets.triage.subject import SubjectError, find
 
 
 class ReduceError(Exception):

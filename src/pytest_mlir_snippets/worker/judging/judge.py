@@ -1,7 +1,7 @@
 """The golden check of an execute, shared by every target that runs in the worker:
 what a run produced against the function's own checks, the recorded outputs, or a
 reference (an interpreter, a second compiler), and what the verdict compared (its
-golden basis, ``protocol.Golden``: the response's ``info["golden"]``).
+golden basis, ``protocol.Golden``: the response's ``verdict.golden``).
 
 A function with nothing to compare (no results, no buffer it wrote, no checks) gets
 golden ``none`` and no metrics: it ran without error, and that is all it says.
@@ -9,8 +9,7 @@ golden ``none`` and no metrics: it ran without error, and that is all it says.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -18,81 +17,81 @@ from pytest_mlir_snippets.golden import compare as goldens
 from pytest_mlir_snippets.golden.checks import judge as judge_checks
 from pytest_mlir_snippets.golden.inputs import DTYPES, TypeSpec, make_inputs
 from pytest_mlir_snippets.protocol import (
-    COMPUTED,
-    GOLDEN,
-    INPUT_SPECS,
     NO_INDEPENDENT,
+    AppliedTolerance,
     Computed,
     Diagnostic,
     Golden,
     Kind,
     Options,
+    Recorded,
+    Verdict,
 )
-from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.core import Compiled, Executed, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checkcalls
 
 NOTHING = "nothing to compare: no results, no buffer written, no checks"
 
 
-def judge_outputs(compiled: Compiled, options: Options, golden: dict[str, Any] | None, inputs: list[np.ndarray],
-                  actual: list[np.ndarray], reference: Callable[[], Reference]) -> tuple[dict[str, float],
-                                                                                        dict[str, Any]]:
+def judge_outputs(compiled: Compiled, options: Options, golden: Recorded | None, inputs: list[np.ndarray],
+                  actual: list[np.ndarray], reference: Callable[[], Reference]) -> Executed:
     """``actual`` (what a run on ``inputs`` produced) against the snippet's own checks, else
-    the recorded outputs, else what ``reference()`` gives; metrics and info (with the
+    the recorded outputs, else what ``reference()`` gives; metrics and the verdict (the
     golden basis, the tolerance used and whether the results were computed at run time),
     or a golden-mismatch. A reference that cannot be computed leaves golden ``none`` with
     the reason: no independent golden, not an error of the item."""
     args, results = compiled.signature
-    info: dict[str, Any] = {"inputs": compiled.info["inputs"], INPUT_SPECS: [[s.dims, s.element] for s in args],
-                            "outputs": compiled.info["outputs"]}
-    if compiled.info.get("checks"):
-        info.update(computed(compiled, [i for c in compiled.info["checks"] if not c.callee
-                                                for i in (c.first, c.first + 1)], actual))
-        return _judge_checks(compiled, actual, info)
-    info.update(computed(compiled, range(len(results)), actual))
-    if golden and golden.get("outputs") is not None:
+    verdict = Verdict(input_specs=[(s.dims, s.element) for s in args])
+    if compiled.kept.checks:
+        verdict.computed = computed(compiled, [i for c in compiled.kept.checks if not c.callee
+                                               for i in (c.first, c.first + 1)], actual)
+        return _judge_checks(compiled, actual, verdict)
+    verdict.computed = computed(compiled, range(len(results)), actual)
+    if golden and golden.outputs is not None:
         produced = results or [spec for spec in args if spec.kind == "memref"]  # written in place
-        basis = Reference([], golden.get("source", "recorded outputs"), Golden(golden.get("basis", "recorded")))
-        info.update(reference=basis.name, **{GOLDEN: basis.golden.value})
+        basis = Reference([], golden.source, golden.basis)
+        verdict.reference, verdict.golden = basis.name, basis.golden
         try:
-            basis.outputs = recorded(golden["outputs"], produced, "output", options.lenient_shapes)
+            basis.outputs = recorded(golden.outputs, produced, "output", options.lenient_shapes)
         except SnippetFailure as failure:
-            failure.info = dict(info, **failure.info)
+            failure.verdict = verdict
             raise
     elif not results and not _wrote(args, inputs, actual):
-        return {}, dict(info, reference=NOTHING, **{GOLDEN: Golden.NONE.value})
+        verdict.reference, verdict.golden = NOTHING, Golden.NONE
+        return Executed({}, verdict)
     else:
         try:
             basis = reference()
         except SnippetFailure as failure:  # the golden could not be computed: not the item's failure
             why = failure.message.splitlines()[0] if failure.message else failure.kind.value
-            return {}, dict(info, reference=f"{NO_INDEPENDENT}: {why}", **{GOLDEN: Golden.NONE.value})
+            verdict.reference, verdict.golden = f"{NO_INDEPENDENT}: {why}", Golden.NONE
+            return Executed({}, verdict)
     rule = tolerance_rule(compiled, options, golden)
     comparison, failures = goldens.compare_all(actual, basis.outputs, min_pcc=options.pcc, rule=rule)
-    info.update(reference=basis.name, **{GOLDEN: basis.golden.value})
+    verdict.reference, verdict.golden = basis.name, basis.golden
     if comparison.tolerance is not None:
-        info["tolerance"] = comparison.tolerance
+        verdict.tolerance = AppliedTolerance(**comparison.tolerance)
     if not comparison.passed:
         raise SnippetFailure(Kind.GOLDEN_MISMATCH, f"results differ from the {basis.name}: " + "; ".join(failures),
-                             metrics=comparison.metrics(), info=info)
+                             metrics=comparison.metrics(), verdict=verdict)
     # empty results: their shapes were compared, no value was (no PCC over zero values)
-    return (comparison.metrics() if any(np.asarray(a).size for a in actual) else {}), info
+    return Executed(comparison.metrics() if any(np.asarray(a).size for a in actual) else {}, verdict)
 
 
-def run_inputs(compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> list[np.ndarray]:
+def run_inputs(compiled: Compiled, options: Options, golden: Recorded | None) -> list[np.ndarray]:
     """What a run of ``compiled`` is given: the recorded inputs, else seeded ones (``golden.inputs``)
-    followed by the values of the snippet's own constants fed at run time (``info["fed"]``)."""
+    followed by the values of the snippet's own constants fed at run time (``kept.fed``)."""
     args = compiled.signature[0]
     if golden:
-        return recorded(golden["inputs"], args, "input", options.lenient_shapes)
-    fed = compiled.info.get("fed")
+        return recorded(golden.inputs, args, "input", options.lenient_shapes)
+    fed = compiled.kept.fed
     if fed:  # the snippet's own constants, fed at run time (worker/lowering/ireeops.py)
         own = make_inputs(args[:len(args) - len(fed)], options.seed, options.dynamic_dim)
         return [*own, *(np.array(v, copy=True) for v in fed)]
     return make_inputs(args, options.seed, options.dynamic_dim)
 
 
-def expected_outputs(compiled: Compiled, options: Options, golden: dict[str, Any] | None, inputs: list[np.ndarray],
+def expected_outputs(compiled: Compiled, options: Options, golden: Recorded | None, inputs: list[np.ndarray],
                      reference: Callable[[Compiled, Options, list[np.ndarray]], Reference]) -> tuple[
                          list[np.ndarray], str]:
     """What a run's results are compared with, and its name: the recorded outputs, else
@@ -100,9 +99,8 @@ def expected_outputs(compiled: Compiled, options: Options, golden: dict[str, Any
     reproducer that compares them itself."""
     args, results = compiled.signature
     produced = results or [spec for spec in args if spec.kind == "memref"]
-    if golden and golden.get("outputs") is not None:
-        return (recorded(golden["outputs"], produced, "output", options.lenient_shapes),
-                str(golden.get("source", "recorded outputs")))
+    if golden and golden.outputs is not None:
+        return recorded(golden.outputs, produced, "output", options.lenient_shapes), golden.source
     found = reference(compiled, options, inputs)
     outputs = [np.asarray(v) for v in found.outputs]
     if len(outputs) == len(produced):  # else the reproducer says how many it has of each
@@ -110,38 +108,38 @@ def expected_outputs(compiled: Compiled, options: Options, golden: dict[str, Any
     return outputs, found.name
 
 
-def tolerance_rule(compiled: Compiled, options: Options, golden: dict[str, Any] | None) -> goldens.Tolerance:
+def tolerance_rule(compiled: Compiled, options: Options, golden: Recorded | None) -> goldens.Tolerance:
     """The rule a comparison of ``compiled``'s results uses: the recorded data's own (IREE's
     thresholds), else the anchors with the ULP allowance of the ops it uses; numbers the
     user set (``--mlir-atol``, a ``// mlir-snippets:`` line) in their place."""
-    own = golden.get("tolerance") if golden else None
-    if isinstance(own, goldens.Tolerance):
-        rule = own
+    own = golden.tolerance if golden else None
+    if own is not None:
+        rule = goldens.Tolerance(atol=None, rtol=None, source=own.source, scaled=False, types=own.types)
     else:
-        ops = list(compiled.info.get("ulp_ops", []))
+        ops = compiled.kept.ulp_ops
         ulp = goldens.op_allowance(ops)
         rule = goldens.Tolerance(ulp=ulp, source=goldens.ANCHOR + (f", {ulp} ULP for {', '.join(ops)}" if ulp else ""))
     return rule.with_user(options.atol, options.rtol, options.ulp,
                           options.tolerance_source or "--mlir-atol/--mlir-rtol")
 
 
-def computed(compiled: Compiled, actual_side: Any, actual: list[np.ndarray]) -> dict[str, str]:
+def computed(compiled: Compiled, actual_side: Iterable[int], actual: list[np.ndarray]) -> Computed | None:
     """``computed``: ``runtime`` when a result of the compiled code depends on a value given
     at run time (of a function with checks, a check's operand: which side is the actual one
     differs between conventions, and the expected side is a constant), ``compile-time``
-    when none does. Nothing when the target does not say (``Compiled.info``:
-    ``"runtime_results"`` per result, or ``"runtime"`` for the whole function, both from
-    ``lowering.dataflow``) or when those results have no element (nothing to compute)."""
+    when none does. None when the target does not say (``Kept``: ``runtime_results`` per
+    result, or ``runtime`` for the whole function, both from ``judging.dataflow``) or when
+    those results have no element (nothing to compute)."""
     indices = [i for i in actual_side if i < len(actual) and np.asarray(actual[i]).size]
     if not indices:  # no result, or none with an element: nothing was to be computed
-        return {}
-    if "runtime" in compiled.info:  # decided for the whole function (the IREE targets)
-        return {COMPUTED: (Computed.RUNTIME if compiled.info["runtime"] else Computed.COMPILE_TIME).value}
-    depends = compiled.info.get("runtime_results")
+        return None
+    if compiled.kept.runtime is not None:  # decided for the whole function (the IREE targets)
+        return Computed.RUNTIME if compiled.kept.runtime else Computed.COMPILE_TIME
+    depends = compiled.kept.runtime_results
     if depends is None:
-        return {}
+        return None
     runtime = any(depends[i] for i in indices if i < len(depends))
-    return {COMPUTED: Computed.RUNTIME.value if runtime else Computed.COMPILE_TIME.value}
+    return Computed.RUNTIME if runtime else Computed.COMPILE_TIME
 
 
 def _wrote(args: list[TypeSpec], inputs: list[np.ndarray], actual: list[np.ndarray]) -> bool:
@@ -151,21 +149,20 @@ def _wrote(args: list[TypeSpec], inputs: list[np.ndarray], actual: list[np.ndarr
     return any(np.asarray(a).tobytes() != np.asarray(b).tobytes() for a, b in zip(actual, before))
 
 
-def _judge_checks(compiled: Compiled, actual: list[np.ndarray],
-                  info: dict[str, Any]) -> tuple[dict[str, float], dict[str, Any]]:
+def _judge_checks(compiled: Compiled, actual: list[np.ndarray], verdict: Verdict) -> Executed:
     """A snippet with check ops is its own golden: each check judged as the StableHLO
     interpreter (or IREE's check module) does (``golden.checks``), a failed one at its line."""
-    checks = compiled.info["checks"]
-    metrics, failed = judge_checks(checks, actual, checkcalls.executions(compiled.info))
+    checks = compiled.kept.checks
+    metrics, failed = judge_checks(checks, actual, checkcalls.executions(compiled.kept))
     names = ", ".join(sorted({c.name for c in checks}))
-    info = dict(info, reference=f"the snippet's {len(checks)} check(s) ({names})", **{GOLDEN: Golden.CHECKS.value})
+    verdict.reference, verdict.golden = f"the snippet's {len(checks)} check(s) ({names})", Golden.CHECKS
     if failed:
         lines = [f"check #{v.check.index} {v.check.name} failed: {v.message}" for v in failed]
         diagnostics = [Diagnostic("error", f"{v.check.name} failed: {v.message}", v.check.line, v.check.column)
                        for v in failed]
         raise SnippetFailure(Kind.GOLDEN_MISMATCH, f"{len(failed)} of {len(checks)} check(s) failed (at the "
-                             "lines below): " + "; ".join(lines), diagnostics, metrics=metrics, info=info)
-    return metrics, info
+                             "lines below): " + "; ".join(lines), diagnostics, metrics=metrics, verdict=verdict)
+    return Executed(metrics, verdict)
 
 
 def recorded(values: list[np.ndarray], specs: list[TypeSpec], what: str, lenient: bool = False) -> list[np.ndarray]:

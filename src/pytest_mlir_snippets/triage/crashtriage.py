@@ -2,7 +2,7 @@
 SIGSEGV, SIGFPE in a pass) runs again in a worker of its own, with ``protocol.PROGRESS_ENV``
 naming a file. That worker runs its pipelines one pass at a time and writes, before each
 pass and each of the plugin's own steps, the step and the IR it received
-(``worker/lowering/failingpass.py``); after the crash the file names the step, as a compile
+(``worker/triage/failingpass.py``); after the crash the file names the step, as a compile
 error names its pass (``failing_pass``, ``before_pass_ir``, the command that runs it alone).
 
 PYTEST_DONT_REWRITE"""
@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from pytest_mlir_snippets.client import Sandbox
-from pytest_mlir_snippets.protocol import PROGRESS_ENV, Kind, Op, Request, Response
+from pytest_mlir_snippets.protocol import PROGRESS_ENV, Compile, Kind, Request, Response, apply_info
 
 MIN_SECONDS = 1.0  # a second run with less time left than this is not tried
 
@@ -25,9 +25,8 @@ def locate(target: str, memory_limit: int | None, request: Request, crashed: Res
     """``crashed`` (the answer to the compile ``request``) with the step that crashed, when
     the compile crashes again, one pass at a time, in a step the worker marked; else as it was.
     ``timeout``: the first run's, of which the second gets what the first left."""
-    if request.op is not Op.COMPILE or crashed.kind is not Kind.CRASH or not request.module \
-            or request.attachments:  # a RUN line's compile: lit's command, not a pipeline of passes
-        return crashed
+    if type(request) is not Compile or crashed.kind is not Kind.CRASH or not request.module:
+        return crashed  # (a RUN line's compile, LitCompile: lit's command, not a pipeline of passes)
     if timeout is not None:  # what is left of the caller's time (pytest-timeout's, with a budget)
         timeout -= crashed.seconds
         if timeout < MIN_SECONDS:
@@ -45,8 +44,11 @@ def locate(target: str, memory_limit: int | None, request: Request, crashed: Res
             found = json.loads(progress.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return crashed
-    if not isinstance(found, dict) or not found.get("failing_pass"):
+    located = Response(crashed.kind)  # what the progress file says, read as the worker wrote it
+    if not isinstance(found, dict) or not apply_info(located, found) or located.triage is None \
+            or not located.triage.failing_pass:
         return crashed
-    crashed.info.update(found)
-    crashed.message = f"{crashed.message} in {found['failing_pass']}"
+    crashed.triage = located.triage  # a worker that died answered no triage of its own
+    crashed.message = f"{crashed.message} in {located.triage.failing_pass}"
     return crashed
+

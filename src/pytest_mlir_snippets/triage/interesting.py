@@ -16,10 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pytest_mlir_snippets.client import Client, Sandbox
-from pytest_mlir_snippets.protocol import Kind, Options
+from pytest_mlir_snippets.protocol import Kind, Options, Recorded
 
 KIND_ONLY = (Kind.GOLDEN_MISMATCH, Kind.CRASH, Kind.TIMEOUT)
 _VALUE = re.compile(r"%[\w$.-]+(?:#\d+)?")  # an SSA value's name in a printed op: %7, %arg0, %0#1
@@ -43,18 +42,17 @@ class Spec:
     def options(self) -> Options:
         return Options(target=self.target, pipeline=self.pipeline)
 
-    def golden(self) -> dict[str, Any] | None:
+    def golden(self) -> Recorded | None:
         from pytest_mlir_snippets.golden.recorded import load_recorded
 
         return load_recorded(Path(self.file), self.function, self.functions_in_file)
 
 
-def failure_of(client: Client, text: str, spec: Spec, golden: dict[str, Any] | None) -> tuple[str, str, bool]:
+def failure_of(client: Client, text: str, spec: Spec, golden: Recorded | None) -> tuple[str, str, bool]:
     """(outcome kind, what must stay the same of it, whether it compiled) of ``text`` run as
     the item runs: its compile, then, when that passes, its execute."""
     options = spec.options()
-    response = client.compile(text, spec.function, options, {"inputs": golden["inputs"]} if golden else None,
-                              spec.timeout)
+    response = client.compile(text, spec.function, options, Recorded(golden.inputs) if golden else None, spec.timeout)
     compiled = response.ok
     if compiled and spec.compiles:
         response = client.execute(text, spec.function, options, golden, spec.timeout)
@@ -65,12 +63,11 @@ def failure_of(client: Client, text: str, spec: Spec, golden: dict[str, Any] | N
     return response.kind.value, _VALUE.sub("%", first), compiled
 
 
-def interesting(client: Client, text: str, spec: Spec, golden: dict[str, Any] | None) -> bool:
+def interesting(client: Client, text: str, spec: Spec, golden: Recorded | None) -> bool:
     return failure_of(client, text, spec, golden)[:2] == (spec.kind, spec.first)
 
 
 def opened(spec: Spec) -> Sandbox:
-    """A sandbox worker for ``spec``'s target, its device open."""
-    sandbox = Sandbox(spec.target)
-    sandbox.open_device(spec.options(), spec.timeout)
-    return sandbox
+    """A sandbox worker for ``spec``'s target; it opens the device with ``spec``'s options
+    before the first execute, and again after a candidate replaced the worker."""
+    return Sandbox(spec.target, device=spec.options())

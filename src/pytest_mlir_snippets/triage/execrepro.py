@@ -1,9 +1,9 @@
 """A failed execute's reproducer, kept beside its artifacts whatever the options. On the cpu
 target: ``driver.mlir`` (the worker's driver module as an integration test:
-``mlirtext/litexport.py``) and ``reproduce.sh``, which runs its RUN line with the
+``triage/litexport.py``) and ``reproduce.sh``, which runs its RUN line with the
 installed ``mlir-opt``, ``mlir-runner`` and ``FileCheck``. On iree-cpu: ``snippet.mlir``,
 the inputs (``.npy``), the golden (``.bin``) and ``reproduce.sh``, which runs ``iree-compile``
-then ``iree-run-module --expected_output=...`` (``worker/targets/iree_driver.py``).
+then ``iree-run-module --expected_output=...`` (``worker/triage/iree_driver.py``).
 
 A golden-mismatch's driver compares with the item's golden; a crash's says ``PASS`` once
 the call returns (the item's golden was never computed). An execute-error gets none: it is
@@ -18,11 +18,10 @@ import base64
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from pytest_mlir_snippets.items import reproducer
-from pytest_mlir_snippets.mlirtext.litexport import lit_test, script
-from pytest_mlir_snippets.protocol import Kind, Response
+from pytest_mlir_snippets.protocol import DriverFacts, Kind, Response
+from pytest_mlir_snippets.triage import reproducer
+from pytest_mlir_snippets.triage.litexport import lit_test, script
 
 REPRODUCED = (Kind.GOLDEN_MISMATCH, Kind.CRASH)
 DRIVER = "driver.mlir"
@@ -47,26 +46,29 @@ def update(folder: Path, response: Response, function: str, title: str,
     first = response.message.splitlines()[0] if response.message else response.kind.value
     heading = f"{title}: {response.kind.value}: {first}"
     path = folder / "reproduce.sh"
-    if "commands" in answer.info:
-        path.write_text(_iree_script(folder, answer.info, heading))
+    made = answer.driver
+    if made is None:
+        return None, "the worker sent no driver"
+    if made.commands:
+        path.write_text(_iree_script(folder, made, answer.files, heading))
     else:
         test = folder / DRIVER
-        test.write_text(lit_test(answer.info, function, heading))
-        path.write_text(script(test, answer.info, function, heading))
+        test.write_text(lit_test(made, function, heading))
+        path.write_text(script(test, made, function, heading))
     path.chmod(0o755)
     return path, ""
 
 
-def _iree_script(folder: Path, info: dict[str, Any], heading: str) -> str:
+def _iree_script(folder: Path, driver: DriverFacts, files: dict[str, str], heading: str) -> str:
     """The files of IREE's reproducer written in ``folder``, and its script: each command
     but the last must succeed, the last (``iree-run-module``) ends the script as it ends."""
-    for name, data in info["files"].items():
+    for name, data in files.items():
         (folder / name).write_bytes(base64.b64decode(data))
-    *first, last = [" ".join(shlex.quote(part) for part in command) for command in info["commands"]]
+    *first, last = [" ".join(shlex.quote(part) for part in command) for command in driver.commands]
     return ("#!/bin/sh\n"
             f"# {heading}\n"
             "# iree-compile compiles snippet.mlir with the item's flags; iree-run-module runs it on the\n"
             "# item's inputs (input_*.npy) and compares its results with the golden (expected_output_*.bin:\n"
-            f"# {info['golden']}) at the item's tolerance. It fails as the item's execute did.\n"
+            f"# {driver.golden}) at the item's tolerance. It fails as the item's execute did.\n"
             'case $0 in */*) cd "${0%/*}" || exit 2 ;; esac\n'
             + "".join(f"{line} || exit $?\n" for line in first) + f"exec {last}\n")

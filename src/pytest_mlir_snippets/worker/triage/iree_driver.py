@@ -22,9 +22,9 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.compare import Tolerance
 from pytest_mlir_snippets.mlirtext.native import native_tool
-from pytest_mlir_snippets.protocol import Kind, Request, Response
+from pytest_mlir_snippets.protocol import Driver, DriverFacts, Kind, Response
 from pytest_mlir_snippets.worker.core import Compiled, SnippetFailure
-from pytest_mlir_snippets.worker.judge import expected_outputs, run_inputs, tolerance_rule
+from pytest_mlir_snippets.worker.judging.judge import expected_outputs, run_inputs, tolerance_rule
 from pytest_mlir_snippets.worker.targets.iree import IreeBackend
 from pytest_mlir_snippets.worker.targets.iree_commands import compile_commands
 
@@ -33,17 +33,17 @@ VMFB = "reproduce.vmfb"
 _THRESHOLDS = {"float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16"}
 
 
-def driver(backend: IreeBackend, compiled: Compiled, request: Request) -> Response:
+def driver(backend: IreeBackend, compiled: Compiled, request: Driver) -> Response:
     """The commands that compile and run ``request``'s function as its item did; with
-    ``attachments["compare"] == "no"`` (the item crashed), a run that compares nothing."""
-    if compiled.info.get("check_sites") or compiled.info.get("check_imports"):
+    ``compare`` False (the item crashed), a run that compares nothing."""
+    if compiled.kept.check_sites or compiled.kept.check_imports:
         raise SnippetFailure(Kind.UNSUPPORTED, "no reproducer for a snippet with check ops: IREE's check "
                              "module, which iree-run-module lacks, is their golden")
-    options, golden = request.options, request.golden
+    options, golden = request.options, request.recorded
     inputs = run_inputs(compiled, options, golden)
     expected: list[np.ndarray] = []
     basis = "none (the call must return)"
-    if request.attachments.get("compare") != "no":
+    if request.compare:
         expected, basis = expected_outputs(compiled, options, golden, inputs, backend.reference)
     backend.ready(options.device_id)  # a crashed item's reproducer is made in a fresh worker
     scalars = [i for i, spec in enumerate(compiled.signature[1]) if spec.kind == "scalar"]
@@ -53,9 +53,8 @@ def driver(backend: IreeBackend, compiled: Compiled, request: Request) -> Respon
     extra = thresholds(tolerance_rule(compiled, options, golden), expected)
     files, run = backend.run_files(compiled, inputs, expected, VMFB, native_tool("iree-run-module"), extra)
     files["snippet.mlir"] = base64.b64encode(request.module.encode()).decode("ascii")
-    commands = compile_commands(backend.flags(options), str(compiled.info.get("iree_route", "none")), VMFB,
-                                native_tool)
-    return Response(Kind.PASS, info={"files": files, "commands": [*commands, run], "golden": basis})
+    commands = compile_commands(backend.flags(options), compiled.facts.iree_route or "none", VMFB, native_tool)
+    return Response(Kind.PASS, files=files, driver=DriverFacts(basis, commands=[*commands, run]))
 
 
 def thresholds(rule: Tolerance, expected: list[np.ndarray]) -> tuple[str, ...]:

@@ -1,0 +1,49 @@
+"""What an item's answer says about it, on its record: for a snippet, the arguments and
+results, the golden in words, a failure's pass; for an optimization run's stage, the
+compile it read; and the facts ``info`` keeps.
+
+PYTEST_DONT_REWRITE"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from pytest_mlir_snippets.model.record import ItemRecord
+from pytest_mlir_snippets.model.recordinfo import RecordInfo
+from pytest_mlir_snippets.protocol import CompileFacts, IterationFacts, PytorchFacts, Response, Triage
+
+
+def snippet_facts(record: ItemRecord, response: Response) -> None:
+    facts, triage, verdict = response.facts or CompileFacts(), response.triage or Triage(), response.verdict
+    record.inputs, record.outputs = list(facts.inputs), list(facts.outputs)
+    specs = response.input_specs  # (shape, element type) of each input
+    record.input_shapes, record.input_dtypes = [s for s, _ in specs], [e for _, e in specs]
+    record.reference = response.reference
+    record.failing_pass = triage.failing_pass
+    record.diverged_after = triage.diverged_after
+    record.baked = facts.baked
+    if verdict is not None and verdict.golden_report is not None:  # tt-mlir's, kept whole
+        record.golden_report = json.dumps(verdict.golden_report, sort_keys=True)
+    # a compile cache hit; the IREE input route taken; a file the installed IREE cannot parse;
+    # the snippet's constants fed at run time, or kept constant and why; the comparison's
+    # tolerance; arguments and results fed and read in a wide type (f8 as f32)
+    record.info = RecordInfo(
+        cache=response.cache or None, iree_route=facts.iree_route or None,
+        iree_cannot_parse=triage.iree_cannot_parse or None, fed_inputs=facts.fed_inputs or None,
+        kept_constants=facts.kept_constants or None, widened=facts.widened or None,
+        tolerance=asdict(verdict.tolerance) if verdict and verdict.tolerance else None)
+
+
+def iteration_facts(record: ItemRecord, response: Response) -> None:
+    """An optimization run's stage: the compile it read, what the PTX holds, when a benchmark
+    was measured and against what, the PyTorch reference's compile."""
+    record.reference = response.reference
+    found, pytorch = response.iteration or IterationFacts(), response.pytorch or PytorchFacts()
+    record.compiled_digest = found.compiled_digest
+    record.info = RecordInfo(
+        mma=found.mma or None, digest=found.digest or None, reference_ms=found.reference_ms,
+        measured=found.measured or None, compile_error=pytorch.compile_error or None,
+        host_ops=None if found.host_ops is None else [asdict(op) for op in found.host_ops],
+        kernels=None if found.kernels is None else [asdict(k) for k in found.kernels],
+        torch_compile=pytorch.torch_compile or None, compiles=found.compiles or None)
