@@ -20,10 +20,13 @@ import numpy as np
 from pytest_mlir_snippets.protocol import Golden, Kind, Options
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.lowering import torcheval
 from pytest_mlir_snippets.worker.lowering.interpreter import InterpreterUnavailable, interpret
 from pytest_mlir_snippets.worker.reference import OtherTarget
 
 ANOTHER = ""  # the table's key for a reference request: another target's worker asks this one
+TORCH_INPUT = ("torch", "onnx")  # front ends every compiler here imports and lowers with torch-mlir
+SHARED = "shares torch-mlir's lowering with the code under test"
 
 
 class Unavailable(Exception):
@@ -90,14 +93,36 @@ def interpreter(goldens: Goldens, compiled: Compiled, options: Options, inputs: 
         raise Unavailable(f"the StableHLO interpreter could not run it: {why}") from None
 
 
+def pytorch(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference | None:
+    """PyTorch's ATen, op by op, for a torch-dialect function; ONNX's reference
+    implementation for an ONNX import (``lowering/torcheval.py``)."""
+    if compiled.info.get("front_end") not in TORCH_INPUT:
+        return None
+    source = compiled.info["source"]
+    try:
+        return Reference(torcheval.evaluate(source, compiled.function, inputs), torcheval.name_for(source),
+                         Golden.TORCH)
+    except Exception as why:  # the golden's failure, never the item's
+        raise Unavailable(f"{torcheval.name_for(source)} could not evaluate it: {why}") from None
+
+
+def independent(compiled: Compiled, compiler: str) -> None:
+    """Unavailable where ``compiler`` and the code under test share torch-mlir's importer
+    and lowering (torch and ONNX input): a second opinion that is not one."""
+    if compiled.info.get("front_end") in TORCH_INPUT:
+        raise Unavailable(f"{compiler} {SHARED}")
+
+
 def plain_cpu(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
     """The cpu target's plain lowering: a second compiler for another target."""
+    independent(compiled, "the cpu target")
     return Reference(goldens.plain_lowering().run_plain(compiled, inputs), "cpu target (plain lowering)",
                      Golden.DIFFERENTIAL_CPU)
 
 
 def iree_cpu(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
     """IREE's compiler, in a worker of its own (``worker/reference.py``), where it is installed."""
+    independent(compiled, "iree-cpu")
     if TARGETS["iree-cpu"].absent():
         raise Unavailable("no second compiler installed (pytest-mlir-snippets[iree] gives iree-cpu)")
     try:
@@ -120,9 +145,9 @@ def own_plain(goldens: Goldens, compiled: Compiled, options: Options, inputs: li
 
 # the run's target -> its references, best first
 REFERENCES: dict[str, tuple[Source, ...]] = {
-    "cpu": (interpreter, iree_cpu, own_plain),
-    "cuda": (interpreter, plain_cpu),
+    "cpu": (pytorch, interpreter, iree_cpu, own_plain),
+    "cuda": (pytorch, interpreter, plain_cpu),
     "iree-cpu": (cpu_worker,),
     "iree-cuda": (cpu_worker,),
-    ANOTHER: (interpreter, plain_cpu),  # the cpu target's, asked by an IREE worker
+    ANOTHER: (pytorch, interpreter, plain_cpu),  # the cpu target's, asked by an IREE worker
 }
