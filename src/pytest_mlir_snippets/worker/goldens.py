@@ -22,6 +22,7 @@ from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.lowering import torcheval
 from pytest_mlir_snippets.worker.lowering.interpreter import InterpreterUnavailable, interpret
+from pytest_mlir_snippets.worker.lowering.torchvalues import NotEvaluable
 from pytest_mlir_snippets.worker.reference import OtherTarget
 
 ANOTHER = ""  # the table's key for a reference request: another target's worker asks this one
@@ -102,8 +103,10 @@ def pytorch(goldens: Goldens, compiled: Compiled, options: Options, inputs: list
     try:
         return Reference(torcheval.evaluate(source, compiled.function, inputs), torcheval.name_for(source),
                          Golden.TORCH)
+    except NotEvaluable as why:
+        raise Unavailable(str(why)) from None
     except Exception as why:  # the golden's failure, never the item's
-        raise Unavailable(f"{torcheval.name_for(source)} could not evaluate it: {why}") from None
+        raise Unavailable(f"{torcheval.name_for(source)} failed: {type(why).__name__}: {why}") from None
 
 
 def independent(compiled: Compiled, compiler: str) -> None:
