@@ -53,17 +53,25 @@ def evaluate(op: Any, args: list[Any], host: Host) -> list[Any]:
         return _loop(op, args, host, full)
     if op_type in _RANDOM or (op_type == "Dropout" and len(args) > 2 and args[2] is not None and _flag(args[2])):
         raise NotEvaluable(f"{full} cannot be evaluated by {WHO} as a golden: it draws random numbers")
+    if len(op.regions):  # Scan's body, a graph attribute the one-node model would need as a graph
+        raise NotEvaluable(f"{full} cannot be evaluated by {WHO} here: its body is a region (a graph attribute)")
     if any(isinstance(a, (list, tuple)) for a in args):
         raise NotEvaluable(f"{full} cannot be evaluated by {WHO} here: sequence operands")
-    elements = [element_of(str(r.type), full)[1] for r in op.results]
+    # an absent optional output (GRU's, LSTM's) is !torch.none: no output of the node
+    elements = [None if str(r.type) == "!torch.none" else element_of(str(r.type), full)[1] for r in op.results]
     inputs = [None if a is None else to_numpy(a) for a in args]
     outputs = run_node(op_type, _attributes(op, host, full), inputs, elements, _opset(op, full), full)
-    return [to_tensor(value, element, full) for value, element in zip(outputs, elements)]
+    for index, (value, element) in enumerate(zip(outputs, elements)):
+        if element is not None and value.dtype != numpy_dtype(element):
+            raise NotEvaluable(f"{full} gives result {index} of dtype {value.dtype} in {WHO}, the snippet "
+                               f"declares {element}")
+    return [None if element is None else to_tensor(value, element, full) for value, element in zip(outputs, elements)]
 
 
-def run_node(op_type: str, attrs: dict[str, Any], inputs: list[np.ndarray | None], elements: list[str],
+def run_node(op_type: str, attrs: dict[str, Any], inputs: list[np.ndarray | None], elements: list[str | None],
              opset: int, full: str) -> list[np.ndarray]:
-    """One ONNX node of ``op_type`` run by the reference evaluator on ``inputs``."""
+    """One ONNX node of ``op_type`` run by the reference evaluator on ``inputs`` (None: an
+    absent optional input); its outputs of element types ``elements`` (None: left out)."""
     import onnx
     from onnx import helper
     from onnx.reference import ReferenceEvaluator
@@ -75,7 +83,7 @@ def run_node(op_type: str, attrs: dict[str, Any], inputs: list[np.ndarray | None
     names = ["" if value is None else f"in{i}" for i, value in enumerate(inputs)]
     while names and not names[-1]:
         names.pop()
-    outs = [f"out{i}" for i in range(len(elements))]
+    outs = ["" if e is None else f"out{i}" for i, e in enumerate(elements)]
     node = helper.make_node(op_type, names, outs)
     for key, value in attrs.items():
         spec = schema.attributes.get(key)
@@ -87,14 +95,16 @@ def run_node(op_type: str, attrs: dict[str, Any], inputs: list[np.ndarray | None
     feeds = {n: v for n, v in zip(names, inputs) if n and v is not None}
     graph = helper.make_graph(
         [node], "golden", [helper.make_tensor_value_info(n, _code(v.dtype, full), None) for n, v in feeds.items()],
-        [helper.make_tensor_value_info(o, _code(numpy_dtype(e), full), None) for o, e in zip(outs, elements)])
+        [helper.make_tensor_value_info(o, _code(numpy_dtype(e), full), None) for o, e in zip(outs, elements)
+         if e is not None])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     try:
         results = ReferenceEvaluator(model).run(None, feeds)
     except Exception as error:
         why = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise NotEvaluable(f"{full} cannot be evaluated by {WHO}: {why}") from None
-    return [np.asarray(r) for r in results]
+    found = iter(np.asarray(r) for r in results)
+    return [np.empty(0) if e is None else next(found) for e in elements]
 
 
 def _code(dtype: np.dtype, full: str) -> int:
