@@ -234,3 +234,34 @@ def test_a_compiler_sharing_torch_mlirs_lowering_is_no_golden(front_end: str, so
     stub = Compiled("", "f", None, info={"source": "", "front_end": front_end})
     with pytest.raises(goldens.Unavailable, match="shares torch-mlir's lowering with the code under test"):
         source(goldens.Goldens(), stub, Options(), [])
+
+
+class _Block(torch.nn.Module):
+    """Layer norm, a projection, attention, gelu; embedding, gather, argmax, a bf16 sum."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ln, self.q, self.emb = torch.nn.LayerNorm(16), torch.nn.Linear(16, 16), torch.nn.Embedding(10, 16)
+
+    def forward(self, x: torch.Tensor, ids: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        h = self.ln(x + self.emb(ids))
+        a = torch.softmax(self.q(h) @ h.transpose(-1, -2) / 4.0, dim=-1) @ h
+        return (torch.nn.functional.gelu(a, approximate="tanh"), torch.gather(x, 2, ids.unsqueeze(2)),
+                x.argmax(dim=2), x.to(torch.bfloat16).sum(dim=1))
+
+
+def test_a_torch_mlir_fx_import_evaluates_as_its_model() -> None:
+    """What torch-mlir's FX importer writes (dense_resource literals, torch.prims ops,
+    multi-result ATen ops) evaluates to the model's eager results."""
+    fx = pytest.importorskip("torch_mlir.fx")
+    torch.manual_seed(0)
+    model = _Block().eval()
+    x, ids = torch.randn(2, 5, 16), torch.randint(0, 10, (2, 5))
+    text = str(fx.export_and_import(model, x, ids))
+    assert "dense_resource<" in text and "torch.prims." in text, text
+    got = evaluate(text, "main", [x.numpy(), ids.numpy()])
+    with torch.no_grad():
+        expected = [to_numpy(t) for t in model(x, ids)]
+    for g, e in zip(got, expected, strict=True):  # the export decomposes ops: equal up to rounding
+        assert g.dtype == e.dtype and g.shape == e.shape
+        np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64), rtol=1e-5, atol=1e-5)

@@ -114,7 +114,7 @@ class Evaluator:
             return own(self, op, args)
         if name == "torch.operator":
             results = onnxeval.evaluate(op, args, self)
-        elif name.startswith(("torch.aten.", "torch.prim.")):
+        elif name.startswith(("torch.aten.", "torch.prim.", "torch.prims.")):
             results = aten(name, args)
         else:
             raise NotEvaluable(f"{name} cannot be evaluated by PyTorch's ATen: not an ATen op")
