@@ -265,3 +265,25 @@ def test_a_torch_mlir_fx_import_evaluates_as_its_model() -> None:
     for g, e in zip(got, expected, strict=True):  # the export decomposes ops: equal up to rounding
         assert g.dtype == e.dtype and g.shape == e.shape
         np.testing.assert_allclose(g.astype(np.float64), e.astype(np.float64), rtol=1e-5, atol=1e-5)
+
+
+class _Plain:
+    def run_plain(self, compiled: Compiled, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        return inputs
+
+
+def test_without_pytorchs_golden_a_torch_function_falls_to_self_never_to_a_differential() -> None:
+    """On cpu: PyTorch's golden first; where it cannot evaluate the function, iree-cpu is
+    not tried (it shares torch-mlir's lowering), and the last resort is ``self``, never a pass."""
+    text = _one_op("torch.aten.rand_like {0}, %none, %none, %none, %none, %none : " + f"{V}<[4],f32>, "
+                   "!torch.none, !torch.none, !torch.none, !torch.none, !torch.none", [f"{V}<[4],f32>"],
+                   f"{V}<[4],f32>", "  %none = torch.constant.none\n")
+    stub = Compiled("", "f", None, info={"source": text, "front_end": "torch"})
+    found = goldens.Goldens(_Plain()).reference("cpu", stub, Options(), [np.ones(4, np.float32)])
+    assert found.golden.value == "self", found
+    assert "torch.aten.rand_like cannot be evaluated by PyTorch's ATen as a golden" in found.name, found.name
+    assert "iree-cpu shares torch-mlir's lowering with the code under test" in found.name, found.name
+    relu = COMMON["relu"]
+    stub = Compiled("", "f", None, info={"source": relu[0], "front_end": "torch"})
+    found = goldens.Goldens(_Plain()).reference("cpu", stub, Options(), relu[1])
+    assert (found.golden.value, found.name) == ("torch", "PyTorch's ATen, op by op")
