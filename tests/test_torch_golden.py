@@ -17,8 +17,8 @@ import pytest
 import torch
 
 from pytest_mlir_snippets.protocol import CompileFacts, Options
-from pytest_mlir_snippets.worker.judging import goldens
 from pytest_mlir_snippets.worker.core import Compiled, Kept
+from pytest_mlir_snippets.worker.judging import goldens
 from pytest_mlir_snippets.worker.judging.onnxeval import run_node
 from pytest_mlir_snippets.worker.judging.torcheval import aten, evaluate
 from pytest_mlir_snippets.worker.judging.torchvalues import NotEvaluable, to_numpy
