@@ -80,7 +80,9 @@ def input_files(folder: Path) -> list[Path]:
     """The input files of a folder of this repository, without what running it leaves behind
     (run reports, an optimization run's benchmark tables and vN/ artifacts, caches): the files
     git tracks or would track (``--exclude-standard``: not ignored), or without git every file
-    .gitignore does not name."""
+    .gitignore does not name. A folder outside this repository (the corpus) is all input."""
+    if not folder.resolve().is_relative_to(ROOT):
+        return sorted(path for path in folder.rglob("*") if path.is_file())
     if (ROOT / ".git").exists():
         try:
             listed = subprocess.run(["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others",

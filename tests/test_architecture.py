@@ -384,3 +384,4 @@ def test_the_folder_check_catches_what_it_looks_for(tmp_path: Path) -> None:
 def test_every_package_folder_is_named_in_the_architecture() -> None:
     text = (SRC.parent / "docs" / "architecture.md").read_text()
     missing = folders_not_named(SRC / PACKAGE, text)
+    assert not missing, "package folders docs/architecture.md does not name (with their job): " + ", ".join(missing)

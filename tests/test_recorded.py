@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 import subprocess
 import sys
@@ -168,3 +169,45 @@ def test_conformance_doc_matches_a_fresh_run(tmp_path: Path, corpus: Path) -> No
         return lines
 
     assert stable(out.read_text()) == stable((ROOT / "docs" / "conformance.md").read_text())
+
+
+@pytest.mark.parametrize("line, says", [
+    ("--expected_outputs=4xf32=@output_0.bin",
+     r"unknown flag --expected_outputs in '--expected_outputs=4xf32=@output_0\.bin': iree-run-module rejects it "
+     r"\(did you mean --expected_output\?\)"),
+    ("expected_output=4xf32=@output_0.bin", r"'expected_output=4xf32=@output_0\.bin' is not a flag"),
+    ("--expected_output=", r"--expected_output gives no buffer"),
+    ("--expected_f32_threshold=tight", r"--expected_f32_threshold is not a number"),
+    ("--parameters=model.irpa", r"--parameters: parameters loaded at run time are not supported"),
+])
+def test_an_iree_flag_the_plugin_does_not_follow_is_an_error_naming_it(tmp_path: Path, line: str, says: str) -> None:
+    """iree-run-module rejects a flagfile with an unknown flag: the recorded data is not read
+    past it either (a typo of --expected_output would leave the outputs uncompared)."""
+    (tmp_path / "input_0.bin").write_bytes(np.ones(4, np.float32).tobytes())
+    (tmp_path / "output_0.bin").write_bytes(np.ones(4, np.float32).tobytes())
+    flags = tmp_path / "run_module_io_flags.txt"
+    flags.write_text(f"--device=local-task\n--input=4xf32=@input_0.bin\n{line}\n")
+    with pytest.raises(RecordedDataError, match=r"run_module_io_flags\.txt:3: " + says):
+        parse_iree_flags(flags)
+    flags.write_text("# a comment\n--device=local-task\n--function=main\n--expected_f32_threshold=1e-3f\n"
+                     "--input=4xf32=@input_0.bin\n\n--expected_output=4xf32=@output_0.bin\n")
+    inputs, outputs = parse_iree_flags(flags)  # iree-run-module's own flags, kept as it keeps them
+    assert len(inputs) == 1 and len(outputs) == 1
+
+
+def test_a_flagfile_typo_is_an_execute_error_not_a_pass_on_another_golden(pytester: pytest.Pytester) -> None:
+    """``--expected_outputs=`` (iree-run-module rejects it) with outputs 1.5x off: the item
+    says the line and the flag; it is never judged against a reference instead."""
+    (pytester.path / "model.mlir").write_text(
+        "func.func @neg(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %0 = arith.negf %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n")
+    given = np.arange(1, 5, dtype=np.float32)
+    (pytester.path / "input_0.bin").write_bytes(given.tobytes())
+    (pytester.path / "output_0.bin").write_bytes((-1.5 * given).tobytes())
+    (pytester.path / "run_module_io_flags.txt").write_text(
+        "--input=4xf32=@input_0.bin\n--expected_outputs=4xf32=@output_0.bin\n")
+    out = pytester.path / "records.json"
+    pytester.runpytest("-p", "no:cacheprovider", f"--mlir-json={out}")
+    record = {r["name"]: r for r in json.loads(out.read_text())["items"]}["neg[execute]"]
+    assert record["kind"] == "execute-error", record
+    assert "run_module_io_flags.txt:2: unknown flag --expected_outputs" in record["message"], record["message"]

@@ -246,7 +246,7 @@ def test_examples(pytester: pytest.Pytester, run_items, copy_into) -> None:
     assert "failed to legalize operation 'stablehlo.cholesky'" in out
     assert "dialect 'ttir' is not available for target cpu" in out
     result.stdout.fnmatch_lines(
-        ["*verdicts by golden: 38 pass(es): differential:iree-cpu 21, interpreter 4, torch 13; only the plugin's "
+        ["*verdicts by golden: 38 pass(es): differential:iree-cpu 19, interpreter 4, torch 15; only the plugin's "
          "own lowering: 2*",
          "*2 snippet(s) and 2 iteration(s) failed across 13 file(s) (1 snippet(s) unsupported on this target, "
          "2 snippet(s) and 2 iteration(s) skipped: not every item ran)*"])

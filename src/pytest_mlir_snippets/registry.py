@@ -92,11 +92,11 @@ class Target:
 
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("cpu", "targets.cpu:CpuBackend", CPU_RUN, run_starter="loops", dialects=UPSTREAM | FRONT_ENDS,
-           golden_references=("interpreter", "iree_cpu", "own_plain"),
+           golden_references=("pytorch", "interpreter", "iree_cpu", "own_plain"),
            reproducer="triage.cpu_driver:driver", takes_pipeline=True, calls_back=True),
     Target("cuda", "targets.cuda:CudaBackend", CUDA_RUN, "matmul-nvvm", ("cuda.bindings.driver",), "cuda",
-           dialects=UPSTREAM | FRONT_ENDS, golden_references=("interpreter", "plain_cpu"), takes_pipeline=True,
-           needs_cuda_device=True, option_checks=("cuda_chip",)),
+           dialects=UPSTREAM | FRONT_ENDS, golden_references=("pytorch", "interpreter", "plain_cpu"),
+           takes_pipeline=True, needs_cuda_device=True, option_checks=("cuda_chip",)),
     Target("ttmetal", "targets.tt:TTMetalBackend", packages=TT_PACKAGES, dialects=TT, option_checks=("sys_desc",),
            availability="targets.tt:availability"),
     Target("ttnn", "targets.tt:TTNNBackend", packages=TT_PACKAGES, dialects=TT, option_checks=("sys_desc",),

@@ -12,6 +12,7 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+import difflib
 import re
 import zipfile
 from pathlib import Path
@@ -116,6 +117,34 @@ def _unreadable(file: str, name: str, error: Exception) -> RecordedDataError:
     return RecordedDataError(f"cannot read {where}: {error}")
 
 
+# iree-run-module's flags that say nothing about the data compared (where and how it runs,
+# what it prints): taken as it takes them. Any other line is an error, as it is there.
+_OTHER_FLAGS = frozenset({"device", "device_allocator", "function", "module", "output", "output_max_element_count",
+                          "print_max_element_count", "print_statistics", "trace_execution"})
+_DATA_FLAGS = ("input", "expected_output", "expected_f16_threshold", "expected_f32_threshold",
+               "expected_f64_threshold")
+
+
+def _check_flag(line: str) -> None:
+    """A flagfile line that is not an iree-run-module flag the plugin follows (or one that
+    leaves the data alone): a RecordedDataError naming the flag, never a line skipped."""
+    if not line.startswith("--"):
+        raise RecordedDataError(f"{line!r} is not a flag (iree-run-module's flagfile holds --name=value lines)")
+    name = line[2:].split("=", 1)[0]
+    if name in ("input", "expected_output"):  # _FLAG did not match: no value
+        raise RecordedDataError(f"--{name} gives no buffer: {line!r}")
+    if name in _DATA_FLAGS or name in _OTHER_FLAGS or name.startswith("task_"):
+        if name.endswith("_threshold") and not _THRESHOLD.match(line):
+            raise RecordedDataError(f"--{name} is not a number: {line!r}")
+        return
+    if name == "parameters":
+        raise RecordedDataError(f"--{name}: parameters loaded at run time are not supported (the recorded outputs "
+                                "would not be this function's)")
+    near = difflib.get_close_matches(name, [*_DATA_FLAGS, *_OTHER_FLAGS], n=1)
+    hint = f" (did you mean --{near[0]}?)" if near else ""
+    raise RecordedDataError(f"unknown flag --{name} in {line!r}: iree-run-module rejects it{hint}")
+
+
 def parse_iree_flags(flags: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
     inputs: list[np.ndarray] = []
     outputs: list[np.ndarray] = []
@@ -125,7 +154,11 @@ def parse_iree_flags(flags: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
             continue
         m = _FLAG.match(line)
         if not m:
-            continue  # other iree-run-module flags (--device, --function) say nothing about data
+            try:
+                _check_flag(line)
+            except RecordedDataError as error:
+                raise RecordedDataError(f"{flags}:{number}: {error}") from None
+            continue
         try:
             value = buffer(m.group(2), flags.parent)
         except RecordedDataError as error:

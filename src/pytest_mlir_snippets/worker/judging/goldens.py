@@ -21,10 +21,14 @@ import numpy as np
 from pytest_mlir_snippets.protocol import Golden, Kind, Options
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
+from pytest_mlir_snippets.worker.judging import torcheval
 from pytest_mlir_snippets.worker.judging.interpreter import InterpreterUnavailable, interpret
 from pytest_mlir_snippets.worker.judging.reference import OtherTarget
+from pytest_mlir_snippets.worker.judging.torchvalues import NotEvaluable
 
 ANOTHER = ""  # the table's key for a reference request: another target's worker asks this one
+TORCH_INPUT = ("torch", "onnx")  # front ends every compiler here imports and lowers with torch-mlir
+SHARED = "shares torch-mlir's lowering with the code under test"
 
 
 class Unavailable(Exception):
@@ -91,14 +95,38 @@ def interpreter(goldens: Goldens, compiled: Compiled, options: Options, inputs: 
         raise Unavailable(f"the StableHLO interpreter could not run it: {why}") from None
 
 
+def pytorch(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference | None:
+    """PyTorch's ATen, op by op, for a torch-dialect function; ONNX's reference
+    implementation for an ONNX import (``judging/torcheval.py``)."""
+    if compiled.facts.front_end not in TORCH_INPUT:
+        return None
+    source = compiled.kept.source
+    try:
+        return Reference(torcheval.evaluate(source, compiled.function, inputs), torcheval.name_for(source),
+                         Golden.TORCH)
+    except NotEvaluable as why:
+        raise Unavailable(str(why)) from None
+    except Exception as why:  # the golden's failure, never the item's
+        raise Unavailable(f"{torcheval.name_for(source)} failed: {type(why).__name__}: {why}") from None
+
+
+def independent(compiled: Compiled, compiler: str) -> None:
+    """Unavailable where ``compiler`` and the code under test share torch-mlir's importer
+    and lowering (torch and ONNX input): a second opinion that is not one."""
+    if compiled.facts.front_end in TORCH_INPUT:
+        raise Unavailable(f"{compiler} {SHARED}")
+
+
 def plain_cpu(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
     """The cpu target's plain lowering: a second compiler for another target."""
+    independent(compiled, "the cpu target")
     return Reference(goldens.plain_lowering().run_plain(compiled, inputs), "cpu target (plain lowering)",
                      Golden.DIFFERENTIAL_CPU)
 
 
 def iree_cpu(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
     """IREE's compiler, in a worker of its own (``worker/judging/reference.py``), where it is installed."""
+    independent(compiled, "iree-cpu")
     if TARGETS["iree-cpu"].absent():
         raise Unavailable("no second compiler installed (pytest-mlir-snippets[iree] gives iree-cpu)")
     try:
@@ -120,11 +148,11 @@ def own_plain(goldens: Goldens, compiled: Compiled, options: Options, inputs: li
 
 
 # a target's references by the names it declares them by (``registry.Target.golden_references``)
-SOURCES: dict[str, Source] = {source.__name__: source for source in (interpreter, plain_cpu, iree_cpu, cpu_worker,
-                                                                     own_plain)}
+SOURCES: dict[str, Source] = {source.__name__: source for source in (pytorch, interpreter, plain_cpu, iree_cpu,
+                                                                     cpu_worker, own_plain)}
 # the run's target -> its references, best first
 REFERENCES: dict[str, tuple[Source, ...]] = {
     **{name: tuple(SOURCES[source] for source in target.golden_references)
        for name, target in TARGETS.items() if target.golden_references},
-    ANOTHER: (interpreter, plain_cpu),  # the cpu target's, asked by an IREE worker
+    ANOTHER: (pytorch, interpreter, plain_cpu),  # the cpu target's, asked by an IREE worker
 }
