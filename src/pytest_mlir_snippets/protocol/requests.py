@@ -168,6 +168,14 @@ class Reference(FunctionRequest):
 
 
 @dataclass
+class Inputs(FunctionRequest):
+    """The seeded inputs an execute of the function is given (``values``): what
+    ``mlir-snippets record-goldens`` asks a reference for."""
+
+    op = Op.INPUTS
+
+
+@dataclass
 class Driver(FunctionRequest):
     """A failed execute's reproducer; ``compare``: False when the item crashed (its golden was
     never computed): a driver that compares nothing."""
