@@ -36,18 +36,20 @@ from pytest_mlir_snippets.triage.subject import SubjectError, find
 
 @dataclass(frozen=True)
 class Source:
-    """A reference: the target of the worker asked for it, the golden its answer must have."""
+    """A reference: its name (``--from``), the target of the worker asked for it, the golden
+    its answer must have."""
 
+    name: str
     target: str
     golden: Golden
     what: str  # in words, for errors and --help
 
 
-REFERENCES = {
-    "interpreter": Source("cpu", Golden.INTERPRETER, "StableHLO's reference interpreter (StableHLO snippets)"),
-    "torch": Source("cpu", Golden.TORCH, "PyTorch's ATen, op by op (torch-dialect snippets)"),
-    "iree-cpu": Source("iree-cpu", Golden.differential("iree-cpu"), "IREE's compiler and runtime on the CPU"),
-}
+REFERENCES = {s.name: s for s in (
+    Source("interpreter", "cpu", Golden.INTERPRETER, "StableHLO's reference interpreter (StableHLO snippets)"),
+    Source("torch", "cpu", Golden.TORCH, "PyTorch's ATen, op by op (torch-dialect snippets)"),
+    Source("iree-cpu", "iree-cpu", Golden.differential("iree-cpu"), "IREE's compiler and runtime on the CPU"),
+)}
 
 
 class RecordError(Exception):
@@ -113,7 +115,7 @@ def record_goldens(args: argparse.Namespace) -> int:
     chosen = REFERENCES[args.reference]
     options = Options(seed=args.seed, dynamic_dim=args.dynamic_dim)
     cpu = Sandbox("cpu")
-    other = cpu if chosen.target == "cpu" else Sandbox(chosen.target)
+    other = cpu if chosen.target == cpu.target else Sandbox(chosen.target)
     failed = 0
     try:
         for function, target in targets:
@@ -128,7 +130,7 @@ def record_goldens(args: argparse.Namespace) -> int:
                                       **{f"output_{i}": v for i, v in enumerate(outputs)}, REFERENCE: np.array(name)}
             with target.open("wb") as file:
                 np.savez(file, **arrays)
-            print(f"wrote {target} ({len(inputs)} input(s), {len(outputs)} output(s) from the {name})")
+            print(f"wrote {target} ({len(inputs)} input(s), {len(outputs)} output(s) from {name})")
     finally:
         cpu.close()
         if other is not cpu:
