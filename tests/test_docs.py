@@ -1,5 +1,6 @@
 """The README stays a short tour, and says what every option is; the docs site's nav, its
-index and the README's documentation list name every page (``mkdocs build --strict`` in ``.ci/run`` checks the links inside the site)."""
+index and the README's documentation list name every page (``mkdocs build --strict`` in
+``.ci/run`` checks the links inside the site)."""
 
 from __future__ import annotations
 
