@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from pytest_mlir_snippets.golden.recorded import RecordedDataError, read_sidecar
 from pytest_mlir_snippets.mlirtext.directives import DirectiveError, directive
 from pytest_mlir_snippets.tools import cli
 
+DATA = Path(__file__).resolve().parent / "data"
 HAS_IREE = all(importlib.util.find_spec(m) is not None for m in ("iree.compiler", "iree.runtime"))
 SHLO = """func.func @soft(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
   %0 = stablehlo.multiply %a, %b : tensor<8xf32>
@@ -113,3 +115,14 @@ def test_a_reference_key_that_is_not_one_string_is_an_error(tmp_path: Path) -> N
     np.savez(tmp_path / "f.npz", input_0=np.zeros(2), output_0=np.zeros(2), reference=np.zeros(2))
     with pytest.raises(RecordedDataError, match="reference is a float64 array"):
         read_sidecar(tmp_path / "f.npz")
+
+
+def test_a_crash_on_the_way_is_one_line_and_no_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A pass that kills the worker (SIGFPE in torch-mlir's view lowering) is the sandbox's
+    answer, in one line naming the function; nothing is written."""
+    snippet = tmp_path / "view.mlir"
+    shutil.copy(DATA / "hostile" / "torch_view_zero.mlir", snippet)
+    assert cli.main(["record-goldens", str(snippet), "--from", "torch"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "view.mlir::view_zero" in err and "crash" in err, err
+    assert not list(tmp_path.glob("*.npz"))
