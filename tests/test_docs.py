@@ -1,5 +1,6 @@
-"""The README stays a short tour, and says what every option is; the docs site's nav lists
-every page (``mkdocs build --strict`` in ``.ci/run`` checks the links inside the site)."""
+"""The README stays a short tour, and says what every option is; the docs site's nav, its
+index and the README's documentation list name every page (``mkdocs build --strict`` in
+``.ci/run`` checks the links inside the site)."""
 
 from __future__ import annotations
 
@@ -57,6 +58,16 @@ def test_the_nav_has_every_page() -> None:
     pages = {p.name for p in (ROOT / "docs").glob("*.md")}
     nav = _nav_pages(config["nav"])
     assert pages == nav, (sorted(pages - nav), sorted(nav - pages))
+
+
+def test_the_index_and_the_readme_link_every_page() -> None:
+    """docs/index.md is the site's table of contents, the README's documentation list the
+    repository's: a reader of either finds every page (the generated figures included)."""
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")} - {"index.md", "tour.md"}
+    index = set(re.findall(r"\]\(([\w-]+\.md)", (ROOT / "docs" / "index.md").read_text()))
+    listed = set(re.findall(r"\]\(docs/([\w-]+\.md)", README.split("\n## Documentation\n", 1)[1]))
+    assert pages <= index, f"not linked from docs/index.md: {sorted(pages - index)}"
+    assert pages <= listed, f"not in the README's documentation list: {sorted(pages - listed)}"
 
 
 def test_the_site_builds_strictly_with_the_readme_as_its_short_tour(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from pytest_mlir_snippets.protocol import (
     DeviceFacts,
     Driver,
     Execute,
+    Inputs,
     Kind,
     OpenDevice,
     Options,
@@ -97,6 +98,10 @@ class Client(abc.ABC):
         """This worker's target's outputs for ``function`` on ``inputs``: the reference
         of another target's run (``values``, and ``verdict``: its golden and name)."""
         return self.call(Reference(module, function, Recorded(inputs), options=options), timeout)
+
+    def inputs(self, module: str, function: str, options: Options, timeout: float | None = None) -> Response:
+        """The seeded inputs an execute of ``function`` is given (``values``)."""
+        return self.call(Inputs(module, function, options=options), timeout)
 
     def driver(self, module: str, function: str, options: Options, recorded: Recorded | None = None,
                compare: bool = True, timeout: float | None = None) -> Response:

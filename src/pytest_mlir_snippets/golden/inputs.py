@@ -107,8 +107,11 @@ def _fits(specs: list[TypeSpec], dynamic_dim: int) -> None:
         raise MemoryError(f"inputs need {need / 2**30:.1f} GiB, more than the memory limit ({have / 2**30:.1f} GiB)")
 
 
-def make_inputs(specs: list[TypeSpec], seed: int, dynamic_dim: int) -> list[np.ndarray]:
-    """Seeded values for each argument: floats (and complex parts) normal, ints small, i1 bool.
+def make_inputs(specs: list[TypeSpec], seed: int, dynamic_dim: int,
+                input_range: tuple[float, float] | None = None) -> list[np.ndarray]:
+    """Seeded values for each argument: floats (and complex parts) normal, ints small, i1 bool;
+    with ``input_range`` (a ``// mlir-snippets: inputs=`` line), floats and complex parts
+    uniform in [low, high) and ints the integers in it (unsigned ones from 0).
 
     A dimension argument (``size``) gets its size. Scalars are returned as 0-d arrays.
     The same seed gives the same values on every machine and every xdist worker.
@@ -123,14 +126,30 @@ def make_inputs(specs: list[TypeSpec], seed: int, dynamic_dim: int) -> list[np.n
             values.append(np.full(shape, spec.size, dtype=dtype))
             continue
         if dtype.kind == "f" or spec.element == "bf16":
-            data = rng.standard_normal(shape).astype(dtype)
+            data = _reals(rng, shape, input_range).astype(dtype)
         elif dtype.kind == "c":
-            data = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+            data = (_reals(rng, shape, input_range) + 1j * _reals(rng, shape, input_range)).astype(dtype)
         elif dtype.kind == "b":
             data = rng.integers(0, 2, shape).astype(np.bool_)
-        elif dtype.kind == "u":
-            data = rng.integers(0, 10, shape).astype(dtype)
         else:
-            data = rng.integers(-8, 9, shape).astype(dtype)
+            low, high = _integers(input_range, dtype)
+            data = rng.integers(low, high, shape).astype(dtype)
         values.append(np.array(data, dtype=dtype, order="C"))  # keeps 0-d arrays 0-d
     return values
+
+
+def _reals(rng: np.random.Generator, shape: tuple[int, ...], input_range: tuple[float, float] | None) -> np.ndarray:
+    """Normal values, else uniform ones in ``input_range``."""
+    if input_range is None:
+        return rng.standard_normal(shape)
+    return rng.uniform(input_range[0], input_range[1], shape)
+
+
+def _integers(input_range: tuple[float, float] | None, dtype: np.dtype) -> tuple[int, int]:
+    """[low, high) of the integers drawn: small ones by default, else those in ``input_range``
+    (at least one value; unsigned from 0)."""
+    if input_range is None:
+        return (0, 10) if dtype.kind == "u" else (-8, 9)
+    low = max(int(np.ceil(input_range[0])), 0 if dtype.kind == "u" else int(np.iinfo(dtype).min))
+    high = min(int(np.ceil(input_range[1])), int(np.iinfo(dtype).max) + 1)
+    return low, max(high, low + 1)

@@ -1,6 +1,8 @@
 """Recorded golden data beside a snippet file (SPEC 4).
 
-- a sidecar ``<stem>.<function>.npz`` holding ``input_0``.. and ``output_0``..;
+- a sidecar ``<stem>.<function>.npz`` holding ``input_0``.. and ``output_0``.., and
+  optionally ``reference``: a string naming where the outputs came from (``mlir-snippets
+  record-goldens`` writes it), shown in the verdict's reference;
 - IREE's test layout: ``model.mlir`` beside ``run_module_io_flags.txt`` with
   ``--input=SHAPExTYPE=@file.bin`` and ``--expected_output=...`` lines (raw
   little-endian data, i1 one byte per element; values may also be inline).
@@ -35,8 +37,9 @@ def load_recorded(path: Path, function: str, functions_in_file: int) -> Recorded
     """Recorded inputs and outputs for ``function``, or None when there are none."""
     sidecar = path.with_name(sidecar_name(path, function))
     if sidecar.is_file():
-        inputs, outputs = read_sidecar(sidecar)
-        return Recorded(inputs, outputs or None, f"recorded outputs ({sidecar.name})")
+        inputs, outputs, reference = read_sidecar(sidecar)
+        source = f"{sidecar.name}, from {reference}" if reference else sidecar.name
+        return Recorded(inputs, outputs or None, f"recorded outputs ({source})")
     flags = path.with_name(IREE_FLAGS)
     if flags.is_file() and functions_in_file == 1:
         inputs, outputs = parse_iree_flags(flags)
@@ -66,8 +69,9 @@ def iree_thresholds(flags: Path) -> Tolerance:
                      scaled=False, types=tuple((_NUMPY[k], v, 0.0) for k, v in found.items()))
 
 
-def read_sidecar(sidecar: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """(inputs, outputs) of an ``.npz`` sidecar; plain arrays only, pickles are never loaded."""
+def read_sidecar(sidecar: Path) -> tuple[list[np.ndarray], list[np.ndarray], str]:
+    """(inputs, outputs, where the outputs came from or "") of an ``.npz`` sidecar; plain
+    arrays only, pickles are never loaded."""
     try:
         archive = np.load(sidecar, allow_pickle=False)
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
@@ -77,16 +81,27 @@ def read_sidecar(sidecar: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
     with archive:
         names = _sidecar_keys(sidecar.name, list(archive.files))
         arrays = {}
-        for name in names:
+        for name in names + ([REFERENCE] if REFERENCE in archive.files else []):
             try:
                 arrays[name] = archive[name]
             except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
                 raise _unreadable(sidecar.name, name, error) from None
     return ([v for k, v in arrays.items() if k.startswith("input_")],
-            [v for k, v in arrays.items() if k.startswith("output_")])
+            [v for k, v in arrays.items() if k.startswith("output_")], _reference(sidecar.name, arrays.get(REFERENCE)))
 
 
 _KEY = re.compile(r"^(input|output)_(0|[1-9][0-9]*)$")
+REFERENCE = "reference"  # the sidecar's optional key: where its outputs came from, a string
+
+
+def _reference(file: str, value: np.ndarray | None) -> str:
+    """The ``reference`` key's string ("": none); anything but one string is an error."""
+    if value is None:
+        return ""
+    if value.dtype.kind != "U" or value.ndim != 0:
+        raise RecordedDataError(f"{file}: {REFERENCE} is a {value.dtype} array of shape {value.shape}, not one "
+                                "string (where the outputs came from)")
+    return str(value)
 
 
 def _sidecar_keys(file: str, keys: list[str]) -> list[str]:
@@ -94,6 +109,7 @@ def _sidecar_keys(file: str, keys: list[str]) -> list[str]:
     numbering, is an error naming the keys found and expected."""
     numbered: dict[str, list[int]] = {"input": [], "output": []}
     unknown = []
+    keys = [key for key in keys if key != REFERENCE]
     for key in keys:
         m = _KEY.match(key)
         if m:
@@ -104,7 +120,8 @@ def _sidecar_keys(file: str, keys: list[str]) -> list[str]:
     if unknown or sorted(expected) != sorted(keys):
         what = f"unknown key(s) {', '.join(unknown)}" if unknown else "numbering with a gap"
         raise RecordedDataError(f"{file}: {what}: found {', '.join(sorted(keys)) or 'no key'}; expected "
-                                f"input_0, input_1, .. and output_0, output_1, .. numbered from 0 without gaps")
+                                f"input_0, input_1, .. and output_0, output_1, .. numbered from 0 without gaps "
+                                f"(and optionally {REFERENCE})")
     return expected
 
 

@@ -43,6 +43,7 @@ from pytest_mlir_snippets.protocol.requests import (
     Driver,
     Execute,
     FunctionRequest,
+    Inputs,
     IterationBenchmark,
     IterationCompile,
     IterationExecute,
@@ -67,7 +68,7 @@ from pytest_mlir_snippets.protocol.requests import (
 __all__ = [
     "NO_INDEPENDENT", "PROGRESS_ENV", "AppliedTolerance", "Bisect", "CheckPipeline", "CheckSchedule", "CloseDevice",
     "Compile", "CompileFacts", "Computed", "DeviceFacts", "Diagnostic", "Driver", "DriverFacts", "Execute",
-    "FunctionRequest", "Golden", "HostOp", "IterationBenchmark", "IterationCompile", "IterationExecute",
+    "FunctionRequest", "Golden", "HostOp", "Inputs", "IterationBenchmark", "IterationCompile", "IterationExecute",
     "IterationFacts", "IterationRequest", "JsonValue", "Kind", "Launch", "LitCompile", "LitExecute", "LitRequest", "Op",
     "OpenDevice", "Options", "Outcome", "Ping", "Probe", "PytorchBenchmark", "PytorchCompile", "PytorchFacts",
     "PytorchRequest", "Recorded", "Reference", "Request", "Response", "Run", "Stage", "Status", "SubjectKind",

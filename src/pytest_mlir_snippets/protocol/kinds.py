@@ -117,6 +117,7 @@ class Op(enum.StrEnum):
     BISECT = "bisect"  # a golden-mismatch's pipeline cut after each step: which step diverged (--mlir-bisect)
     RUN = "run"  # mlir_device.run: the caller's inputs, the results returned unjudged
     REFERENCE = "reference"  # another target's worker asks for reference outputs (worker/judging/reference.py)
+    INPUTS = "seeded-inputs"  # the seeded inputs an execute of the function is given (mlir-snippets record-goldens)
     SCHEDULE = "schedule"  # an optimization run's transform.mlir checked (module: the schedule)
     ITERATION = "iteration"  # an iteration compiled (protocol.requests.IterationCompile): its [compile]
     ITERATION_EXECUTE = "iteration-execute"  # ... that compile run and judged: [correctness]

@@ -38,6 +38,9 @@ class Options:
     pipeline: str | None = None
     seed: int = 0
     dynamic_dim: int = 4
+    # seeded inputs drawn uniformly from [low, high) (a ``// mlir-snippets: inputs=`` line);
+    # None: floats normal, ints small (``golden.inputs.make_inputs``)
+    input_range: tuple[float, float] | None = None
     opt_level: int = 0  # LLVM's, for the JIT
     # no item executes (--mlir-skip-exec): a cpu compile stops at the LLVM dialect, checked
     # translatable op by op, as mlir-opt stops; machine code is made only for what runs
@@ -162,6 +165,14 @@ class Reference(FunctionRequest):
     """This worker's target's outputs on ``recorded.inputs``: another target's reference."""
 
     op = Op.REFERENCE
+
+
+@dataclass
+class Inputs(FunctionRequest):
+    """The seeded inputs an execute of the function is given (``values``): what
+    ``mlir-snippets record-goldens`` asks a reference for."""
+
+    op = Op.INPUTS
 
 
 @dataclass

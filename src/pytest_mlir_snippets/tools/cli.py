@@ -7,6 +7,7 @@
     mlir-snippets new-iteration RUN [--from vN]
     mlir-snippets export-lit FILE::FUNC [--out PATH]
     mlir-snippets reduce FILE::FUNC [--out PATH]
+    mlir-snippets record-goldens FILE[::FUNC] --from interpreter|torch|iree-cpu [--force]
     mlir-snippets onnx-tests [--target T] [-k PATTERN] [PYTEST ARGS] | --write DIR
 
 ``report`` rebuilds the run reports of one or several runs (CI shards, xdist
@@ -16,6 +17,7 @@ PyTorch model as ``model_linalg.mlir`` with its reference (``torch_import.py``);
 ``new-iteration`` starts an optimization run's next iteration (``new_iteration.py``);
 ``export-lit`` writes a function as an integration test (``triage/export_lit.py``);
 ``reduce`` shrinks a failing item's snippet (``triage/reduce.py``);
+``record-goldens`` writes sidecars from an independent reference (``record_goldens.py``);
 ``onnx-tests`` runs ONNX's node test suite on a target (``onnx_tests.py``).
 
 PYTEST_DONT_REWRITE"""
@@ -234,9 +236,10 @@ def main(argv: list[str] | None = None) -> int:
     lit.add_argument("--out", metavar="PATH", help="write the test here (default: standard output)")
     lit.set_defaults(run=export_lit_command)
     reduce.add_parser(commands)
-    from pytest_mlir_snippets.tools.onnx_tests import add_parser
+    from pytest_mlir_snippets.tools import onnx_tests, record_goldens
 
-    add_parser(commands)
+    onnx_tests.add_parser(commands)
+    record_goldens.add_parser(commands)
     args, rest = parser.parse_known_args(argv)
     if rest and not getattr(args, "takes_rest", False):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")

@@ -36,7 +36,7 @@ def export_lit(spec: str, timeout: float = TIMEOUT) -> str:
     except (RecordedDataError, DirectiveError) as error:
         raise ExportError(f"{file}::{name}: {error}") from None
     options = Options(target="cpu", atol=found.atol, rtol=found.rtol, ulp=found.ulp,
-                      tolerance_source=found.text if not found.empty else "")
+                      tolerance_source=found.text if not found.empty else "", input_range=found.inputs)
     sandbox = Sandbox("cpu")
     try:
         answer = sandbox.driver(source.split(function).text, function.name, options, golden, timeout=timeout)

@@ -1,5 +1,6 @@
 """Inputs a Python test gives ``mlir_device.run``, checked against the entry's signature
-(count, element type, shape) as recorded inputs are, and put in its element types."""
+(count, element type, shape) as recorded inputs are, and put in its element types; and
+the seeded inputs an execute is given, for ``mlir-snippets record-goldens`` (``seeded``)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec, UnsupportedType
-from pytest_mlir_snippets.protocol import Kind
-from pytest_mlir_snippets.worker.core import SnippetFailure
-from pytest_mlir_snippets.worker.judging.judge import recorded
+from pytest_mlir_snippets.protocol import FunctionRequest, Kind, Response
+from pytest_mlir_snippets.worker.core import Compiled, SnippetFailure
+from pytest_mlir_snippets.worker.judging.judge import recorded, run_inputs
 
 
 def given(values: list[Any], specs: list[TypeSpec]) -> list[np.ndarray]:
@@ -27,3 +28,8 @@ def given(values: list[Any], specs: list[TypeSpec]) -> list[np.ndarray]:
         failure.message = failure.message.replace("recorded input", "given input")
         failure.args = (failure.message,)
         raise
+
+
+def seeded(compiled: Compiled, request: FunctionRequest) -> Response:
+    """The answer to an ``Inputs`` request: the seeded inputs an execute of ``compiled`` is given."""
+    return Response(Kind.PASS, values=run_inputs(compiled, request.options, None))

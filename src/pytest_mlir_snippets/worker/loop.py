@@ -24,6 +24,7 @@ from pytest_mlir_snippets.protocol import (
     Driver,
     Execute,
     FunctionRequest,
+    Inputs,
     IterationBenchmark,
     IterationCompile,
     IterationExecute,
@@ -45,7 +46,7 @@ from pytest_mlir_snippets.protocol import (
     Stage,
     Verdict,
 )
-from pytest_mlir_snippets.worker.given import given
+from pytest_mlir_snippets.worker.given import given, seeded
 from pytest_mlir_snippets.worker.lowering.shlo.refine import dynamic_dim
 from pytest_mlir_snippets.worker.optrun.schedule import check_schedule
 from pytest_mlir_snippets.worker.targets import Backend, Compiled, SnippetFailure, load_backend
@@ -121,6 +122,9 @@ class Worker:
         ref = self.backend.reference_for(request.module, request.function, request.options,
                                          request.recorded.inputs if request.recorded else [])
         return Response(Kind.PASS, values=ref.outputs, verdict=Verdict(ref.golden, ref.name))
+
+    def _inputs(self, request: Inputs) -> Response:
+        return seeded(self._compile(request), request)
 
     def _compile_only(self, request: Compile) -> Response:
         compiled = self._compile(request)
@@ -284,6 +288,7 @@ HANDLERS: dict[type[Request], Callable[[Worker, Any], Response]] = {
     Bisect: Worker._bisect,
     Run: Worker._run,
     Reference: Worker._reference,
+    Inputs: Worker._inputs,  # mlir-snippets record-goldens
     Driver: Worker._driver,
     LitCompile: Worker._lit,
     LitExecute: Worker._lit,

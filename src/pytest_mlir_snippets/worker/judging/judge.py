@@ -86,9 +86,9 @@ def run_inputs(compiled: Compiled, options: Options, golden: Recorded | None) ->
         return recorded(golden.inputs, args, "input", options.lenient_shapes)
     fed = compiled.kept.fed
     if fed:  # the snippet's own constants, fed at run time (worker/lowering/ireeops.py)
-        own = make_inputs(args[:len(args) - len(fed)], options.seed, options.dynamic_dim)
+        own = make_inputs(args[:len(args) - len(fed)], options.seed, options.dynamic_dim, options.input_range)
         return [*own, *(np.array(v, copy=True) for v in fed)]
-    return make_inputs(args, options.seed, options.dynamic_dim)
+    return make_inputs(args, options.seed, options.dynamic_dim, options.input_range)
 
 
 def expected_outputs(compiled: Compiled, options: Options, golden: Recorded | None, inputs: list[np.ndarray],

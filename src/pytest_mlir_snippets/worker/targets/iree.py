@@ -133,7 +133,7 @@ class IreeBackend(Backend):
                 golden: Recorded | None) -> Executed:
         args = compiled.signature[0]
         inputs = recorded(golden.inputs, args, "input", options.lenient_shapes) if golden else make_inputs(
-            args, options.seed, options.dynamic_dim)
+            args, options.seed, options.dynamic_dim, options.input_range)
         actual = self.run(compiled, inputs, options)
         runtime = self._started()
         called = runtime.check is not None and runtime.check.calls

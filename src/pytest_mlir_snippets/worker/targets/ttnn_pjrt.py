@@ -70,7 +70,7 @@ class PjrtRoute:
         from pytest_mlir_snippets.worker.judging.judge import judge_outputs
 
         specs = compiled.signature[0]
-        inputs = make_inputs(specs, options.seed, options.dynamic_dim)
+        inputs = make_inputs(specs, options.seed, options.dynamic_dim, options.input_range)
         device = client.client.devices()[0]
         import pypjrt
 
