@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +50,7 @@ class CompileKey:
     cuda_chip: str
     sys_desc: str
     iree_compile_flags: tuple[str, ...]
-    constants: str  # sha256 of the recorded inputs baked in ("": none)
+    constants: str  # sha256 of the recorded inputs baked in and of their shapes ("": none)
 
     def digest(self) -> str:
         """The key as a sha256 hex string (files and JSON keep it)."""
@@ -59,14 +59,15 @@ class CompileKey:
 
 def compile_key(kind: str, module: str, function: str, options: Options, *, schedule: str | None = None,
                 pass_pipeline: str | None = None, attachments: Mapping[str, str] | None = None,
-                constants: Mapping[int, Any] | None = None) -> CompileKey:
+                constants: Mapping[int, Any] | None = None, shapes: Sequence[tuple[int, ...]] = ()) -> CompileKey:
     """The key of a compile of ``function`` in ``module`` with ``options``; ``constants``:
-    the recorded inputs it may bake in, by argument index (numpy arrays)."""
+    the recorded inputs it may bake in, by argument index (numpy arrays); ``shapes``: the
+    recorded inputs' shapes, which a dynamic entry is refined to (``shlo/refine.py``)."""
     o = options
     baked = ""
-    if constants:
-        digest = hashlib.sha256()
-        for index, value in sorted(constants.items()):
+    if constants or shapes:
+        digest = hashlib.sha256(repr(tuple(shapes)).encode() if shapes else b"")
+        for index, value in sorted((constants or {}).items()):
             digest.update(f"{index}:{value.dtype.str}:{value.shape}:".encode() + value.tobytes())
         baked = digest.hexdigest()
     key = object.__new__(CompileKey)  # the frozen __init__'s work without its call per field: a key per item
@@ -90,8 +91,10 @@ def request_key(request: FunctionRequest, constants: Mapping[int, Any] | None = 
         from pytest_mlir_snippets.golden.recorded import specializable
 
         constants = specializable(request.recorded.inputs)
+    shapes = tuple(tuple(getattr(value, "shape", ())) for value in request.recorded.inputs) if request.recorded \
+        else ()
     return compile_key(KeyKind.SNIPPET, request.module, request.function, request.options, attachments=stages,
-                       constants=constants)
+                       constants=constants, shapes=shapes)
 
 
 _FIELDS = tuple(f.name for f in fields(CompileKey))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import SimpleNamespace
@@ -37,6 +38,7 @@ from pytest_mlir_snippets.worker.targets.tt_pjrt import given_descriptor
 
 MODULES = ("_ttmlir_runtime", "builder.base.builder_apis", "builder.base.builder_runtime")
 DEFAULT_SYS_DESC = "ttrt-artifacts/system_desc.ttsys"
+_PLUGIN_INPUT = re.compile(r"\b(?:stablehlo|chlo)\.")
 HOW_TO_GET = ("run inside a tt-mlir build environment (`source env/activate` in a tt-mlir checkout built with "
               "its Python bindings and runtime), see https://docs.tenstorrent.com/tt-mlir/")
 
@@ -204,7 +206,7 @@ class TTMetalBackend(TTBackend):
 
 
 class TTNNBackend(TTBackend):
-    """StableHLO through tt-xla's PJRT plugin where it is installed (``ttnn_pjrt``); TTIR
+    """StableHLO (and chlo) through tt-xla's PJRT plugin where it is installed (``ttnn_pjrt``); TTIR
     and TTNN input (StableHLO among TTIR ops too: libtt crashes on it), and StableHLO
     without the plugin, through tt-mlir's builder."""
 
@@ -226,7 +228,7 @@ class TTNNBackend(TTBackend):
 
     def compile(self, module: str, function: str, options: Options,
                 constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
-        if self._plugin and "stablehlo." in module and "ttir." not in module and "ttnn." not in module:
+        if self._plugin and takes_plugin(module):
             if self._route is None:
                 from pytest_mlir_snippets.worker.targets.ttnn_pjrt import PjrtRoute
 
@@ -253,6 +255,12 @@ class TTNNBackend(TTBackend):
     def close_device(self) -> None:
         if self._builder:
             super().close_device()
+
+
+def takes_plugin(module: str) -> bool:
+    """Whether ``module`` goes through tt-xla's PJRT plugin: StableHLO or its companion chlo
+    (JAX's ``chlo.erf``, ``chlo.square``, ...), with no TTIR or TTNN op (those are the builder's)."""
+    return _PLUGIN_INPUT.search(module) is not None and "ttir." not in module and "ttnn." not in module
 
 
 def _pjrt_plugin() -> str | None:
