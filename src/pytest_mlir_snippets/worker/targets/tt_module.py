@@ -6,7 +6,8 @@ entry's signature.
   dynamic entry refined to static shapes (the plugin refuses dynamic dimensions), as the cpu
   target does (``shlo/refine.py``: the recorded inputs' shapes, else ``--mlir-dynamic-dim``);
   with torch-mlir's bindings (the ``frontends`` extra) where they are installed, else the
-  module is sent as it is. A module that needs neither is sent unchanged, so that tt-mlir's
+  module is sent as it is (Shardy's annotations are dropped from a module that is rewritten:
+  one device). A module that needs neither is sent unchanged, so that tt-mlir's
   diagnostics keep the snippet's lines.
 - ``signature``: the entry's argument and result types, read from its header with the
   scanner collection uses (``mlirtext/scanner.py``), whatever attributes and locations
@@ -117,6 +118,7 @@ def prepared(module: str, function: str) -> str:
     if not chlo and not dynamic:
         return module
     from pytest_mlir_snippets.worker.lowering import frontend, mlirtools
+    from pytest_mlir_snippets.worker.lowering.shlo import jaxops
 
     try:
         ctx = frontend._torch_mlir_context()
@@ -126,9 +128,11 @@ def prepared(module: str, function: str) -> str:
     ctx.allow_unregistered_dialects = True
     with ctx, tir.Location.unknown(), mlirtools.collecting(ctx, "ttnn") as diags:
         try:
-            parsed = tir.Module.parse(module)
+            parsed = tir.Module.parse(jaxops.sharding_in_generic_form(module))
         except Exception:  # the plugin's parser says what is wrong, at the snippet's line
             return module
+        if "sdy." in module:
+            jaxops.drop_sharding(parsed, tir)  # Shardy's annotations: one device
         if chlo:
             mlirtools.run_passes(parsed, CHLO_TO_STABLEHLO, tpm.PassManager.parse, diags, "chlo decomposition")
         if dynamic:
@@ -138,9 +142,10 @@ def prepared(module: str, function: str) -> str:
 
 
 def _refine(module: Any, tir: Any, tpm: Any, function: str, diags: Any) -> None:
+    from pytest_mlir_snippets.worker.lowering import mlirtools
     from pytest_mlir_snippets.worker.lowering.shlo import refine
 
-    func = refine.mlirtools.find_function(module, function)
+    func = mlirtools.find_function(module, function)
     if not refine.needs_refinement(module, func, tir):
         return
     size = refine.DYNAMIC_DIM.get()

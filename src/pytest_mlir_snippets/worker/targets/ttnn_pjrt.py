@@ -26,7 +26,8 @@ _PJRT_TYPES = {"i1": "PRED", "i8": "S8", "i16": "S16", "i32": "S32", "i64": "S64
 
 
 class PjrtRoute:
-    """One PJRT client per worker process, started at the first compile."""
+    """One PJRT client per worker process, started when the device is opened (the sandbox
+    opens it before the first compile: ``Target.opens_before_compile``), else at the first compile."""
 
     def __init__(self) -> None:
         self._client: tt_pjrt.Client | None = None

@@ -19,7 +19,8 @@ with; so does this module, as the convention of the inputs has it (golden/inputs
 The compile refines to the recorded inputs' shapes (and dimension arguments' values) where
 a request has recorded inputs that fit the entry (``RECORDED``, set by the worker per
 compile), else with ``--mlir-dynamic-dim`` (``DYNAMIC_DIM``, set by the worker per
-request): two symbolic dimensions recorded at different sizes keep them; the StableHLO interpreter refines with the values and shapes it is given,
+request): two symbolic dimensions recorded at different sizes keep them; the StableHLO
+interpreter refines with the values and shapes it is given,
 which are the same (it aborts the process on dynamic result types).
 
 Runs on torch-mlir's bindings (``tir``).
