@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,8 @@ import numpy as np
 import pytest
 
 from pytest_mlir_snippets.client import Sandbox
-from pytest_mlir_snippets.compilekey import KeyKind, compile_key
-from pytest_mlir_snippets.protocol import Kind, Options, Recorded
+from pytest_mlir_snippets.compilekey import KeyKind, compile_key, request_key
+from pytest_mlir_snippets.protocol import Compile, Kind, Options, Recorded
 from pytest_mlir_snippets.worker.targets import tt_module, tt_pjrt
 
 CORPUS = Path(__file__).resolve().parent / "data" / "jax"
@@ -92,3 +93,8 @@ def test_the_recorded_shapes_are_part_of_the_compile_key() -> None:
     constants = {0: np.zeros(2, np.float32)}
     assert compile_key(KeyKind.SNIPPET, "m", "main", options, constants=constants, shapes=((2,),)) != \
         compile_key(KeyKind.SNIPPET, "m", "main", options, constants=constants)
+    dynamic = Compile((CORPUS / "poly_softmax.mlir").read_text(), "main", options=options)
+    static = Compile((CORPUS / "export_softmax.mlir").read_text(), "main", options=options)
+    for request, differ in ((dynamic, True), (static, False)):  # a static entry takes no shape from them
+        recorded = [replace(request, recorded=Recorded([np.zeros(shape, np.float32)])) for shape in ((4, 5), (5, 4))]
+        assert (request_key(recorded[0]) != request_key(recorded[1])) is differ

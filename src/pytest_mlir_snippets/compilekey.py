@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
@@ -81,8 +82,9 @@ def compile_key(kind: str, module: str, function: str, options: Options, *, sche
 def request_key(request: FunctionRequest, constants: Mapping[int, Any] | None = None) -> CompileKey:
     """The key of the compile ``request`` asks for or runs: an iteration's (its schedule and
     pass pipeline; its recorded data is compared with, never baked in), else the module's,
-    with a lit RUN command's stages and the recorded inputs it may bake in (``constants``,
-    when the caller has them already)."""
+    with a lit RUN command's stages, the recorded inputs it may bake in (``constants``,
+    when the caller has them already) and, for a module with dynamic dimensions, the
+    recorded inputs' shapes."""
     if isinstance(request, IterationRequest):
         return compile_key(KeyKind.ITERATION, request.module, request.function, request.options,
                            schedule=request.schedule, pass_pipeline=request.pipeline)
@@ -91,13 +93,14 @@ def request_key(request: FunctionRequest, constants: Mapping[int, Any] | None = 
         from pytest_mlir_snippets.golden.recorded import specializable
 
         constants = specializable(request.recorded.inputs)
-    shapes = tuple(tuple(getattr(value, "shape", ())) for value in request.recorded.inputs) if request.recorded \
-        else ()
+    shapes = tuple(tuple(getattr(value, "shape", ())) for value in request.recorded.inputs) \
+        if request.recorded and _DYNAMIC.search(request.module) else ()
     return compile_key(KeyKind.SNIPPET, request.module, request.function, request.options, attachments=stages,
                        constants=constants, shapes=shapes)
 
 
 _FIELDS = tuple(f.name for f in fields(CompileKey))
+_DYNAMIC = re.compile(r"tensor<(?:\d+x)*\?")  # a dynamic dimension: refined to the recorded shapes
 
 
 def _sha(text: str | None) -> str:

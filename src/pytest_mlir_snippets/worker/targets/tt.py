@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import SimpleNamespace
@@ -34,12 +33,12 @@ import numpy as np
 
 from pytest_mlir_snippets.protocol import CompileFacts, DeviceFacts, Golden, Kind, Options, Recorded, Verdict
 from pytest_mlir_snippets.registry import Target
+from pytest_mlir_snippets.worker.targets import tt_module
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Executed, SnippetFailure
 from pytest_mlir_snippets.worker.targets.tt_pjrt import given_descriptor
 
 MODULES = ("_ttmlir_runtime", "builder.base.builder_apis", "builder.base.builder_runtime")
 DEFAULT_SYS_DESC = "ttrt-artifacts/system_desc.ttsys"
-_PLUGIN_INPUT = re.compile(r"\b(?:stablehlo|chlo)\.")
 HOW_TO_GET = ("run inside a tt-mlir build environment (`source env/activate` in a tt-mlir checkout built with "
               "its Python bindings and runtime), see https://docs.tenstorrent.com/tt-mlir/")
 
@@ -230,7 +229,7 @@ class TTNNBackend(TTBackend):
 
     def compile(self, module: str, function: str, options: Options,
                 constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
-        if self._plugin and takes_plugin(module):
+        if self._plugin and tt_module.takes_plugin(module):
             self._start_route()
             compiled: Compiled = self._route.compile(module, function, options)
             return compiled
@@ -270,12 +269,6 @@ class TTNNBackend(TTBackend):
     def close_device(self) -> None:
         if self._builder:
             super().close_device()
-
-
-def takes_plugin(module: str) -> bool:
-    """Whether ``module`` goes through tt-xla's PJRT plugin: StableHLO or its companion chlo
-    (JAX's ``chlo.erf``, ``chlo.square``, ...), with no TTIR or TTNN op (those are the builder's)."""
-    return _PLUGIN_INPUT.search(module) is not None and "ttir." not in module and "ttnn." not in module
 
 
 def _pjrt_plugin() -> str | None:

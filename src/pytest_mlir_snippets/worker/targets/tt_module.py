@@ -1,6 +1,7 @@
 """The module the ``ttnn`` target sends to tt-xla's PJRT plugin (``ttnn_pjrt``), and its
 entry's signature.
 
+- ``takes_plugin``: which modules go there (StableHLO and chlo, without TTIR or TTNN ops).
 - ``prepared``: chlo ops decomposed into StableHLO (tt-mlir's StableHLO-to-TTIR
   conversion legalizes few of them: ``chlo.square``, ``chlo.erf``, ``chlo.erf_inv``, ...) and a
   dynamic entry refined to static shapes (the plugin refuses dynamic dimensions), as the cpu
@@ -28,10 +29,17 @@ from pytest_mlir_snippets.worker.core import SnippetFailure
 _TENSOR = re.compile(r"tensor<(?P<dims>(?:[0-9?]+x)*)(?P<element>\w+)[,>]")
 _STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
 _CHLO = re.compile(r"\bchlo\.")
+_PLUGIN_INPUT = re.compile(r"\b(?:stablehlo|chlo)\.")
 _DYNAMIC = re.compile(r"tensor<(?:[0-9]+x)*\?|tensor<\*|stablehlo\.(?:get_dimension_size|dynamic_)")
 _PAIRS = {"(": ")", "<": ">", "[": "]", "{": "}"}
 CHLO_TO_STABLEHLO = "builtin.module(func.func(chlo-legalize-to-stablehlo))"
 INLINE = "builtin.module(inline{default-pipeline=})"  # a dynamic callee is refined with its caller
+
+
+def takes_plugin(module: str) -> bool:
+    """Whether ``module`` goes through tt-xla's PJRT plugin: StableHLO or its companion chlo
+    (JAX's ``chlo.erf``, ``chlo.square``, ...), with no TTIR or TTNN op (those are the builder's)."""
+    return _PLUGIN_INPUT.search(module) is not None and "ttir." not in module and "ttnn." not in module
 
 
 def signature(module: str, name: str = "main") -> tuple[list[TypeSpec], list[TypeSpec]]:
