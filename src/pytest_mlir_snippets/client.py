@@ -27,6 +27,7 @@ from pytest_mlir_snippets.protocol import (
     Execute,
     Inputs,
     Kind,
+    Op,
     OpenDevice,
     Options,
     Ping,
@@ -39,6 +40,7 @@ from pytest_mlir_snippets.protocol import (
     Response,
     Run,
 )
+from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.workerprocess import WorkerProcess
 
 if TYPE_CHECKING:
@@ -132,6 +134,7 @@ class Sandbox(Client):
         self.on_open = on_open
         self.opened = 0  # how many times a device was opened, for reports and tests
         self._device_worker: int | None = None  # the worker start whose device is open
+        self._warmed: int | None = None  # the worker start whose device was opened before a compile
 
     @property
     def alive(self) -> bool:
@@ -148,7 +151,16 @@ class Sandbox(Client):
             opened = self._open(timeout)
             if not opened.ok:
                 return opened
+        elif request.op is Op.COMPILE and self._warm_start():
+            self._warmed = self.process.starts + (not self.process.alive)
+            self._open(timeout)  # with a timeout of its own, before the compile's; a failure is the execute's
         return self.process.call(request, timeout)
+
+    def _warm_start(self) -> bool:
+        """Whether to open the device before this worker's first compile (``Target.opens_before_compile``)."""
+        target = TARGETS.get(self.target)
+        return bool(target and target.opens_before_compile) and not self.device_is_open() and \
+            self._warmed != self.process.starts + (not self.process.alive)
 
     def submit(self, request: Request) -> bool:
         """Send a request that runs no code ahead (``WorkerProcess.submit``); ``call`` takes its answer."""

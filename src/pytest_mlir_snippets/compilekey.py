@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +51,7 @@ class CompileKey:
     cuda_chip: str
     sys_desc: str
     iree_compile_flags: tuple[str, ...]
-    constants: str  # sha256 of the recorded inputs baked in ("": none)
+    constants: str  # sha256 of the recorded inputs baked in and of their shapes ("": none)
 
     def digest(self) -> str:
         """The key as a sha256 hex string (files and JSON keep it)."""
@@ -59,14 +60,15 @@ class CompileKey:
 
 def compile_key(kind: str, module: str, function: str, options: Options, *, schedule: str | None = None,
                 pass_pipeline: str | None = None, attachments: Mapping[str, str] | None = None,
-                constants: Mapping[int, Any] | None = None) -> CompileKey:
+                constants: Mapping[int, Any] | None = None, shapes: Sequence[tuple[int, ...]] = ()) -> CompileKey:
     """The key of a compile of ``function`` in ``module`` with ``options``; ``constants``:
-    the recorded inputs it may bake in, by argument index (numpy arrays)."""
+    the recorded inputs it may bake in, by argument index (numpy arrays); ``shapes``: the
+    recorded inputs' shapes, which a dynamic entry is refined to (``shlo/refine.py``)."""
     o = options
     baked = ""
-    if constants:
-        digest = hashlib.sha256()
-        for index, value in sorted(constants.items()):
+    if constants or shapes:
+        digest = hashlib.sha256(repr(tuple(shapes)).encode() if shapes else b"")
+        for index, value in sorted((constants or {}).items()):
             digest.update(f"{index}:{value.dtype.str}:{value.shape}:".encode() + value.tobytes())
         baked = digest.hexdigest()
     key = object.__new__(CompileKey)  # the frozen __init__'s work without its call per field: a key per item
@@ -80,8 +82,9 @@ def compile_key(kind: str, module: str, function: str, options: Options, *, sche
 def request_key(request: FunctionRequest, constants: Mapping[int, Any] | None = None) -> CompileKey:
     """The key of the compile ``request`` asks for or runs: an iteration's (its schedule and
     pass pipeline; its recorded data is compared with, never baked in), else the module's,
-    with a lit RUN command's stages and the recorded inputs it may bake in (``constants``,
-    when the caller has them already)."""
+    with a lit RUN command's stages, the recorded inputs it may bake in (``constants``,
+    when the caller has them already) and, for a module with dynamic dimensions, the
+    recorded inputs' shapes."""
     if isinstance(request, IterationRequest):
         return compile_key(KeyKind.ITERATION, request.module, request.function, request.options,
                            schedule=request.schedule, pass_pipeline=request.pipeline)
@@ -90,11 +93,14 @@ def request_key(request: FunctionRequest, constants: Mapping[int, Any] | None = 
         from pytest_mlir_snippets.golden.recorded import specializable
 
         constants = specializable(request.recorded.inputs)
+    shapes = tuple(tuple(getattr(value, "shape", ())) for value in request.recorded.inputs) \
+        if request.recorded and _DYNAMIC.search(request.module) else ()
     return compile_key(KeyKind.SNIPPET, request.module, request.function, request.options, attachments=stages,
-                       constants=constants)
+                       constants=constants, shapes=shapes)
 
 
 _FIELDS = tuple(f.name for f in fields(CompileKey))
+_DYNAMIC = re.compile(r"tensor<(?:\d+x)*\?")  # a dynamic dimension: refined to the recorded shapes
 
 
 def _sha(text: str | None) -> str:

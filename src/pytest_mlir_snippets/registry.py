@@ -66,6 +66,10 @@ class Target:
     # a callee, ``interpreter.run_parallel``'s programs run as calls)
     calls_back: bool = False
     needs_cuda_device: bool = False  # whether its executes need a CUDA GPU (none here: they skip)
+    # whether its device is opened before a worker's first compile too, where what its compiles
+    # need starts (tt-xla's PJRT client): that start-up is then no item's compile time; an
+    # open that fails there is left to the first execute
+    opens_before_compile: bool = False
     option_checks: tuple[str, ...] = ()  # the options ``settings`` checks for it (``OPTION_CHECKS``)
     iree_backend: str = ""  # IREE's name of its backend in IREE's CMake test suites ("": not an IREE target)
     # "package.module:function" (relative to ``worker/``) that says whether it can work here
@@ -100,7 +104,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("ttmetal", "targets.tt:TTMetalBackend", packages=TT_PACKAGES, dialects=TT, option_checks=("sys_desc",),
            availability="targets.tt:availability"),
     Target("ttnn", "targets.tt:TTNNBackend", packages=TT_PACKAGES, dialects=TT, option_checks=("sys_desc",),
-           availability="targets.tt:availability"),
+           availability="targets.tt:availability", opens_before_compile=True),
     Target("iree-cpu", "targets.iree:IreeCpuBackend", packages=IREE_PACKAGES, extra="iree", dialects=IREE,
            golden_references=("cpu_worker",), reproducer="triage.iree_driver:driver",
            bisection="triage.iree_bisect:bisect", iree_backend="llvm-cpu"),

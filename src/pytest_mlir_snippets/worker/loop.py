@@ -1,6 +1,5 @@
-"""The sandbox worker's requests, each answered by the handler of its type (``HANDLERS``),
-with the compiles it keeps for the requests after them (``python -m
-pytest_mlir_snippets.worker TARGET``, ``worker/__main__.py``, reads and answers them).
+"""The sandbox worker's requests, each answered by the handler of its type (``HANDLERS``), with
+the compiles it keeps for the requests after them (``worker/__main__.py`` reads and answers them).
 """
 
 from __future__ import annotations
@@ -47,7 +46,7 @@ from pytest_mlir_snippets.protocol import (
     Verdict,
 )
 from pytest_mlir_snippets.worker.given import given, seeded
-from pytest_mlir_snippets.worker.lowering.shlo.refine import dynamic_dim
+from pytest_mlir_snippets.worker.lowering.shlo.refine import dynamic_dim, recorded
 from pytest_mlir_snippets.worker.optrun.schedule import check_schedule
 from pytest_mlir_snippets.worker.targets import Backend, Compiled, SnippetFailure, load_backend
 
@@ -239,8 +238,9 @@ class Worker:
 
     def _compile(self, request: FunctionRequest) -> Compiled:
         constants = specializable(request.recorded.inputs) if request.recorded else {}
-        return self._cached(request_key(request, constants),
-                            lambda: self.backend.compile(request.module, request.function, request.options, constants))
+        with recorded(request.recorded.inputs if request.recorded else ()):  # the shapes dynamic entries take
+            return self._cached(request_key(request, constants), lambda: self.backend.compile(
+                request.module, request.function, request.options, constants))
 
     def _cached(self, key: CompileKey, compile_: Callable[[], Compiled]) -> Compiled:
         """``key``'s compile, made once; a memo per kind: snippets never push a run's out."""

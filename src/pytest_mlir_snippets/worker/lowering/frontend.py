@@ -245,13 +245,14 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
 
 
 def _refine(module: Any, tir: Any, tpm: Any, function: str, diags: mlirtools.Collector) -> dict[int, int]:
-    """A dynamic entry refined to static shapes (``shlo/refine.py``), every dynamic dimension
-    and dimension argument ``--mlir-dynamic-dim``; the dimension arguments' sizes."""
+    """A dynamic entry refined to static shapes (``shlo/refine.py``): the recorded inputs'
+    shapes, else every dynamic dimension and dimension argument ``--mlir-dynamic-dim``; the
+    dimension arguments' sizes."""
     func = mlirtools.find_function(module, function)
     if not refine.needs_refinement(module, func, tir):
         return {}
     size = refine.DYNAMIC_DIM.get()
-    sizes = {i: size for i in refine.dimension_arguments(func, tir)}
+    sizes = refine.dimension_sizes(func, tir, size)
     try:
         left = refine.refine(module, tir, function, sizes, refine.concrete_shapes(func, tir, size),
                              tpm.PassManager.parse, diags)

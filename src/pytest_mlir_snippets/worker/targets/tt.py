@@ -21,6 +21,7 @@ golden-mismatch; its C-level output (L1 allocation messages) is in the item's de
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 from collections.abc import Mapping
@@ -32,6 +33,7 @@ import numpy as np
 
 from pytest_mlir_snippets.protocol import CompileFacts, DeviceFacts, Golden, Kind, Options, Recorded, Verdict
 from pytest_mlir_snippets.registry import Target
+from pytest_mlir_snippets.worker.targets import tt_module
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Executed, SnippetFailure
 from pytest_mlir_snippets.worker.targets.tt_pjrt import given_descriptor
 
@@ -204,7 +206,7 @@ class TTMetalBackend(TTBackend):
 
 
 class TTNNBackend(TTBackend):
-    """StableHLO through tt-xla's PJRT plugin where it is installed (``ttnn_pjrt``); TTIR
+    """StableHLO (and chlo) through tt-xla's PJRT plugin where it is installed (``ttnn_pjrt``); TTIR
     and TTNN input (StableHLO among TTIR ops too: libtt crashes on it), and StableHLO
     without the plugin, through tt-mlir's builder."""
 
@@ -215,6 +217,7 @@ class TTNNBackend(TTBackend):
         super().__init__()
         self._route: Any = None
         self._builder = self._plugin = False  # which routes this machine has: ``missing`` finds out, once
+        self._options = Options(target=self.name)
 
     def missing(self) -> str | None:
         builder = super().missing()
@@ -226,11 +229,8 @@ class TTNNBackend(TTBackend):
 
     def compile(self, module: str, function: str, options: Options,
                 constants: Mapping[int, np.ndarray] | None = None) -> Compiled:
-        if self._plugin and "stablehlo." in module and "ttir." not in module and "ttnn." not in module:
-            if self._route is None:
-                from pytest_mlir_snippets.worker.targets.ttnn_pjrt import PjrtRoute
-
-                self._route = PjrtRoute()
+        if self._plugin and tt_module.takes_plugin(module):
+            self._start_route()
             compiled: Compiled = self._route.compile(module, function, options)
             return compiled
         if not self._builder:
@@ -245,10 +245,26 @@ class TTNNBackend(TTBackend):
             return result
         return super().execute(compiled, options, golden)
 
+    def configure(self, options: Options) -> None:
+        super().configure(options)
+        self._options = options  # the system descriptor the PJRT client starts with
+
     def open_device(self, device_id: int | None) -> DeviceFacts:
-        if not self._builder:  # the PJRT client opens its own, at the first compile
+        if not self._builder:  # the PJRT client opens its own device: started here, before any item's compile
+            self._start_route()
             return DeviceFacts("ttnn through tt-xla's PJRT plugin", device_id)
         return super().open_device(device_id)
+
+    def _start_route(self) -> None:
+        """The PJRT client started (and the plugin fetched into the cache, the first time):
+        about 2 s, and libtt's first unpack of its runtime files, which no compile's timeout
+        should pay; what stops it is said by the first compile that needs it."""
+        if self._route is None:
+            from pytest_mlir_snippets.worker.targets.ttnn_pjrt import PjrtRoute
+
+            self._route = PjrtRoute()
+        with contextlib.suppress(SnippetFailure):
+            self._route.client(self._options)
 
     def close_device(self) -> None:
         if self._builder:

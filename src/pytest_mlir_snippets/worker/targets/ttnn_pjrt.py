@@ -8,7 +8,6 @@ else its lowering) in a child process.
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -19,17 +18,16 @@ from pytest_mlir_snippets.golden.inputs import DTYPES, TypeSpec, make_inputs
 from pytest_mlir_snippets.protocol import CompileFacts, Kind, Options, Recorded
 from pytest_mlir_snippets.worker.core import Compiled, Executed, Kept, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.judging.reference import OtherTarget
-from pytest_mlir_snippets.worker.targets import tt_pjrt
+from pytest_mlir_snippets.worker.targets import tt_module, tt_pjrt
 
 NO_CARD = "compiled for ttnn; running needs a Tenstorrent device"
-_ENTRY = re.compile(r"func\.func\s+(?:public\s+)?@main\s*\((?P<args>[^)]*)\)\s*(?:->(?P<results>[^{]*))?\{")
-_TENSOR = re.compile(r"tensor<(?P<dims>(?:[0-9?]+x)*)(?P<element>\w+)>")
 _PJRT_TYPES = {"i1": "PRED", "i8": "S8", "i16": "S16", "i32": "S32", "i64": "S64", "ui8": "U8", "ui16": "U16",
                "ui32": "U32", "ui64": "U64", "f16": "F16", "bf16": "BF16", "f32": "F32", "f64": "F64"}
 
 
 class PjrtRoute:
-    """One PJRT client per worker process, started at the first compile."""
+    """One PJRT client per worker process, started when the device is opened (the sandbox
+    opens it before the first compile: ``Target.opens_before_compile``), else at the first compile."""
 
     def __init__(self) -> None:
         self._client: tt_pjrt.Client | None = None
@@ -47,7 +45,7 @@ class PjrtRoute:
 
     def compile(self, module: str, function: str, options: Options) -> Compiled:
         client = self.client(options)
-        sent = tt_pjrt.as_main(module, function)
+        sent = tt_pjrt.as_main(tt_module.prepared(module, function), function)
         executable, artifacts = client.compile(sent)
         if options.save_artifacts or options.artifact_dir:
             folder = Path(options.artifact_dir or ".")
@@ -56,7 +54,7 @@ class PjrtRoute:
             (folder / "ttir.mlir").write_text(artifacts.ttir)
             (folder / "ttnn.mlir").write_text(artifacts.ttnn)
             (folder / "program.ttnn").write_bytes(artifacts.flatbuffer)
-        args, results = _signature(sent)
+        args, results = tt_module.signature(sent)
         facts = CompileFacts(inputs=[str(a) for a in args], outputs=[str(r) for r in results],
                              reference="cpu target (StableHLO's interpreter, else its lowering)")
         return Compiled(artifacts.ttnn if options.print_ir else "", function, (args, results),
@@ -88,20 +86,6 @@ class PjrtRoute:
             return other.outputs(source, compiled.function, options, inputs)
 
         return judge_outputs(compiled, options, golden, inputs, actual, reference)
-
-
-def _signature(module: str) -> tuple[list[TypeSpec], list[TypeSpec]]:
-    """The entry's argument and result types, read from its header (ranked tensors)."""
-    entry = _ENTRY.search(module)
-    if entry is None:
-        raise SnippetFailure(Kind.COMPILE_ERROR, "no @main in the module sent to the plugin")
-
-    def specs(text: str | None) -> list[TypeSpec]:
-        return [TypeSpec("tensor", m.group("element"),
-                         tuple(None if d == "?" else int(d) for d in m.group("dims").split("x")[:-1]))
-                for m in _TENSOR.finditer(text or "")]
-
-    return specs(entry.group("args")), specs(entry.group("results"))
 
 
 def _code(pypjrt: Any, spec: TypeSpec) -> int:

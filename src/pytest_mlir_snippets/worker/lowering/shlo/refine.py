@@ -16,8 +16,11 @@ with; so does this module, as the convention of the inputs has it (golden/inputs
   ``dynamic_reshape``, ``dynamic_iota``, ``real_dynamic_slice``, ``dynamic_pad``,
   ``dynamic_conv``, ... with constant shapes become their static ops).
 
-The compile refines with ``--mlir-dynamic-dim`` (``DYNAMIC_DIM``, set by the worker per
-request); the StableHLO interpreter refines with the values and shapes it is given,
+The compile refines to the recorded inputs' shapes (and dimension arguments' values) where
+a request has recorded inputs that fit the entry (``RECORDED``, set by the worker per
+compile), else with ``--mlir-dynamic-dim`` (``DYNAMIC_DIM``, set by the worker per
+request): two symbolic dimensions recorded at different sizes keep them; the StableHLO
+interpreter refines with the values and shapes it is given,
 which are the same (it aborts the process on dynamic result types).
 
 Runs on torch-mlir's bindings (``tir``).
@@ -36,6 +39,8 @@ from pytest_mlir_snippets.worker.lowering.shlo import dynamic_window, jaxops
 
 # the size of every dynamic dimension the compile refines to: the request's --mlir-dynamic-dim
 DYNAMIC_DIM: ContextVar[int] = ContextVar("DYNAMIC_DIM", default=4)
+# the recorded inputs of the request compiled (arrays), whose shapes the compile refines to
+RECORDED: ContextVar[Sequence[Any]] = ContextVar("RECORDED", default=())
 # ops whose shapes are operands (stablehlo.dynamic_slice's sizes are static: not one of them)
 DYNAMISM = frozenset({"stablehlo.get_dimension_size", "stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_reshape",
                       "stablehlo.dynamic_iota", "stablehlo.real_dynamic_slice", "stablehlo.dynamic_pad",
@@ -53,6 +58,16 @@ def dynamic_dim(size: int) -> Iterator[None]:
         yield
     finally:
         DYNAMIC_DIM.reset(token)
+
+
+@contextmanager
+def recorded(inputs: Sequence[Any]) -> Iterator[None]:
+    """Refine to the shapes of ``inputs`` (arrays) while inside, where they fit the entry."""
+    token = RECORDED.set(inputs)
+    try:
+        yield
+    finally:
+        RECORDED.reset(token)
 
 
 def _has_dynamic(types: Sequence[Any], tir: Any) -> bool:
@@ -95,13 +110,40 @@ def dimension_arguments(func: Any, tir: Any) -> list[int]:
 
 
 def concrete_shapes(func: Any, tir: Any, size: int) -> list[list[int]]:
-    """Each argument's shape with every dynamic dimension ``size`` ([] for a scalar)."""
+    """Each argument's shape: the recorded input's (``RECORDED``) where the recorded inputs fit
+    the arguments, else every dynamic dimension ``size`` ([] for a scalar)."""
     shapes = []
     for t in func.type.inputs:
         shaped = tir.RankedTensorType(t) if str(t).startswith("tensor<") else None
         shapes.append([] if shaped is None else
                       [size if shaped.is_dynamic_dim(i) else shaped.get_dim_size(i) for i in range(shaped.rank)])
-    return shapes
+    given = _recorded_fit(shapes, func, tir)
+    return [list(value.shape) for value in given] if given else shapes
+
+
+def dimension_sizes(func: Any, tir: Any, size: int) -> dict[int, int]:
+    """The value of each dimension argument (``dimension_arguments``): the recorded input's
+    where the recorded inputs fit the arguments, else ``size``."""
+    positions = dimension_arguments(func, tir)
+    given = _recorded_fit(concrete_shapes(func, tir, size), func, tir) if positions else []
+    return {i: int(given[i]) if given else size for i in positions}
+
+
+def _recorded_fit(shapes: Sequence[Sequence[int]], func: Any, tir: Any) -> list[Any]:
+    """The recorded inputs when there is one per argument, each of its argument's rank and
+    static sizes; [] otherwise."""
+    given = list(RECORDED.get())
+    if len(given) != len(shapes):
+        return []
+    for value, t in zip(given, func.type.inputs):
+        shape = getattr(value, "shape", None)
+        if shape is None or not str(t).startswith("tensor<"):
+            return []
+        shaped = tir.RankedTensorType(t)
+        if len(shape) != shaped.rank or any(not shaped.is_dynamic_dim(i) and shaped.get_dim_size(i) != shape[i]
+                                            for i in range(shaped.rank)):
+            return []
+    return given
 
 
 def static_type(t: Any, shape: Sequence[int], tir: Any) -> str:
