@@ -113,5 +113,6 @@ def test_import_torch_names_the_op_it_cannot_import_in_one_line(pytester: pytest
     result = pytester.run(CLI, "import-torch", "models.py:spectrum", "run")
     assert result.ret == 2
     assert len(result.stderr.lines) == 1, result.stderr.str()
-    result.stderr.fnmatch_lines(["mlir-snippets import-torch: torch-mlir: 'math.absf' op *complex<f32>* (at *models.py:*)"])
+    result.stderr.fnmatch_lines(
+        ["mlir-snippets import-torch: torch-mlir: 'math.absf' op *complex<f32>* (at *models.py:*)"])
     assert not (pytester.path / "run").exists()
