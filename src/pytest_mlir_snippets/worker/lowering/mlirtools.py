@@ -80,6 +80,22 @@ def parse_named(ir: Any, text: str, name: str) -> Any:
     return module
 
 
+def parse_module_named(ir: Any, text: str, name: str) -> Any:
+    """``parse_named``, as an ``ir.Module`` (what the ExecutionEngine takes): the ops and
+    attributes of the parsed module moved into a new one."""
+    parsed = parse_named(ir, text, name)
+    if isinstance(parsed, ir.Module):
+        return parsed
+    module = ir.Module.create(parsed.location)
+    for attribute in parsed.operation.attributes:
+        module.operation.attributes[attribute] = parsed.operation.attributes[attribute]
+    insert = ir.InsertionPoint(module.body)
+    for op in list(parsed.body.operations):
+        op.detach_from_parent()
+        insert.insert(op)
+    return module
+
+
 class Collector:
     """Collects every diagnostic the context emits while attached."""
 
