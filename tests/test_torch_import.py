@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -116,3 +117,18 @@ def test_import_torch_names_the_op_it_cannot_import_in_one_line(pytester: pytest
     result.stderr.fnmatch_lines(
         ["mlir-snippets import-torch: torch-mlir: 'math.absf' op *complex<f32>* (at *models.py:*)"])
     assert not (pytester.path / "run").exists()
+
+
+def test_new_iteration_into_a_closed_pipe_prints_no_traceback(pytester: pytest.Pytester) -> None:
+    """``mlir-snippets new-iteration RUN | head -1``: the reader gone, no BrokenPipeError."""
+    run = pytester.mkdir("run")
+    (run / "model_linalg.mlir").write_text("func.func @f(%a: f32) -> f32 {\n  return %a : f32\n}\n")
+    read, write = os.pipe()
+    os.close(read)  # every write to the pipe fails (EPIPE)
+    try:
+        done = subprocess.run([CLI, "new-iteration", str(run)], stdout=write, stderr=subprocess.PIPE, text=True,
+                              check=False)
+    finally:
+        os.close(write)
+    assert done.stderr == "" and done.returncode == 141, done.stderr
+    assert (run / "v0" / "transform.mlir").is_file()
