@@ -99,7 +99,7 @@ class Steps:
 
     def finish(self, module: Any) -> Finished:
         """After the last step: what the iteration's stages read, and the final IR (the
-        text of ``vN/gpu.mlir``) with its sha256 (``compiled_digest``)."""
+        text of ``vN/llvm.mlir`` or ``vN/gpu.mlir``) with its sha256 (``compiled_digest``)."""
         from mlir import ir
 
         if self.count == 0:  # an empty pass_pipeline.txt: no step after the schedule
@@ -116,7 +116,7 @@ class Steps:
 class Finished:
     """An iteration's compile, as ``Steps.finish`` found it."""
 
-    text: str  # the final IR (vN/gpu.mlir)
+    text: str  # the final IR (vN/llvm.mlir, vN/gpu.mlir: registry.Target.run_ir)
     facts: IterationFacts
     ptx: str  # its gpu.binary's assembly ("": none)
 
