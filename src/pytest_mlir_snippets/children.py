@@ -33,13 +33,13 @@ _NO_MEMORY = ("out of memory", "std::bad_alloc", "MemoryError", "Cannot allocate
 NEAR_LIMIT = 0.9  # of the address-space limit: a peak this close, then a crash, is out of memory
 
 
-def peak_memory(pid: int) -> int | None:
-    """The largest address space (``VmPeak``) process ``pid`` has had, in bytes; None when
-    it is gone or the system does not say."""
+def address_space(pid: int) -> int | None:
+    """The address space (``VmSize``) of process ``pid`` now, in bytes; None when it is gone
+    or the system does not say. (Not ``VmPeak``: that keeps what an earlier request took.)"""
     try:
         with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
             for line in status:
-                if line.startswith("VmPeak:"):
+                if line.startswith("VmSize:"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         return None

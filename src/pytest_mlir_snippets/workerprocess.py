@@ -45,7 +45,7 @@ class WorkerProcess:
         self.starts = 0
         self._log: IO[bytes] | None = None
         self._pending: tuple[Request, int, float] | None = None  # sent ahead: (request, log start, sent at)
-        self.peak: int | None = None  # the worker's peak address space while it last worked (a memory limit's)
+        self.peak: int | None = None  # the worker's largest address space seen in the last call (a memory limit's)
 
     @property
     def alive(self) -> bool:
@@ -127,15 +127,15 @@ class WorkerProcess:
 
     def _wait(self, proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
         """Whether the worker answered (or died) within ``timeout``; under a memory limit,
-        its peak address space is read meanwhile (``peak``), so that a crash can be named
-        out of memory."""
+        its address space is read meanwhile, the largest kept (``peak``), so that a crash
+        can be named out of memory."""
         assert proc.stdout is not None
         self.peak = None
         if not self.memory_limit:
             return bool(select.select([proc.stdout], [], [], timeout)[0])
         end = None if timeout is None else time.monotonic() + timeout
         while True:
-            self.peak = children.peak_memory(proc.pid) or self.peak
+            self.peak = max(children.address_space(proc.pid) or 0, self.peak or 0) or None
             left = PEAK_EVERY if end is None else min(PEAK_EVERY, end - time.monotonic())
             if left <= 0:
                 return False
