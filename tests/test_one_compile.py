@@ -43,12 +43,12 @@ def test_a_cpu_iteration_is_compiled_once_and_every_stage_names_that_compile(pyt
         assert {s: r["kind"] for s, r in stages.items()} == {"contract": "pass", "compile": "pass",
                                                               "correctness": "pass", "benchmark": "pass"}
         digests = {stages[s]["compiled_digest"] for s in ("compile", "correctness", "benchmark")}
-        assert digests == {_digest(run / name / "gpu.mlir")}, digests
+        assert digests == {_digest(run / name / "llvm.mlir")}, digests
         # the worker's iteration compiles so far, as each stage saw them: one per iteration
         assert {stages[s]["info"]["compiles"] for s in ("compile", "correctness", "benchmark")} == {number}
-    # what runs is what vN/gpu.mlir shows: the C interface the JIT calls is in it (the
+    # what runs is what vN/llvm.mlir shows: the C interface the JIT calls is in it (the
     # stepwise path the [compile] item had before left it out, so the digests differed)
-    assert "_mlir_ciface_forward" in (run / "v0" / "gpu.mlir").read_text()
+    assert "_mlir_ciface_forward" in (run / "v0" / "llvm.mlir").read_text()
     assert by_iteration["v0"]["compile"]["compiled_digest"] != by_iteration["v1"]["compile"]["compiled_digest"]
 
 

@@ -93,7 +93,7 @@ def test_compile_applies_the_schedule_and_the_pipeline(pytester: pytest.Pytester
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*invalid pass_pipeline.txt pipeline*'no-such-pass' is not a registered pass*",
                                  "*'no-such-pass' does not refer to*"])
-    lowered = (run / "v0" / "gpu.mlir").read_text()
+    lowered = (run / "v0" / "llvm.mlir").read_text()
     assert "scf.for" in lowered and "memref<16x16xf32>" in lowered and "transform." not in lowered
     config = json.loads((run / "v0" / "config.json").read_text())
     assert config["target"] == "cpu" and config["status"] == "pass" and config["kernels"] == []

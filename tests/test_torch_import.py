@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,58 @@ def test_files_of_an_optimization_run_are_not_snippets(pytester: pytest.Pytester
         *(f"run/model_linalg.mlir::v0[{stage}]" for stage in ("contract", "compile", "correctness", "benchmark"))]
     named = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", "run/v0/gpu.mlir")
     named.stdout.fnmatch_lines(["run/v0/gpu.mlir::f[[]compile[]]"])  # named on the command line: collected
+
+
+TUPLE_AND_FFT = """
+import torch
+
+class Spectrum(torch.nn.Module):
+    def forward(self, x):
+        return torch.fft.rfft(x).abs()
+
+def lstm():
+    torch.manual_seed(0)
+    return torch.nn.LSTM(4, 8, batch_first=True), (torch.randn(2, 3, 4),)
+
+def spectrum():
+    return Spectrum(), (torch.randn(4, 16),)
+"""
+
+
+@pytest.mark.slow
+def test_import_torch_flattens_tuple_outputs(pytester: pytest.Pytester) -> None:
+    """nn.LSTM returns (output, (h, c)): three recorded outputs, in the function's order."""
+    pytester.makepyfile(models=TUPLE_AND_FFT)
+    result = pytester.run(CLI, "import-torch", "models.py:lstm", "run")
+    assert result.ret == 0, result.stderr.str()
+    assert "Warning" not in result.stderr.str()
+    with np.load(pytester.path / "run" / "model_linalg.forward.npz") as recorded:
+        assert [recorded[f"output_{i}"].shape for i in range(3)] == [(2, 3, 8), (1, 2, 8), (1, 2, 8)]
+    assert "-> (tensor<2x3x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>)" in (
+        pytester.path / "run" / "model_linalg.mlir").read_text()
+
+
+@pytest.mark.slow
+def test_import_torch_names_the_op_it_cannot_import_in_one_line(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(models=TUPLE_AND_FFT)
+    result = pytester.run(CLI, "import-torch", "models.py:spectrum", "run")
+    assert result.ret == 2
+    assert len(result.stderr.lines) == 1, result.stderr.str()
+    result.stderr.fnmatch_lines(
+        ["mlir-snippets import-torch: torch-mlir: 'math.absf' op *complex<f32>* (at *models.py:*)"])
+    assert not (pytester.path / "run").exists()
+
+
+def test_new_iteration_into_a_closed_pipe_prints_no_traceback(pytester: pytest.Pytester) -> None:
+    """``mlir-snippets new-iteration RUN | head -1``: the reader gone, no BrokenPipeError."""
+    run = pytester.mkdir("run")
+    (run / "model_linalg.mlir").write_text("func.func @f(%a: f32) -> f32 {\n  return %a : f32\n}\n")
+    read, write = os.pipe()
+    os.close(read)  # every write to the pipe fails (EPIPE)
+    try:
+        done = subprocess.run([CLI, "new-iteration", str(run)], stdout=write, stderr=subprocess.PIPE, text=True,
+                              check=False)
+    finally:
+        os.close(write)
+    assert done.stderr == "" and done.returncode == 141, done.stderr
+    assert (run / "v0" / "transform.mlir").is_file()

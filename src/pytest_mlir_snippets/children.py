@@ -26,6 +26,44 @@ def exit_status(returncode: int) -> str:
     return f"exited with code {returncode}"
 
 
+# what a process that could not get memory says before it dies (LLVM's report_bad_alloc_error,
+# C++'s std::bad_alloc, Python's MemoryError, mmap's ENOMEM, the dynamic loader's mapping)
+_NO_MEMORY = ("out of memory", "std::bad_alloc", "MemoryError", "Cannot allocate memory",
+              "failed to map segment")
+NEAR_LIMIT = 0.9  # of the address-space limit: a peak this close, then a crash, is out of memory
+
+
+def address_space(pid: int) -> int | None:
+    """The address space (``VmSize``) of process ``pid`` now, in bytes; None when it is gone
+    or the system does not say. (Not ``VmPeak``: that keeps what an earlier request took.)"""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def out_of_memory(stderr: str, peak: int | None, limit: int | None) -> str:
+    """Why a process that died under an address-space ``limit`` (RLIMIT_AS) ran out of
+    memory, in words: what it said (``stderr``), or its ``peak`` near the limit (a failed
+    allocation often ends in SIGSEGV, saying nothing); "" when neither shows it."""
+    if not limit:
+        return ""
+    said = next((line.strip() for line in stderr.splitlines() if any(m in line for m in _NO_MEMORY)), "")
+    if said:
+        return f"ran out of memory under --mlir-memory-limit {_size(limit)} ({said[:200]})"
+    if peak is not None and peak >= NEAR_LIMIT * limit:
+        return f"ran out of memory under --mlir-memory-limit {_size(limit)} (its address space reached {_size(peak)})"
+    return ""
+
+
+def _size(size: int) -> str:
+    return f"{size / 2**30:.3g} GiB" if size >= 2**30 else f"{size / 2**20:.3g} MiB"
+
+
 def die_with_parent() -> Callable[[], None]:
     """What makes the process it runs in before ``exec`` (``preexec_fn``) get SIGKILL when
     the process that started it dies, however it dies (SIGKILL included): a child busy in

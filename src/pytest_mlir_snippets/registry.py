@@ -72,6 +72,7 @@ class Target:
     opens_before_compile: bool = False
     option_checks: tuple[str, ...] = ()  # the options ``settings`` checks for it (``OPTION_CHECKS``)
     iree_backend: str = ""  # IREE's name of its backend in IREE's CMake test suites ("": not an IREE target)
+    run_ir: str = "gpu.mlir"  # the file (in ``vN/``) an iteration's [compile] writes its final IR to
     # "package.module:function" (relative to ``worker/``) that says whether it can work here
     # where its packages do not tell alone (``mlir-snippets doctor``); "": its packages tell
     availability: str = ""
@@ -95,7 +96,8 @@ class Target:
 
 
 TARGETS: dict[str, Target] = {t.name: t for t in (
-    Target("cpu", "targets.cpu:CpuBackend", CPU_RUN, run_starter="loops", dialects=UPSTREAM | FRONT_ENDS,
+    Target("cpu", "targets.cpu:CpuBackend", CPU_RUN, run_starter="loops", run_ir="llvm.mlir",
+           dialects=UPSTREAM | FRONT_ENDS,
            golden_references=("pytorch", "interpreter", "iree_cpu", "own_plain"),
            reproducer="triage.cpu_driver:driver", takes_pipeline=True, calls_back=True),
     Target("cuda", "targets.cuda:CudaBackend", CUDA_RUN, "matmul-nvvm", ("cuda.bindings.driver",), "cuda",

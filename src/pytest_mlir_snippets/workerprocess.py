@@ -26,6 +26,8 @@ from typing import IO
 from pytest_mlir_snippets import children
 from pytest_mlir_snippets.protocol import Kind, Request, Response, read_response, write_message
 
+PEAK_EVERY = 0.1  # seconds between readings of a memory-limited worker's peak address space
+
 
 class WorkerProcess:
     """Owns one worker process for one target: started on the first request and again after
@@ -43,6 +45,7 @@ class WorkerProcess:
         self.starts = 0
         self._log: IO[bytes] | None = None
         self._pending: tuple[Request, int, float] | None = None  # sent ahead: (request, log start, sent at)
+        self.peak: int | None = None  # the worker's largest address space seen in the last call (a memory limit's)
 
     @property
     def alive(self) -> bool:
@@ -107,7 +110,7 @@ class WorkerProcess:
         if proc is None or proc.stdout is None:
             return Response(Kind.CRASH, "the sandbox worker is gone")
         try:
-            ready = select.select([proc.stdout], [], [], timeout)[0]
+            ready = self._wait(proc, timeout)
             if not ready:
                 return self._lost(Kind.TIMEOUT, log_start, started, timeout)
             response = read_response(proc.stdout)  # type: ignore[arg-type]  # a pipe is a BinaryIO
@@ -121,6 +124,23 @@ class WorkerProcess:
             return self._lost(Kind.CRASH, log_start, started, timeout)
         response.stderr = self._read_log(log_start)
         return response
+
+    def _wait(self, proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
+        """Whether the worker answered (or died) within ``timeout``; under a memory limit,
+        its address space is read meanwhile, the largest kept (``peak``), so that a crash
+        can be named out of memory."""
+        assert proc.stdout is not None
+        self.peak = None
+        if not self.memory_limit:
+            return bool(select.select([proc.stdout], [], [], timeout)[0])
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            self.peak = max(children.address_space(proc.pid) or 0, self.peak or 0) or None
+            left = PEAK_EVERY if end is None else min(PEAK_EVERY, end - time.monotonic())
+            if left <= 0:
+                return False
+            if select.select([proc.stdout], [], [], left)[0]:
+                return True
 
     def _read_log(self, start: int) -> str:
         assert self._log is not None
@@ -140,6 +160,9 @@ class WorkerProcess:
                 self._kill()
             message = f"the sandbox worker {children.exit_status(proc.returncode)}"
         stderr = self._read_log(log_start)
+        hungry = children.out_of_memory(stderr, self.peak, self.memory_limit) if kind is Kind.CRASH else ""
+        if hungry:  # named first; how it died after
+            message = f"the sandbox worker {hungry}; {children.exit_status(proc.returncode)}"
         self.close()
         return Response(kind, message, stderr=stderr, seconds=time.perf_counter() - started,
                         returncode=proc.returncode)

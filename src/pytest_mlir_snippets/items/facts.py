@@ -37,8 +37,9 @@ def snippet_facts(record: ItemRecord, response: Response) -> None:
 
 def iteration_facts(record: ItemRecord, response: Response) -> None:
     """An optimization run's stage: the compile it read, what the PTX holds, when a benchmark
-    was measured and against what, the PyTorch reference's compile."""
+    was measured and against what, the PyTorch reference's compile, a failed compile's pass."""
     record.reference = response.reference
+    record.failing_pass = (response.triage or Triage()).failing_pass
     found, pytorch = response.iteration or IterationFacts(), response.pytorch or PytorchFacts()
     record.compiled_digest = found.compiled_digest
     record.info = RecordInfo(

@@ -12,10 +12,9 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,20 +25,20 @@ from pytest_mlir_snippets.items import gpustages
 from pytest_mlir_snippets.items.base import MlirItem, item_kwargs, relative
 from pytest_mlir_snippets.items.facts import iteration_facts
 from pytest_mlir_snippets.items.failures import STDERR_MARKER, ItemFailure, MlirFailureRepr, expectation_line
+from pytest_mlir_snippets.items.iterationfiles import IterationFiles
 from pytest_mlir_snippets.mlirtext.splitter import SnippetSource
 from pytest_mlir_snippets.model import history
 from pytest_mlir_snippets.model.layout import (
     MODEL,
     REFERENCE,
     STAGES,
+    compiled_ir,
     declared_target,
     is_iteration,
     iterations,
-    matmul_like,
     missing_files,
 )
 from pytest_mlir_snippets.model.record import ItemRecord
-from pytest_mlir_snippets.paths import write_atomic
 from pytest_mlir_snippets.protocol import (
     Diagnostic,
     Golden,
@@ -56,8 +55,6 @@ from pytest_mlir_snippets.protocol import (
 from pytest_mlir_snippets.session import run_state
 from pytest_mlir_snippets.settings import RUN_TIMEOUT
 
-MMA = ("mma.sync", "wgmma")
-
 
 class OptimizationRun(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
@@ -73,9 +70,11 @@ class OptimizationRun(pytest.File):
                                             **item_kwargs(self, "pytorch", "compile"))
             yield IterationItem.from_parent(self, folder=run, stage="pytorch", target=target,
                                             **item_kwargs(self, "pytorch", "benchmark"))
+        functions = SnippetSource(self.path.read_text(errors="replace")).functions
+        line = functions[0].line if functions else 0  # the model's entry: what each iteration compiles
         for folder in iterations(run):
             for stage in STAGES[target]:
-                yield IterationItem.from_parent(self, folder=folder, stage=stage, target=target,
+                yield IterationItem.from_parent(self, folder=folder, stage=stage, target=target, line=line,
                                                 **item_kwargs(self, folder.name, stage))
 
 
@@ -83,8 +82,10 @@ class IterationItem(MlirItem):
     output_in_signature = False  # its record's diagnostics are MLIR's alone
     unsupported_with_compile = False  # a stage after an unsupported compile skips for it, as for a failure
 
-    def __init__(self, *, folder: Path, stage: str, target: str, **kwargs: Any) -> None:
+    def __init__(self, *, folder: Path, stage: str, target: str, line: int = 0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.line = line  # the record's: the model's entry function, in the run report's line column
+        self.reproducer = ""  # a failed [compile]'s reproduce.sh, relative to the output root
         self.folder = folder
         self.stage = stage
         self.target = target
@@ -165,27 +166,21 @@ class IterationItem(MlirItem):
         self._end(Response(kind, "contract: " + "; ".join(problems), checked.diagnostics, stderr=checked.stderr)
                      if problems else Response(Kind.PASS))
 
+    def _files(self) -> IterationFiles:
+        return IterationFiles(self.folder, self.path, self.target)
+
     def _compile(self) -> None:
-        """Model + schedule (transform interpreter) + pass_pipeline.txt give vN/gpu.mlir,
-        vN/kernels.ptx (when the pipeline makes a GPU binary) and vN/config.json; for
-        another target than the run's own, with its name in theirs (vN/config.cpu.json),
-        as the benchmark tables do, so that one target's compile never rewrites another's."""
+        """Model + schedule (transform interpreter) + pass_pipeline.txt give the files of
+        ``IterationFiles``; a failure also its reproducer."""
         response = run_state(self.config).compiled_first(self.compiled_subject, lambda: self._request(IterationCompile),
                                                          self.timeout(), cache=False)
-        suffix = "" if self.target == declared_target(self.run_dir) else f".{self.target}"
-        if response.ir is not None:
-            write_atomic(self.folder / f"gpu{suffix}.mlir", response.ir)
-        ptx = response.facts.ptx if response.facts else ""
-        if ptx:
-            write_atomic(self.folder / f"kernels{suffix}.ptx", ptx)
-        found = response.iteration or IterationFacts()
-        config: dict[str, Any] = {"target": self.target, "status": response.kind.value,
-                  "host_ops": [asdict(op) for op in found.host_ops or []],
-                  "kernels": [asdict(k) for k in found.kernels or []]}
-        if ptx:
-            config["ptx"] = {name: name in ptx for name in MMA} | {"matmul_like": matmul_like(self.path)}
-            response.iteration = replace(found, mma=", ".join(n for n in MMA if n in ptx) or "none")
-        write_atomic(self.folder / f"config{suffix}.json", json.dumps(config, indent=1) + "\n")
+        files = self._files()
+        files.write(response)
+        settings = run_state(self.config).settings
+        script = files.reproducer(response, settings.output_root, self.config.rootpath, self.nodeid)
+        if script is not None:
+            self.reproducer = str(script.relative_to(settings.output_root))
+            self.add_report_section("call", "reproducer", f"sh {script}")
         self._end(response)
 
     def _host_ops(self) -> None:
@@ -245,6 +240,8 @@ class IterationItem(MlirItem):
         record = super().skeleton()
         record.target = self.target
         record.run = relative(self.config, self.run_dir)
+        record.line = self.line
+        record.reproducer = self.reproducer
         return record
 
     def describe(self, record: ItemRecord, response: Response) -> None:
@@ -257,7 +254,10 @@ class IterationItem(MlirItem):
         iteration_facts(record, response)
 
     def _located(self, d: Diagnostic, indent: str = "") -> list[str]:
-        source = self.folder / "transform.mlir" if d.file == "transform.mlir" else self.path
+        """``d`` at its file and line: the schedule, the final IR (a translation's at the
+        first run), else the model."""
+        source = (self.folder / "transform.mlir" if d.file == "transform.mlir" else
+                  self._files().ir_file if d.file == compiled_ir(self.target) else self.path)
         lines = [f"{indent}{gpustages.at(source, d.line, d.column)}: {d.severity}: {d.message}"]
         for note in d.notes:
             lines += self._located(note, indent + "  ")

@@ -48,6 +48,12 @@ def declared_target(run: Path) -> str:
     return m.group(1).lower() if m else "cpu"
 
 
+def compiled_ir(target: str) -> str:
+    """The file (in ``vN/``) an iteration's [compile] writes its final IR to: ``llvm.mlir`` on
+    cpu (the LLVM dialect, the weights as globals), ``gpu.mlir`` on cuda."""
+    return TARGETS[target].run_ir if target in TARGETS else "gpu.mlir"
+
+
 def missing_files(folder: Path) -> list[str]:
     return [name for name in WRITTEN_BY_THE_ENGINEER if not (folder / name).is_file()]
 

@@ -66,7 +66,7 @@ class ItemRecord:
     golden: Golden | None = None  # what an execute (or correctness) verdict compared with; None: no verdict
     reference: str = ""  # the golden in words (which check ops, which interpreter, why not another)
     computed: Computed | None = None  # an execute's: were its results computed at run time; None: not judged
-    compiled_digest: str = ""  # an iteration's stages: sha256 of the compiled IR (vN/gpu.mlir) they read or ran
+    compiled_digest: str = ""  # an iteration's stages: sha256 of the final IR (vN/llvm.mlir) they read or ran
     stdout: str = ""  # what the entry printed, as FileCheck saw it (golden filecheck)
     baked: str = ""  # recorded inputs compiled in as constants (see Backend.compile)
     golden_report: str = ""  # tt-mlir's golden report (JSON), ttmetal/ttnn

@@ -151,7 +151,8 @@ def render_file_report(path: Path, functions: list[tuple[str, int]], records: li
     """Summary, per-op (or per-iteration) table and numbered failure details for one input file."""
     known = {uid for uid, _ in functions}
     extra = sorted({r.function for r in records if r.function not in known}, key=_natural)  # "<file>", "v3"
-    lines_of = {r.function: r.line for r in records if r.stage == "call"}  # Python tests: the test's line
+    # Python tests: the test's line; iterations: the line of the model's entry function
+    lines_of = {r.function: r.line for r in records if r.line}
     rows = [(uid, line) for uid, line in functions] + [(uid, lines_of.get(uid, 0)) for uid in extra]
     snippets = all(r.is_snippet for r in records)
     lines = [

@@ -47,7 +47,7 @@ class DeviceManager(Client):
         """Send ``request`` (the sandbox opens the device first, if its worker has none open)."""
         timeout = self.settings.timeout if timeout is None else timeout
         response = self.sandbox.call(request, timeout)
-        if response.kind is Kind.CRASH and request.op is Op.COMPILE:  # which step it crashed in
+        if response.kind is Kind.CRASH and request.op in (Op.COMPILE, Op.ITERATION):  # which step it crashed in
             from pytest_mlir_snippets.triage import crashtriage
 
             return crashtriage.locate(self.settings.target, self.settings.memory_limit, request, response, timeout)

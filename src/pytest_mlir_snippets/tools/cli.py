@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -243,7 +245,12 @@ def main(argv: list[str] | None = None) -> int:
     args, rest = parser.parse_known_args(argv)
     if rest and not getattr(args, "takes_rest", False):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    result: int = args.run(args, rest) if getattr(args, "takes_rest", False) else args.run(args)
+    try:
+        result: int = args.run(args, rest) if getattr(args, "takes_rest", False) else args.run(args)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (``| head -1``): what is left unread goes nowhere
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE  # as a process killed by SIGPIPE (the shells' 141)
     return result
 
 

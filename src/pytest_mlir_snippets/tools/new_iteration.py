@@ -9,8 +9,11 @@ target (its ``run_starter`` in ``registry.py``, one of ``STARTERS``), and an emp
 The starting points:
 
 - cpu (``loops``): a schedule that only canonicalizes, and a pipeline that lowers every linalg op
-  to plain loops (``convert-linalg-to-loops``) and on to LLVM: correct on any model
-  the cpu target runs, and the baseline the next iterations are measured against;
+  to plain loops (``convert-linalg-to-loops``) and on to LLVM, math ops as the cpu target's own
+  pipeline lowers them (``rsqrt`` expanded, ``erf``, ``tanh``, ... as libm calls, the rest as
+  LLVM intrinsics): correct on any model the cpu target runs, and the baseline the next
+  iterations are measured against. Boolean (i1) buffers take the plugin's rewrite between
+  the steps (``optrun.iteration.Steps``);
 - cuda (``matmul-nvvm``): the mapping of a 2-D ``linalg.matmul`` (32x32 output tiles per block, one
   element per thread, ``examples/runs/cuda_matmul/v0``) and the NVVM pipeline for
   sm_80: edit the match and the tile sizes for the model's ops.
@@ -39,10 +42,11 @@ CPU_SCHEDULE = """module attributes {transform.with_named_sequence} {
 CPU_PIPELINE = (
     "builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion="
     "identity-layout-map}, buffer-deallocation-pipeline, convert-bufferization-to-memref, "
-    "func.func(convert-linalg-to-loops), convert-vector-to-scf, convert-scf-to-cf, expand-strided-metadata, "
-    "lower-affine, convert-vector-to-llvm, finalize-memref-to-llvm, convert-math-to-llvm, convert-arith-to-llvm, "
-    "convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm, convert-ub-to-llvm, "
-    "reconcile-unrealized-casts)\n")
+    "func.func(convert-linalg-to-loops), convert-complex-to-standard, convert-vector-to-scf, convert-scf-to-cf, "
+    "expand-strided-metadata, lower-affine, convert-vector-to-llvm, finalize-memref-to-llvm, "
+    "func.func(math-expand-ops{ops=rsqrt}), convert-math-to-funcs, convert-math-to-libm, convert-math-to-llvm, "
+    "convert-arith-to-llvm, convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm, convert-complex-to-llvm, "
+    "convert-ub-to-llvm, reconcile-unrealized-casts)\n")
 CUDA_SCHEDULE = """module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
     %mm = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op

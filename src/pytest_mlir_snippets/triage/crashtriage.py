@@ -15,7 +15,16 @@ import tempfile
 from pathlib import Path
 
 from pytest_mlir_snippets.client import Sandbox
-from pytest_mlir_snippets.protocol import PROGRESS_ENV, Compile, Kind, Request, Response, apply_info
+from pytest_mlir_snippets.protocol import (
+    PROGRESS_ENV,
+    Compile,
+    FunctionRequest,
+    IterationCompile,
+    Kind,
+    Request,
+    Response,
+    apply_info,
+)
 
 MIN_SECONDS = 1.0  # a second run with less time left than this is not tried
 
@@ -24,8 +33,10 @@ def locate(target: str, memory_limit: int | None, request: Request, crashed: Res
            timeout: float | None) -> Response:
     """``crashed`` (the answer to the compile ``request``) with the step that crashed, when
     the compile crashes again, one pass at a time, in a step the worker marked; else as it was.
-    ``timeout``: the first run's, of which the second gets what the first left."""
-    if type(request) is not Compile or crashed.kind is not Kind.CRASH or not request.module:
+    ``timeout``: the first run's, of which the second gets what the first left. A snippet's
+    compile and an optimization run's iteration's (schedule and pipeline) alike."""
+    if type(request) not in (Compile, IterationCompile) or not isinstance(request, FunctionRequest) \
+            or crashed.kind is not Kind.CRASH or not request.module:
         return crashed  # (a RUN line's compile, LitCompile: lit's command, not a pipeline of passes)
     if timeout is not None:  # what is left of the caller's time (pytest-timeout's, with a budget)
         timeout -= crashed.seconds

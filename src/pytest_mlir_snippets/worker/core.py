@@ -69,6 +69,8 @@ class Kept:
     check_imports: list[str] = field(default_factory=list)  # the check module's functions it imports
     route: str = ""  # tt targets: "pjrt" through tt-xla's plugin
     linked: bool = False  # cpu: its callbacks attached to the engine
+    link_failure: Any = None  # cpu: the SnippetFailure of its translation at the first run, kept
+    ir_file: str = ""  # an iteration's: the file its final IR is written to (``registry.Target.run_ir``)
     check_calls: Any = None  # checkcalls.Recorder of the run
     parallel_runs: Any = None  # parallelrun.Runner of the run
     chip: str = ""  # cuda: the chip compiled for

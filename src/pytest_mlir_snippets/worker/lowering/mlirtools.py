@@ -13,7 +13,8 @@ from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.dialects import dialect_failure
 
 NAMED_SOURCES = ("model_linalg.mlir", "transform.mlir")  # texts parsed under their own name (parse_named)
-_LOC = re.compile(r'"(-|model_linalg\.mlir|transform\.mlir)":(\d+):(\d+)')
+# locations in those, and in the final IR of an iteration (registry.Target.run_ir)
+_LOC = re.compile(r'"(-|model_linalg\.mlir|transform\.mlir|llvm\.mlir|gpu\.mlir)":(\d+):(\d+)')
 _UNKNOWN_DIALECT = re.compile(r"Dialect `([\w.]+)' not found for custom op")
 _SEVERITY = {"DiagnosticSeverity.ERROR": "error", "DiagnosticSeverity.WARNING": "warning",
              "DiagnosticSeverity.NOTE": "note", "DiagnosticSeverity.REMARK": "remark"}
@@ -77,6 +78,21 @@ def parse_named(ir: Any, text: str, name: str) -> Any:
         return op
     module = ir.Module.create()
     ir.InsertionPoint(module.body).insert(op.operation)
+    return module
+
+
+def parse_module_named(ir: Any, text: str, name: str) -> Any:
+    """``parse_named`` as an ``ir.Module`` (the ExecutionEngine's): the ops and attributes moved into one."""
+    parsed = parse_named(ir, text, name)
+    if isinstance(parsed, ir.Module):
+        return parsed
+    module = ir.Module.create(parsed.location)
+    for attribute in parsed.operation.attributes:
+        module.operation.attributes[attribute] = parsed.operation.attributes[attribute]
+    insert = ir.InsertionPoint(module.body)
+    for op in list(parsed.body.operations):
+        op.detach_from_parent()
+        insert.insert(op)
     return module
 
 

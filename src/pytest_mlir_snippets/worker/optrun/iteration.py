@@ -71,10 +71,12 @@ def pipeline_steps(text: str) -> list[str]:
 
 class Steps:
     """What an iteration's compile does between its steps (``lowering.lowered``'s
-    ``between``): after the transform interpreter, the schedule dropped and the rewrites
-    every compile of the target gets (``prepare_for_llvm``); after every step, loops left
-    in host code (before the host is lowered they are loops; after, branches) and the
-    kernels' launch shapes, as found."""
+    ``between``): the rewrites every compile of the target gets (``prepare_for_llvm``: after
+    the transform interpreter, the schedule dropped; after every step, what this build's
+    LLVM lowering cannot take, such as the i1 loads and stores of a boolean buffer, which
+    ``finalize-memref-to-llvm`` asserts on, made before a later step lowers them);
+    after every step, loops left in host code (before the host is lowered they are loops;
+    after, branches) and the kernels' launch shapes, as found."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -82,10 +84,9 @@ class Steps:
         self.kernels: list[Launch] = []
 
     def __call__(self, module: Any) -> None:
-        if self.count == 0:
-            from pytest_mlir_snippets.worker.lowering.passes import prepare_for_llvm
+        from pytest_mlir_snippets.worker.lowering.passes import prepare_for_llvm
 
-            prepare_for_llvm(module)
+        prepare_for_llvm(module)
         self.count += 1
         self.observe(module)
 
@@ -98,7 +99,7 @@ class Steps:
 
     def finish(self, module: Any) -> Finished:
         """After the last step: what the iteration's stages read, and the final IR (the
-        text of ``vN/gpu.mlir``) with its sha256 (``compiled_digest``)."""
+        text of ``vN/llvm.mlir`` or ``vN/gpu.mlir``) with its sha256 (``compiled_digest``)."""
         from mlir import ir
 
         if self.count == 0:  # an empty pass_pipeline.txt: no step after the schedule
@@ -115,7 +116,7 @@ class Steps:
 class Finished:
     """An iteration's compile, as ``Steps.finish`` found it."""
 
-    text: str  # the final IR (vN/gpu.mlir)
+    text: str  # the final IR (vN/llvm.mlir, vN/gpu.mlir: registry.Target.run_ir)
     facts: IterationFacts
     ptx: str  # its gpu.binary's assembly ("": none)
 

@@ -51,7 +51,7 @@ class Backend(abc.ABC):
     def compile_iteration(self, model: str, schedule: str, pipeline: str, function: str) -> Compiled:
         """An optimization-run iteration (``model_linalg.mlir``, its ``transform.mlir``
         and ``pass_pipeline.txt``) compiled once, ready to run: everything its stages
-        read is in the result (``Compiled.ir``, the text of ``vN/gpu.mlir``;
+        read is in the result (``Compiled.ir``, the text of ``vN/llvm.mlir`` or ``vN/gpu.mlir``;
         ``iteration``: host ops, kernels, ``compiled_digest``; ``facts.ptx``), so that what is checked is what is
         run and timed (``worker/optrun/iteration.py``)."""
         raise SnippetFailure(Kind.UNSUPPORTED, f"optimization runs are not run on target {self.name} yet")

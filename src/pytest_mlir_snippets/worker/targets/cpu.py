@@ -15,6 +15,7 @@ import numpy as np
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec
 from pytest_mlir_snippets.protocol import CompileFacts, Kind, Options, Recorded, Triage
+from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker import benchstats, native_io
 from pytest_mlir_snippets.worker.judging import dataflow
 from pytest_mlir_snippets.worker.judging.goldens import ANOTHER, Goldens
@@ -111,14 +112,32 @@ class CpuBackend(Backend):
                              translate=not options.skip_exec, own_steps=not options.pipeline)
 
     def compile_iteration(self, model: str, schedule: str, pipeline: str, function: str) -> Compiled:
-        """An optimization-run iteration, ready to run: schedule, then ``pass_pipeline.txt``
-        (which must reach the LLVM dialect), one step at a time (``optrun.iteration.Steps``);
-        its reference is the model itself."""
+        """An optimization-run iteration, ready to run: schedule, then ``pass_pipeline.txt``,
+        one step at a time (``optrun.iteration.Steps``); its reference is the model itself.
+        Where the pipeline reached the LLVM dialect, translated and linked here, so that a
+        translation that fails or takes too long is the compile's (the stages after it skip);
+        else at the first run, which says what is left (in ``vN/llvm.mlir``, ``kept.ir_file``)."""
         from pytest_mlir_snippets.worker.optrun.iteration import lowered_iteration
 
         with lowered_iteration(model, schedule, pipeline, function, self.name) as (low, done):
-            low.facts.ptx, low.kept.source = done.ptx, model
-            return Compiled(done.text, function, low.signature, None, low.facts, low.kept, done.facts)
+            low.facts.ptx, low.kept.source, low.kept.ir_file = done.ptx, model, TARGETS[self.name].run_ir
+            compiled = Compiled(done.text, function, low.signature, None, low.facts, low.kept, done.facts)
+            if not lowering.untranslatable(low.module):
+                compiled.handle = self._translate(low, 3)
+                self.link(compiled)
+            return compiled
+
+    def _translate(self, low: lowering.Lowered, opt_level: int) -> Any:
+        """``low``'s module translated to LLVM IR in an ExecutionEngine (machine code comes at
+        the first lookup: ``link``)."""
+        try:
+            with failingpass.marked(lambda: failingpass.translation(low.module)):
+                engine = self.engine_type(low.module, opt_level=opt_level, shared_libs=runner_libraries())
+                lapack_run.attach(engine, low.module)  # JAX's LAPACK calls (lowering/shlo/lapack.py)
+                return engine
+        except Exception as error:
+            raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error).with_triage(
+                failingpass.translation(low.module)) from None
 
     def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True,
                  constants: Mapping[int, np.ndarray] | None = None, opt_level: int = 3,
@@ -132,15 +151,7 @@ class CpuBackend(Backend):
         ``steps``: the Python steps (before, between) of a pipeline cut by ``bisect``."""
         before, between = steps or (decompose.lower if own_steps and decompose.needed(module) else None, None)
         with lowering.lowered(module, function, pipeline, self.name, constants, between, before=before) as low:
-            engine = None
-            try:  # translation to LLVM IR; machine code is generated at the first call (link)
-                if translate:
-                    with failingpass.marked(lambda: failingpass.translation(low.module)):
-                        engine = self.engine_type(low.module, opt_level=opt_level, shared_libs=runner_libraries())
-                        lapack_run.attach(engine, low.module)  # JAX's LAPACK calls (lowering/shlo/lapack.py)
-            except Exception as error:
-                raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error).with_triage(
-                    failingpass.translation(low.module)) from None
+            engine = self._translate(low, opt_level) if translate else None
             if not translate:
                 untranslatable = lowering.untranslatable(low.module)
                 if untranslatable:
@@ -159,8 +170,14 @@ class CpuBackend(Backend):
         to the LLVM dialect."""
         if compiled.kept.linked:
             return
+        if compiled.kept.link_failure is not None:  # one translation per compile, failed or not
+            raise compiled.kept.link_failure
         if compiled.handle is None:
-            compiled.handle = self._engine(compiled.ir)
+            try:
+                compiled.handle = self._engine(compiled.ir, compiled.kept.ir_file)
+            except SnippetFailure as failure:
+                compiled.kept.link_failure = failure
+                raise
         checkcalls.attach(compiled.handle, compiled.kept)  # before the first lookup makes the code
         parallelrun.attach(compiled.handle, compiled.kept)
         if not compiled.handle.raw_lookup("_mlir_ciface_" + compiled.function):
@@ -169,13 +186,15 @@ class CpuBackend(Backend):
                                  f"needs is missing (see the JIT session error below){hint}")
         compiled.kept.linked = True
 
-    def _engine(self, text: str) -> Any:
-        """An ExecutionEngine for compiled IR in the LLVM dialect, given as text."""
+    def _engine(self, text: str, name: str = "") -> Any:
+        """An ExecutionEngine for compiled IR in the LLVM dialect, given as text (``name``: the
+        file it is written to, which its diagnostics then point into)."""
         from mlir import ir
 
         with ir.Context() as ctx, ir.Location.unknown(), mlirtools.collecting(ctx, self.name) as diags:
             try:
-                return self.engine_type(ir.Module.parse(text), opt_level=3, shared_libs=runner_libraries())
+                module = mlirtools.parse_module_named(ir, text, name) if name else ir.Module.parse(text)
+                return self.engine_type(module, opt_level=3, shared_libs=runner_libraries())
             except Exception as error:
                 raise diags.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error,
                                     failing_pass="translation") from None
