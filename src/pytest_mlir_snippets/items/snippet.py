@@ -208,7 +208,7 @@ class SnippetItem(MlirItem):
         settings, manager = run_state(self.config).settings, run_state(self.config).device_manager()
         folder = artifact_dir(settings.output_root, self.path, self.func.uid, settings.target, self.config.rootpath)
         script, why = execrepro.update(folder, response, self.func.name, self.nodeid, lambda compare: manager.call(
-            dataclasses.replace(request, compare=compare), self.timeout()))
+            dataclasses.replace(request, compare=compare), self.timeout()), self.call_limit())
         if script is not None:
             self.reproducer = str(script.relative_to(settings.output_root))
         if script is not None or why:
