@@ -213,6 +213,15 @@ class SnippetItem(MlirItem):
             self.reproducer = str(script.relative_to(settings.output_root))
         if script is not None or why:
             self.add_report_section("call", "reproducer", f"sh {script}" if script else f"none: {why}")
+        if script is not None:
+            self._native_stack(response, script)
+
+    def _native_stack(self, response: Response, script: Path) -> None:
+        """A crash's native stack, from its reproducer's run: the tool's frames, where the
+        worker's own report has only the plugin's Python ones."""
+        stack = reproducer.native_stack(script, min(self.timeout(), 30.0)) if response.kind is Kind.CRASH else ""
+        if stack:
+            self.add_report_section("call", "native stack (reproduce.sh)", stack)
 
     def _show_output(self, response: Response) -> None:
         settings = run_state(self.config).settings
@@ -239,6 +248,7 @@ class SnippetItem(MlirItem):
                 (folder / "snippet.mlir").write_text(self.split.text)
                 self.reproducer = str(script.relative_to(settings.output_root))
                 self.add_report_section("call", "reproducer", f"sh {script}")
+                self._native_stack(response, script)
         if settings.save_artifacts and response.files:
             write_files(artifact_dir(settings.output_root, self.path, self.func.uid, settings.target,
                                      self.config.rootpath), response.files, self.split.text)

@@ -70,6 +70,29 @@ def write(folder: Path, response: Response, title: str) -> Path | None:
     return script
 
 
+STACK_LINES = 40  # of a native stack shown: the frames nearest the fault
+
+
+def native_stack(script: Path, timeout: float) -> str:
+    """The native stack a crashed compile's ``reproduce.sh`` prints (LLVM's ``Stack dump:``,
+    the tool's frames where the worker's report has only the plugin's Python ones), at most
+    ``STACK_LINES`` lines; "" when it prints none within ``timeout`` seconds."""
+    import resource
+    import subprocess
+
+    try:
+        done = subprocess.run(["/bin/sh", str(script)], capture_output=True, text=True, timeout=timeout,
+                              check=False, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)))
+    except (subprocess.TimeoutExpired, OSError):
+        return ""
+    start = done.stderr.find("Stack dump:")
+    if start < 0:
+        return ""
+    lines = done.stderr[start:].splitlines()
+    return "\n".join(lines[:STACK_LINES] + ([f"... ({len(lines) - STACK_LINES} more lines: sh {script})"]
+                                            if len(lines) > STACK_LINES else []))
+
+
 def _about(failing: str, before: str, tool_name: str, after_step: str) -> list[str]:
     """The script's comment: what it runs, on what."""
     if tool_name == "iree-compile":
