@@ -67,3 +67,20 @@ def test_rA_shows_a_pass_golden_and_a_crash_native_stack(pytester: pytest.Pytest
     assert 'File "' not in text and "Extension modules" not in text and "most recent call first" not in text
     record = json.loads(out.read_text())["items"][0]
     assert "Extension modules" not in record["output"] and "getWidth() >= 8" in record["output"]
+
+
+def test_an_untranslatable_op_without_a_location_points_at_the_line_it_came_from() -> None:
+    from mlir import ir
+
+    from pytest_mlir_snippets.worker.lowering.passes import untranslatable
+
+    text = ('module {\n  llvm.func @f(%a: f32) -> i32 {\n    %0 = llvm.fadd %a, %a : f32 loc("-":7:5)\n'
+            '    %1 = builtin.unrealized_conversion_cast %0 : f32 to i32 loc(unknown)\n'
+            '    llvm.return %1 : i32 loc("-":9:5)\n  } loc("-":6:3)\n}\n')
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        found = untranslatable(ir.Module.parse(text))
+        assert [(d.line, d.column) for d in found] == [(7, 5)]  # the op before it: fadd's line
+        alone = untranslatable(ir.Module.parse(text.replace('%0 = llvm.fadd %a, %a : f32 loc("-":7:5)',
+                                                            '%0 = llvm.fadd %a, %a : f32 loc(unknown)')))
+        assert [(d.line, d.column) for d in alone] == [(6, 3)]  # none before it: the function's

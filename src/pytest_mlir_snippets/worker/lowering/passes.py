@@ -141,11 +141,30 @@ def untranslatable(module: Any) -> list[Diagnostic]:
         message = (f"LLVM Translation failed for operation: {name}" if dialect == "builtin" else
                    f"cannot be converted to LLVM IR: missing `LLVMTranslationDialectInterface` registration for "
                    f"dialect for op: {name}")
-        found.append(Diagnostic("error", message, *mlirtools.location_of(str(op.location))))
+        found.append(Diagnostic("error", message, *nearest_location(op)))
         return ir.WalkResult.INTERRUPT
 
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
     return found
+
+
+def nearest_location(op: Any) -> tuple[int | None, int | None]:
+    """Line and column of ``op`` in the snippet; for an op made without one (a Python step's,
+    a pattern's ``UnknownLoc``), the nearest op before it in its block that has one, else
+    its nearest enclosing op's: a translation failure points at the snippet's line it came from."""
+    current = op.operation
+    line, column = mlirtools.location_of(str(current.location))
+    while line is None and current.block is not None:
+        before = [other.operation for other in current.block.operations]
+        for other in reversed(before[:next((i for i, o in enumerate(before) if o == current), 0)]):
+            line, column = mlirtools.location_of(str(other.location))
+            if line is not None:
+                return line, column
+        current = current.parent.operation
+        if current.name == "builtin.module":
+            return None, None
+        line, column = mlirtools.location_of(str(current.location))
+    return line, column
 
 
 def keep_manual_deallocation(module: Any, diagnostics: mlirtools.Collector) -> None:

@@ -137,8 +137,10 @@ class CpuBackend(Backend):
                     with failingpass.marked(lambda: failingpass.translation(low.module)):
                         engine = self.engine_type(low.module, opt_level=opt_level, shared_libs=runner_libraries())
             except Exception as error:
-                raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error).with_triage(
-                    failingpass.translation(low.module)) from None
+                failure = low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error)
+                if not any(d.line is not None for d in failure.diagnostics):  # where in the snippet, when it can
+                    failure.diagnostics += lowering.untranslatable(low.module)
+                raise failure.with_triage(failingpass.translation(low.module)) from None
             if not translate:
                 untranslatable = lowering.untranslatable(low.module)
                 if untranslatable:
