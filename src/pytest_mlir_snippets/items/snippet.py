@@ -157,12 +157,14 @@ class SnippetItem(MlirItem):
         return self._memo["options"]  # type: ignore[no-any-return]
 
     def _with_directive(self, options: Options) -> Options:
-        """``options`` with the tolerance a ``// mlir-snippets:`` line above the function sets."""
+        """``options`` with the tolerance (and outputs) a ``// mlir-snippets:`` line above the function sets."""
         try:
             found = directive(self.func.comments)
         except DirectiveError as error:
             self.response = Response(Kind.EXECUTE_ERROR, f"the line above @{self.func.name} cannot be read: {error}")
             self.fail(self.response)
+        if found.outputs is not None:
+            options = dataclasses.replace(options, outputs=found.outputs)
         if found.empty:
             return options
         return dataclasses.replace(options, atol=found.atol if found.atol is not None else options.atol,

@@ -2,7 +2,10 @@
 
 It sets the tolerance of that function's comparison (``golden.compare.Tolerance``) in
 place of the element type's default, for a function whose golden needs more (or less)
-than the defaults; the record names the line as the tolerance's source.
+than the defaults; the record names the line as the tolerance's source. ``outputs=2`` (or
+``outputs=1,2``: argument numbers from 0, as a sidecar's ``input_N``) says which memref
+arguments a function without results writes, the ones compared; without it, every memref
+argument is an output (a read-only input too, compared with itself).
 
 PYTEST_DONT_REWRITE"""
 
@@ -12,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 PREFIX = re.compile(r"^\s*//\s*mlir-snippets:(.*)$")
-KEYS = ("atol", "rtol", "ulp")
+KEYS = ("atol", "rtol", "ulp", "outputs")
 
 
 class DirectiveError(ValueError):
@@ -25,23 +28,37 @@ class Directive:
     rtol: float | None = None
     ulp: int | None = None
     text: str = ""  # the line as written
+    outputs: tuple[int, ...] | None = None  # the memref arguments written (None: all of them)
 
     @property
     def empty(self) -> bool:
         return self.atol is None and self.rtol is None and self.ulp is None
 
+    @property
+    def tolerance_text(self) -> str:
+        """The line(s) as the tolerance's source: those that set atol, rtol or ulp."""
+        return self.text if not self.empty else ""
+
 
 def directive(comments: list[str]) -> Directive:
     """The ``// mlir-snippets:`` settings among ``comments`` (the lines right above a function)."""
     values: dict[str, float | int] = {}
-    lines = []
+    lines: list[str] = []
+    outputs: list[int] = []
     for comment in comments:
         m = PREFIX.match(comment)
         if not m:
             continue
         lines.append(comment.strip())
+        key = ""
         for word in m.group(1).replace(",", " ").split():
+            if "=" not in word and key == "outputs":  # outputs=1,2: the numbers after the first
+                outputs.append(_argument(comment, word))
+                continue
             key, sep, value = word.partition("=")
+            if key == "outputs" and sep:
+                outputs.append(_argument(comment, value))
+                continue
             if not sep or key not in KEYS:
                 raise DirectiveError(f"{comment.strip()!r}: {word!r} is not one of {', '.join(k + '=N' for k in KEYS)}")
             try:
@@ -53,7 +70,15 @@ def directive(comments: list[str]) -> Directive:
             values[key] = number
     atol, rtol, ulp = values.get("atol"), values.get("rtol"), values.get("ulp")
     return Directive(None if atol is None else float(atol), None if rtol is None else float(rtol),
-                     None if ulp is None else int(ulp), "; ".join(lines))
+                     None if ulp is None else int(ulp), "; ".join(lines), tuple(outputs) if outputs else None)
+
+
+def _argument(comment: str, word: str) -> int:
+    """An argument number of ``outputs=``."""
+    if not word.isdigit():
+        raise DirectiveError(f"{comment.strip()!r}: outputs needs argument numbers from 0 (outputs=1,2), "
+                             f"not {word!r}")
+    return int(word)
 
 
 __all__ = ["Directive", "DirectiveError", "directive"]
