@@ -72,7 +72,7 @@ def test_rA_shows_a_pass_golden_and_a_crash_native_stack(pytester: pytest.Pytest
 def test_an_untranslatable_op_without_a_location_points_at_the_line_it_came_from() -> None:
     from mlir import ir
 
-    from pytest_mlir_snippets.worker.lowering.passes import untranslatable
+    from pytest_mlir_snippets.worker.lowering.translatable import untranslatable
 
     text = ('module {\n  llvm.func @f(%a: f32) -> i32 {\n    %0 = llvm.fadd %a, %a : f32 loc("-":7:5)\n'
             '    %1 = builtin.unrealized_conversion_cast %0 : f32 to i32 loc(unknown)\n'

@@ -84,7 +84,10 @@ def judge_outputs(compiled: Compiled, options: Options, golden: Recorded | None,
 
 def run_inputs(compiled: Compiled, options: Options, golden: Recorded | None) -> list[np.ndarray]:
     """What a run of ``compiled`` is given: the recorded inputs, else seeded ones (``golden.inputs``)
-    followed by the values of the snippet's own constants fed at run time (``kept.fed``)."""
+    followed by the values of the snippet's own constants fed at run time (``kept.fed``);
+    unsupported where the compile found a type no run can feed or read."""
+    if compiled.kept.unfeedable:
+        raise SnippetFailure(Kind.UNSUPPORTED, compiled.kept.unfeedable)
     args = compiled.signature[0]
     if golden:
         return recorded(golden.inputs, args, "input", options.lenient_shapes)

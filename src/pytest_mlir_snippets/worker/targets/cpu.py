@@ -22,6 +22,7 @@ from pytest_mlir_snippets.worker.judging.judge import judge_outputs, run_inputs
 from pytest_mlir_snippets.worker.lowering import checkcalls, decompose, jit, mlirtools, parallelrun
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
+from pytest_mlir_snippets.worker.lowering.translatable import untranslatable
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Executed, Kept, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.triage import failingpass
 
@@ -139,14 +140,14 @@ class CpuBackend(Backend):
             except Exception as error:
                 failure = low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error)
                 if not any(d.line is not None for d in failure.diagnostics):  # where in the snippet, when it can
-                    failure.diagnostics += lowering.untranslatable(low.module)
+                    failure.diagnostics += untranslatable(low.module)
                 raise failure.with_triage(failingpass.translation(low.module)) from None
             if not translate:
-                untranslatable = lowering.untranslatable(low.module)
-                if untranslatable:
-                    raise SnippetFailure(Kind.COMPILE_ERROR, "translation to LLVM failed", untranslatable,
+                rejected = untranslatable(low.module)
+                if rejected:
+                    raise SnippetFailure(Kind.COMPILE_ERROR, "translation to LLVM failed", rejected,
                                          triage=failingpass.translation(low.module))
-            elif analyze:  # it will run: whether its results depend on its inputs (execute's ``computed``)
+            elif analyze and not low.kept.unfeedable:  # it will run: whether its results depend on its inputs
                 low.kept.runtime_results = dataflow.runtime_results(low.module, function, len(low.signature[1]))
             final = str(low.module) if keep_ir else ""
         return Compiled(final, function, low.signature, engine, low.facts, low.kept)
