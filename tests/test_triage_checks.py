@@ -40,3 +40,33 @@ def test_an_op_a_legalization_leaves_names_the_pass_and_reproduces(pytester: pyt
     before.write_text(text.replace("stablehlo.cholesky %arg0, lower = true", "stablehlo.abs %arg0"))
     assert "cholesky" not in before.read_text()
     assert clean_run(script).returncode == 0  # sabotaged: the op converts, nothing is left
+
+
+CHECKED = """func.func @twice() {{
+  %0 = util.unfoldable_constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %1 = arith.addf %0, %0 : tensor<3xf32>
+  check.expect_almost_eq_const(%1, dense<[2.0, 4.0, {last}]> : tensor<3xf32>) : tensor<3xf32>
+  %2 = util.unfoldable_constant dense<[5, 6]> : tensor<2xi32>
+  check.expect_eq_const(%2, dense<[5, 6]> : tensor<2xi32>) : tensor<2xi32>
+  return
+}}
+"""
+
+
+def test_a_failed_check_op_gets_a_driver_that_compiles_its_checks(pytester: pytest.Pytester) -> None:
+    (pytester.path / "bad.mlir").write_text(CHECKED.format(last="7.0"))
+    out = pytester.path / "records.json"
+    result = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-json={out}")
+    result.assert_outcomes(passed=1, failed=1)
+    record = next(r for r in json.loads(out.read_text())["items"] if r["stage"] == "execute")
+    assert record["kind"] == "golden-mismatch" and record["reproducer"], record["message"]
+    script = pytester.path / record["reproducer"]
+    driver = script.with_name("driver.mlir").read_text()
+    assert "the snippet's 2 check(s)" in driver
+    done = clean_run(script)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["FAIL: check #0 at index [2]: actual 6, expected 7 (difference -1)"]
+    # sabotaged: the same driver with the check's expected value right passes
+    script.with_name("driver.mlir").write_text(driver.replace("7.000000e+00", "6.000000e+00"))
+    fixed = clean_run(script)
+    assert fixed.returncode == 0 and fixed.stdout.strip() == "PASS", (fixed.stdout, fixed.stderr[-2000:])

@@ -87,13 +87,17 @@ class _Writer:
         return storage
 
 
+Pair = tuple[int, int, int, Bound | None]  # a check: its number, its actual and expected results, its bound
+
+
 def main_text(function: str, args: list[Slot], results: list[Slot], inputs: list[np.ndarray],
               expected: list[np.ndarray] | None, tolerances: list[Bound | None],
-              entry: str = "main") -> str:
+              entry: str = "main", pairs: list[Pair] | None = None) -> str:
     """The driver's globals and ``@entry``: ``@function`` called on ``inputs``; its results
     (a function without results: its memref arguments, after the call) compared with
     ``expected`` (each float result within its (atol, rtol, ulp) of ``tolerances``); without
-    ``expected``, ``PASS`` once the call returned."""
+    ``expected``, ``PASS`` once the call returned. ``pairs``: a function judged by its check
+    ops (their operands its results), each check's actual result compared with its expected one."""
     out = _Writer()
     out.add("%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index", f"{NONE} = arith.constant -1 : index")
     operands = []
@@ -111,6 +115,10 @@ def main_text(function: str, args: list[Slot], results: list[Slot], inputs: list
     compared = list(zip(names, results)) or [(operands[i], s) for i, s in enumerate(args) if s.shape is not None]
     failed = "%false"
     out.add(f"{failed} = arith.constant false")
+    for index, actual, wanted, bound in pairs or []:
+        if any(d is None for d in results[actual].shape or ()):
+            raise DriverUnsupported(f"check #{index} compares values of a dynamic shape ({results[actual].text})")
+        failed = _compare(out, index, names[actual], results[actual], names[wanted], bound, failed, "check")
     if expected is not None:
         if len(expected) != len(compared):
             raise DriverUnsupported(f"{len(expected)} expected value(s) for {len(compared)} result(s)")
@@ -120,27 +128,38 @@ def main_text(function: str, args: list[Slot], results: list[Slot], inputs: list
     return "\n".join([*out.globals, f"  func.func @{entry}() {{", *out.body, "  }"])
 
 
-def _compare(out: _Writer, k: int, name: str, slot: Slot, value: np.ndarray, tolerance: Bound | None,
-             failed_before: str) -> str:
-    """Result ``k`` (``name``) against ``value``; the i1 that says whether this or an earlier one failed."""
-    shape = tuple(value.shape) if slot.shape is not None else ()
+def _compare(out: _Writer, k: int, name: str, slot: Slot, value: np.ndarray | str, tolerance: Bound | None,
+             failed_before: str, what: str = "result") -> str:
+    """Result ``k`` (``name``) against ``value`` (a golden, or another result of the same type:
+    a check's expected operand); the i1 that says whether this or an earlier one failed."""
+    shape = tuple(value.shape) if isinstance(value, np.ndarray) else tuple(d or 0 for d in slot.shape or ())
+    shape = shape if slot.shape is not None else ()
     size = int(np.prod(shape, dtype=np.int64))
     flat = slot.storage((size,))
-    p = f"%k{k}_"
+    p = f"%k{k}_" if what == "result" else f"%x{k}_"
     if slot.shape is None:  # a scalar result, in a buffer of one element
         out.add(f"{p}held = memref.alloca() : {flat}", f"memref.store {name}, {p}held[%c0] : {flat}")
         name, source = f"{p}held", flat
     else:
         source = slot.text
         if len(slot.shape) != len(shape) or any(d not in (None, n) for d, n in zip(slot.shape, shape)):
-            out.add(f'vector.print str "FAIL: result #{k} is {slot.text}, the golden has shape {list(shape)}\\n"',
+            out.add(f'vector.print str "FAIL: {what} #{k} is {slot.text}, the golden has shape {list(shape)}\\n"',
                     f"{p}failed = arith.constant true")
             return f"{p}failed"
     out.add(f"{p}actual = memref.reinterpret_cast {name} to offset: [0], sizes: [{size}], strides: [1] : "
             f"{source} to {flat}")
-    out.hold(f"driver_expected{k}", slot, value.reshape(size))
-    out.add(f"{p}expected = memref.get_global @driver_expected{k} : {flat}", f"{p}size = arith.constant {size} : index")
-    failed_before = _dimensions(out, k, name, slot, shape, failed_before)
+    if isinstance(value, np.ndarray):
+        out.hold(f"driver_expected{k}", slot, value.reshape(size))
+        out.add(f"{p}expected = memref.get_global @driver_expected{k} : {flat}")
+    elif slot.shape is None:
+        out.add(f"{p}wanted = memref.alloca() : {flat}", f"memref.store {value}, {p}wanted[%c0] : {flat}",
+                f"{p}expected = memref.reinterpret_cast {p}wanted to offset: [0], sizes: [1], strides: [1] : "
+                f"{flat} to {flat}")
+    else:
+        out.add(f"{p}expected = memref.reinterpret_cast {value} to offset: [0], sizes: [{size}], strides: [1] : "
+                f"{source} to {flat}")
+    out.add(f"{p}size = arith.constant {size} : index")
+    failed_before = _dimensions(out, p, k, name, slot, shape, failed_before)
     out.add(f"{p}bad = scf.for %i{k} = %c0 to {p}n step %c1 iter_args({p}first = {NONE}) -> (index) {{",
             f"  {p}seen = arith.cmpi ne, {p}first, {NONE} : index",
             f"  {p}next = scf.if {p}seen -> (index) {{", f"    scf.yield {p}first : index", "  } else {",
@@ -148,7 +167,7 @@ def _compare(out: _Writer, k: int, name: str, slot: Slot, value: np.ndarray, tol
     out.add(*("    " + line for line in _equal(p, slot.element, tolerance)))
     out.add(f"    {p}pick = arith.select {p}ok, {NONE}, %i{k} : index", f"    scf.yield {p}pick : index", "  }",
             f"  scf.yield {p}next : index", "}", f"{p}differs = arith.cmpi ne, {p}bad, {NONE} : index",
-            f"scf.if {p}differs {{", f'  vector.print str "FAIL: result #{k} at index ["')
+            f"scf.if {p}differs {{", f'  vector.print str "FAIL: {what} #{k} at index ["')
     stride = size
     for j, dim in enumerate(shape):  # the flat index as one index per dimension
         stride //= max(dim, 1)
@@ -175,11 +194,11 @@ def _compare(out: _Writer, k: int, name: str, slot: Slot, value: np.ndarray, tol
     return f"{p}failed"
 
 
-def _dimensions(out: _Writer, k: int, name: str, slot: Slot, shape: tuple[int, ...], failed_before: str) -> str:
-    """``%k{k}_n``: how many elements of result ``k`` to compare: all, or none when a dynamic
+def _dimensions(out: _Writer, p: str, k: int, name: str, slot: Slot, shape: tuple[int, ...],
+                failed_before: str) -> str:
+    """``{p}n``: how many elements of result ``k`` to compare: all, or none when a dynamic
     dimension of it differs from the golden's (said by a FAIL line); the i1 that says
     whether this or an earlier check failed."""
-    p = f"%k{k}_"
     dynamic = [j for j, d in enumerate(slot.shape or ()) if d is None]
     if not dynamic:
         out.add(f"{p}n = arith.addi {p}size, %c0 : index")
