@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BIN = str(Path(sys.executable).parent)
@@ -70,3 +71,38 @@ def test_a_failed_check_op_gets_a_driver_that_compiles_its_checks(pytester: pyte
     script.with_name("driver.mlir").write_text(driver.replace("7.000000e+00", "6.000000e+00"))
     fixed = clean_run(script)
     assert fixed.returncode == 0 and fixed.stdout.strip() == "PASS", (fixed.stdout, fixed.stderr[-2000:])
+
+
+COMPLEX = """func.func @cadd() {
+  %0 = util.unfoldable_constant dense<[(1.0, 2.0), (3.0, -1.0)]> : tensor<2xcomplex<f32>>
+  %1 = stablehlo.add %0, %0 : tensor<2xcomplex<f32>>
+  check.expect_almost_eq_const(%1, dense<[(2.0, 4.0), (6.0, -3.0)]> : tensor<2xcomplex<f32>>) : tensor<2xcomplex<f32>>
+  return
+}
+"""
+
+
+def test_a_failed_check_of_complex_values_compares_both_parts(pytester: pytest.Pytester) -> None:
+    (pytester.path / "c.mlir").write_text(COMPLEX)
+    out = pytester.path / "records.json"
+    pytester.runpytest("-p", "no:cacheprovider", f"--mlir-json={out}").assert_outcomes(passed=1, failed=1)
+    record = next(r for r in json.loads(out.read_text())["items"] if r["stage"] == "execute")
+    assert record["kind"] == "golden-mismatch" and record["reproducer"], record["message"]
+    done = clean_run(pytester.path / record["reproducer"])
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["FAIL: check #0 at index [1]: actual (6, -2), expected (6, -3)"]
+
+    # complex results against recorded outputs: part by part too
+    (pytester.path / "d.mlir").write_text(
+        "func.func @cdouble(%a: tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>> {\n"
+        '  %0 = "stablehlo.add"(%a, %a) : (tensor<3xcomplex<f32>>, tensor<3xcomplex<f32>>) -> tensor<3xcomplex<f32>>\n'
+        "  return %0 : tensor<3xcomplex<f32>>\n}\n")
+    given = np.array([1 + 2j, 3 - 1j, 0.5j], np.complex64)
+    wrong = given + given
+    wrong[2] += 0.5  # sabotaged at one element
+    np.savez(pytester.path / "d.cdouble.npz", input_0=given, output_0=wrong)
+    pytester.runpytest("-p", "no:cacheprovider", f"--mlir-json={out}", "d.mlir").assert_outcomes(passed=1, failed=1)
+    record = next(r for r in json.loads(out.read_text())["items"] if r["stage"] == "execute")
+    done = clean_run(pytester.path / record["reproducer"])
+    assert done.returncode == 1 and done.stdout.splitlines()[0] == (
+        "FAIL: result #0 at index [2]: actual (0, 1), expected (0.5, 1)"), done.stdout

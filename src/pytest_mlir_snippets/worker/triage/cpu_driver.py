@@ -21,7 +21,8 @@ from pytest_mlir_snippets.worker.judging.judge import expected_outputs, run_inpu
 from pytest_mlir_snippets.worker.lowering import decompose, mlirtools
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.targets.cpu import SMALL, CpuBackend, default_pipeline, frees_own_buffers
-from pytest_mlir_snippets.worker.triage.driver import Bound, DriverUnsupported, Pair, main_text, slot_of
+from pytest_mlir_snippets.worker.triage.driver import DriverUnsupported, Pair, main_text, slot_of
+from pytest_mlir_snippets.worker.triage.drivercompare import Bound
 
 STEP = "plugin:prepare_for_llvm"
 # the libraries every driver needs: vector.print's (printF64, printString...), printMemref*
@@ -44,9 +45,10 @@ def driver(backend: CpuBackend, compiled: Compiled, request: Driver) -> Response
     elif request.compare:
         expected, basis = expected_outputs(compiled, options, golden, inputs, backend.reference)
     rule = tolerance_rule(compiled, options, golden)
-    tolerances: list[Bound | None] = [
+    parts = [np.stack([v.real, v.imag], -1) if v.dtype.kind == "c" else v for v in map(np.asarray, expected or [])]
+    tolerances: list[Bound | None] = [  # complex values part by part, as golden/compare.py compares them
         (*rule.resolve(value.dtype, np.asarray(value, np.float64)), rule.ulp) if value.dtype.kind == "f" else None
-        for value in map(np.asarray, expected or [])]
+        for value in parts]
     module, function = request.module, request.function
     small = SMALL.search(module) is not None
     first, rest = default_pipeline(own_deallocation=frees_own_buffers(module), small_floats=small)
