@@ -86,6 +86,6 @@ def test_reduce_shrinks_a_stablehlo_snippet_on_iree_cpu(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "pytest_mlir_snippets.tools.cli", "reduce", "shlo.mlir::chain",
                            "--target", "iree-cpu"], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
-    small = (tmp_path / "shlo.chain.reduced.mlir").read_text()
+    small = (tmp_path / "ops_mlir_snippets/shlo.mlir/chain/iree-cpu/reduced.mlir").read_text()
     assert len(small.splitlines()) <= 0.4 * len(source.splitlines()), small
     assert '"stablehlo.cholesky"(%arg0)' in small and "stablehlo.tanh" not in small

@@ -17,7 +17,8 @@ import pytest
 from pytest_mlir_snippets.mlirtext.litscript import tool
 from pytest_mlir_snippets.worker.lowering.runtime_libs import runner_libraries
 from pytest_mlir_snippets.worker.targets.cpu import default_pipeline
-from pytest_mlir_snippets.worker.triage.driver import Bound, main_text, slot_of
+from pytest_mlir_snippets.worker.triage.driver import main_text, slot_of
+from pytest_mlir_snippets.worker.triage.drivercompare import Bound
 
 OPS = """func.func @scale(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = arith.addf %a, %a : tensor<2x3xf32>

@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 import pytest
 
+from pytest_mlir_snippets.items.facts import judged_by
 from pytest_mlir_snippets.items.failures import (
     FAILURES,
     ItemFailure,
@@ -25,6 +26,7 @@ from pytest_mlir_snippets.items.failures import (
     failure_of,
     first_error,
     item_signature,
+    shown_stderr,
 )
 from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import (
@@ -191,6 +193,8 @@ class MlirItem(pytest.Item):
         elif folded:
             why = FOLDED
         else:
+            if response.verdict is not None and basis is not None:
+                self.add_report_section("call", "golden", judged_by(response.verdict))
             return
         if run_state(self.config).settings.require_golden:
             self.response = replace(response, kind=Kind.NO_GOLDEN, message=f"--mlir-require-golden: {why}")
@@ -227,7 +231,7 @@ class MlirItem(pytest.Item):
         record.metrics = dict(response.metrics)
         if response.verdict is not None:
             record.golden, record.computed = response.verdict.golden, response.verdict.computed
-        record.output = response.stderr
+        record.output = shown_stderr(response.stderr)
         record.seconds = response.seconds
 
     def record_report(self, report: pytest.TestReport) -> None:

@@ -1,6 +1,6 @@
 """What an item's answer says about it, on its record: for a snippet, the arguments and
 results, the golden in words, a failure's pass; for an optimization run's stage, the
-compile it read; and the facts ``info`` keeps.
+compile it read; and the facts ``info`` keeps. A pass's golden and tolerance in words.
 
 PYTEST_DONT_REWRITE"""
 
@@ -11,7 +11,7 @@ from dataclasses import asdict
 
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.model.recordinfo import RecordInfo
-from pytest_mlir_snippets.protocol import CompileFacts, IterationFacts, PytorchFacts, Response, Triage
+from pytest_mlir_snippets.protocol import CompileFacts, IterationFacts, PytorchFacts, Response, Triage, Verdict
 
 
 def snippet_facts(record: ItemRecord, response: Response) -> None:
@@ -48,3 +48,12 @@ def iteration_facts(record: ItemRecord, response: Response) -> None:
         host_ops=None if found.host_ops is None else [asdict(op) for op in found.host_ops],
         kernels=None if found.kernels is None else [asdict(k) for k in found.kernels],
         torch_compile=pytorch.torch_compile or None, compiles=found.compiles or None)
+
+
+def judged_by(verdict: Verdict) -> str:
+    """A pass's golden and tolerance, as ``-rA`` (``-rP``) shows it under the passed item."""
+    rule = verdict.tolerance
+    tolerance = "exact (no float result)" if rule is None else f"atol {rule.atol:.3g}, rtol {rule.rtol:.3g}" + (
+        f", {rule.ulp} ULP" if rule.ulp else "") + (f" ({rule.source})" if rule.source else "")
+    golden = verdict.golden.value if verdict.golden is not None else "?"
+    return f"golden: {golden}: {verdict.reference or golden}\ntolerance: {tolerance}"

@@ -130,6 +130,23 @@ _NOTEWORTHY = re.compile(
 )
 
 
+# faulthandler's report of the worker's own Python frames when native code kills it: where
+# in the plugin it was (the step is named in the message), its thread's address and the
+# loaded extension modules, which change with the run (-n 0 or xdist) and say nothing of MLIR
+_WORKER_FRAMES = re.compile(r"(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):"
+                            r"|  File \".*\", line \d+ in \S+|  <no Python frame>|Extension modules: .*"
+                            r"|  Garbage-collecting")
+
+
+def shown_stderr(text: str) -> str:
+    """A worker's output as reports show it: without faulthandler's Python frames and
+    module list (MLIR's own words, the native stack and ``Fatal Python error: <signal>`` kept)."""
+    if "Fatal Python error" not in text:
+        return text
+    kept = [line for line in text.splitlines() if not _WORKER_FRAMES.fullmatch(line)]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).rstrip() + "\n"
+
+
 def extract_diagnostics(text: str, limit: int = 20) -> list[str]:
     """The noteworthy lines of captured output (errors, aborts, allocator messages)."""
     found: list[str] = []
@@ -229,5 +246,5 @@ def format_failure(response: Response, item: Located, expected: str | None = Non
     if response.metrics:
         lines.append("metrics: " + ", ".join(f"{k}={v:.6g}" for k, v in response.metrics.items()))
     if response.stderr.strip():
-        lines += [STDERR_MARKER, response.stderr.rstrip()]
+        lines += [STDERR_MARKER, shown_stderr(response.stderr).rstrip()]
     return "\n".join(lines)

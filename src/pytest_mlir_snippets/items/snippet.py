@@ -157,7 +157,8 @@ class SnippetItem(MlirItem):
         return self._memo["options"]  # type: ignore[no-any-return]
 
     def _with_directive(self, options: Options) -> Options:
-        """``options`` with the tolerance and input range a ``// mlir-snippets:`` line above the function sets."""
+        """``options`` with the tolerance, input range and outputs a ``// mlir-snippets:`` line above the
+        function sets."""
         try:
             found = directive(self.func.comments)
         except DirectiveError as error:
@@ -165,6 +166,8 @@ class SnippetItem(MlirItem):
             self.fail(self.response)
         if found.inputs is not None:
             options = dataclasses.replace(options, input_range=found.inputs)
+        if found.outputs is not None:
+            options = dataclasses.replace(options, outputs=found.outputs)
         if found.empty:
             return options
         return dataclasses.replace(options, atol=found.atol if found.atol is not None else options.atol,
@@ -210,11 +213,20 @@ class SnippetItem(MlirItem):
         settings, manager = run_state(self.config).settings, run_state(self.config).device_manager()
         folder = artifact_dir(settings.output_root, self.path, self.func.uid, settings.target, self.config.rootpath)
         script, why = execrepro.update(folder, response, self.func.name, self.nodeid, lambda compare: manager.call(
-            dataclasses.replace(request, compare=compare), self.timeout()))
+            dataclasses.replace(request, compare=compare), self.timeout()), self.call_limit())
         if script is not None:
             self.reproducer = str(script.relative_to(settings.output_root))
         if script is not None or why:
             self.add_report_section("call", "reproducer", f"sh {script}" if script else f"none: {why}")
+        if script is not None:
+            self._native_stack(response, script)
+
+    def _native_stack(self, response: Response, script: Path) -> None:
+        """A crash's native stack, from its reproducer's run: the tool's frames, where the
+        worker's own report has only the plugin's Python ones."""
+        stack = reproducer.native_stack(script, min(self.timeout(), 30.0)) if response.kind is Kind.CRASH else ""
+        if stack:
+            self.add_report_section("call", "native stack (reproduce.sh)", stack)
 
     def _show_output(self, response: Response) -> None:
         settings = run_state(self.config).settings
@@ -241,6 +253,7 @@ class SnippetItem(MlirItem):
                 (folder / "snippet.mlir").write_text(self.split.text)
                 self.reproducer = str(script.relative_to(settings.output_root))
                 self.add_report_section("call", "reproducer", f"sh {script}")
+                self._native_stack(response, script)
         if settings.save_artifacts and response.files:
             write_files(artifact_dir(settings.output_root, self.path, self.func.uid, settings.target,
                                      self.config.rootpath), response.files, self.split.text)

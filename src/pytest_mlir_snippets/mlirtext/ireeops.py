@@ -252,3 +252,15 @@ def iree_only_dialects(text: str) -> list[str]:
 
 __all__ = ["CHECK_OPS", "IREE_ONLY", "CheckSite", "IreeSyntaxError", "iree_only_dialects", "masked", "rewrite",
            "uses_iree_ops"]
+
+
+_UNKNOWN_OP = re.compile(r"custom op '([a-z_]\w*)\.[\w.]+' is unknown")
+
+
+def newer_iree_syntax(errors: list[str]) -> bool:
+    """Whether a parse failure in IREE's compiler (its error messages) may be a newer release's
+    syntax: an op IREE's MLIR knows, written another way (op syntax changes between releases),
+    or an unknown op of IREE's own dialects; not an upstream op IREE's MLIR has no such op of
+    (``linalg.add``: no release of IREE takes it)."""
+    unknown = next((m.group(1) for message in errors if (m := _UNKNOWN_OP.search(message))), None)
+    return unknown is None or unknown in IREE_ONLY

@@ -58,6 +58,7 @@ class Triage:
     diverged_after: str = ""  # --mlir-bisect: the step after which results differ
     bisect_cuts: list[str] = field(default_factory=list)  # what each cut gave, one line each
     iree_cannot_parse: str = ""  # the IREE release a file needs that the installed one cannot parse
+    left_ops: list[str] = field(default_factory=list)  # ops a legalization left: the script fails when they stay
 
 
 @dataclass

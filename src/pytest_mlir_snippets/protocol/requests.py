@@ -49,6 +49,7 @@ class Options:
     rtol: float | None = None
     ulp: int | None = None  # elements this many units in the last place apart pass too
     tolerance_source: str = ""  # who set atol/rtol/ulp ("": --mlir-atol/--mlir-rtol)
+    outputs: tuple[int, ...] | None = None  # a function without results: the memref arguments it writes (None: all)
     pcc: float = 0.99
     lenient_shapes: bool = False  # recorded outputs may differ from results by unit dimensions
     print_ir: bool = False

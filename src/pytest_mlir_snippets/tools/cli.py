@@ -5,7 +5,7 @@
     mlir-snippets sysdesc
     mlir-snippets inventory MODEL.mlir... [--out DIR] | --from-torch MODULE:FACTORY --out DIR
     mlir-snippets new-iteration RUN [--from vN]
-    mlir-snippets export-lit FILE::FUNC [--out PATH]
+    mlir-snippets export-lit FILE::FUNC [--out PATH] [--timeout SECONDS]
     mlir-snippets reduce FILE::FUNC [--out PATH]
     mlir-snippets record-goldens FILE[::FUNC] --from interpreter|torch|iree-cpu [--force]
     mlir-snippets onnx-tests [--target T] [-k PATTERN] [PYTEST ARGS] | --write DIR
@@ -33,6 +33,7 @@ from pathlib import Path
 
 from pytest_mlir_snippets.items.expectfile import ExpectationsError, load_expectations
 from pytest_mlir_snippets.reporting.publish import RecordsError, publish, read_records, summary_lines
+from pytest_mlir_snippets.settings import DEFAULT_TIMEOUT
 from pytest_mlir_snippets.triage import reduce
 
 
@@ -185,7 +186,7 @@ def export_lit_command(args: argparse.Namespace) -> int:
     from pytest_mlir_snippets.triage.export_lit import ExportError, export_lit
 
     try:
-        text = export_lit(args.function)
+        text = export_lit(args.function, args.timeout)
     except ExportError as error:
         print(f"mlir-snippets export-lit: {error}", file=sys.stderr)
         return 2
@@ -236,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
                               "CHECK lines over a driver module that compares it with its golden)")
     lit.add_argument("function", metavar="FILE::FUNC", help="FUNC as in the node id")
     lit.add_argument("--out", metavar="PATH", help="write the test here (default: standard output)")
+    lit.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                     help=f"for the compile and run of FUNC, as an item's --mlir-timeout (default {DEFAULT_TIMEOUT:g})")
     lit.set_defaults(run=export_lit_command)
     reduce.add_parser(commands)
     from pytest_mlir_snippets.tools import onnx_tests, record_goldens

@@ -12,19 +12,19 @@ from pytest_mlir_snippets.client import Sandbox
 from pytest_mlir_snippets.golden.recorded import RecordedDataError, load_recorded
 from pytest_mlir_snippets.mlirtext.directives import DirectiveError, directive
 from pytest_mlir_snippets.protocol import Options
+from pytest_mlir_snippets.settings import DEFAULT_TIMEOUT
 from pytest_mlir_snippets.triage.litexport import lit_test
 from pytest_mlir_snippets.triage.subject import SubjectError, find
-
-TIMEOUT = 300.0
 
 
 class ExportError(Exception):
     """Why a function cannot be exported, in one line."""
 
 
-def export_lit(spec: str, timeout: float = TIMEOUT) -> str:
+def export_lit(spec: str, timeout: float = DEFAULT_TIMEOUT) -> str:
     """The integration test for ``spec`` (``FILE::FUNC``, FUNC as in the node id, a
-    ``[stage]`` after it ignored)."""
+    ``[stage]`` after it ignored); ``timeout``: seconds for the worker's
+    compile and run of it, as an item's ``--mlir-timeout``."""
     try:
         path, source, function = find(spec)
     except SubjectError as error:

@@ -12,6 +12,7 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 import shlex
+import shutil
 from pathlib import Path
 from typing import Protocol
 
@@ -54,9 +55,18 @@ def lit_test(driver: Driver, function: str, title: str) -> str:
     return "\n".join(lines) + driver.module
 
 
-def script(test: Path, driver: Driver, function: str, title: str) -> str:
+def bounded(seconds: float) -> str:
+    """What bounds a command of a ``reproduce.sh`` by the item's timeout: coreutils' ``timeout``
+    (its absolute path: the script runs with an empty PATH), which ends with status 124 when the
+    time is up and with the command's own status (or signal) otherwise; "" without one."""
+    found = shutil.which("timeout")
+    return f"{shlex.quote(found)} -k 5 {seconds:g} " if found else ""
+
+
+def script(test: Path, driver: Driver, function: str, title: str, timeout: float) -> str:
     """``reproduce.sh`` for ``test`` (the file ``lit_test`` wrote), run from its folder; shell
-    builtins and the tools' absolute paths only (it runs with an empty PATH)."""
+    builtins and the tools' absolute paths only (it runs with an empty PATH); ``mlir-runner``
+    bounded by ``timeout`` seconds, as the item's call was."""
     subs = [(k, v) for k, v in substitutions(Path(test.name), "") if k != "%s" and k.startswith("%mlir")]
 
     def line(command: list[str]) -> str:
@@ -69,10 +79,12 @@ def script(test: Path, driver: Driver, function: str, title: str) -> str:
         return " ".join([shlex.quote(tool(command[0])), *words])
 
     first, runner, check = (line(c) for c in _commands(driver))
+    runner = bounded(timeout) + runner
     return "\n".join([
         "#!/bin/sh", f"# {title}", *(f"# {text}" for text in explanation(driver, function)),
         f"# This runs the RUN line of {test.name} with the installed tools and fails as the item did:",
-        "# FileCheck fails on a wrong result, a signal that ends mlir-runner ends this script.",
+        "# FileCheck fails on a wrong result, a signal that ends mlir-runner ends this script;",
+        "# a run longer than the item's timeout ends with status 124.",
         'case $0 in */*) cd "${0%/*}" || exit 2 ;; esac', "ulimit -c 0",
         f"out=$({first} | {runner})", "status=$?", "printf '%s\\n' \"$out\"",
         'if [ "$status" -gt 128 ]; then kill -s "$(kill -l "$status")" $$; fi',

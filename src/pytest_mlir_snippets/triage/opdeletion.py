@@ -35,6 +35,32 @@ def count_ops(text: str) -> int | None:
         return len(_walk(ir.Module.parse(text), ir, keep_terminators=True))
 
 
+def parse_error(text: str) -> str:
+    """Why upstream's bindings cannot parse ``text``, in one line ("" when they can)."""
+    from mlir import ir
+
+    with _context(ir):
+        try:
+            ir.Module.parse(text)
+        except Exception as error:
+            return next((line.strip() for line in str(error).splitlines() if "error:" in line),
+                        str(error).splitlines()[0] if str(error) else type(error).__name__)
+    return ""
+
+
+def function_type(text: str, name: str) -> str | None:
+    """The type of the function ``@name`` of ``text`` as MLIR prints it (its arguments and
+    results); None when no bindings here parse ``text`` or it has no such function."""
+    ir = bindings(text)
+    if ir is None:
+        return None
+    with _context(ir):
+        for op in ir.Module.parse(text).body.operations:
+            if op.operation.name == "func.func" and str(op.attributes["sym_name"]).strip('"') == name:
+                return str(op.attributes["function_type"])
+    return None
+
+
 def bindings(text: str) -> Any:
     """The ``ir`` module of the first bindings that parse ``text``: upstream's, else
     torch-mlir's (torch, StableHLO); None when neither does."""

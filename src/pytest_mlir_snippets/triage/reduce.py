@@ -5,8 +5,11 @@ Upstream's ``mlir-reduce`` first (the wheel's, found as the plugin finds its oth
 with an interestingness script that runs the plugin's sandbox worker on each candidate
 (over a socket: ``_upstream``); then the plugin's own op-deletion loop
 (``triage/opdeletion.py``) on what it left, where upstream's bindings parse the snippet.
-The result is written to ``--out`` (default ``<stem>.<FUNC>.reduced.mlir`` beside FILE)
-and its size before and after is printed, in lines and ops.
+The result is written to ``--out`` (default ``ops_mlir_snippets/<FILE>/<FUNC>/<target>/reduced.mlir``
+under the current folder, the item's artifact folder with the output root there, which the
+next run does not collect) and its path and size before and after are printed, in lines and
+ops. A snippet that does not parse is declined (exit status 2), as is a mismatch with
+recorded outputs whose failing positions cannot be told (``triage/interesting.py``).
 
 PYTEST_DONT_REWRITE"""
 
@@ -22,11 +25,23 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from pytest_mlir_snippets.client import Sandbox
 from pytest_mlir_snippets.golden.recorded import RecordedDataError
 from pytest_mlir_snippets.mlirtext.litscript import tool
-from pytest_mlir_snippets.triage.interesting import Spec, failure_of, interesting, opened
-from pytest_mlir_snippets.triage.opdeletion import count_ops, shrink
+from pytest_mlir_snippets.paths import artifact_dir
+from pytest_mlir_snippets.protocol import Recorded
+from pytest_mlir_snippets.triage.interesting import (
+    Spec,
+    against_recorded,
+    failing_positions,
+    failure_of,
+    interesting,
+    opened,
+)
+from pytest_mlir_snippets.triage.opdeletion import count_ops, function_type, parse_error, shrink
 from pytest_mlir_snippets.triage.subject import SubjectError, find
+
+REDUCED = "reduced.mlir"  # in the item's artifact folder: never collected as a snippet file
 
 
 class ReduceError(Exception):
@@ -55,6 +70,10 @@ def reduce(node: str, out: Path | None, target: str, pipeline: str | None, timeo
         spec.kind, spec.first, spec.compiles = failure_of(sandbox, text, spec, golden)
         if spec.kind in ("pass", "unsupported"):
             raise ReduceError(f"{node} does not fail on {target} ({spec.kind}): nothing to reduce")
+        if count_ops(text) is None:
+            raise ReduceError(f"{node} does not parse ({parse_error(text)}): nothing to reduce, fix the syntax first")
+        if against_recorded(spec, golden):
+            _keep_positions(sandbox, text, spec, golden, node)
         before = size(text)
 
         def still_fails(candidate: str) -> bool:
@@ -63,9 +82,25 @@ def reduce(node: str, out: Path | None, target: str, pipeline: str | None, timeo
         text = shrink(_upstream(text, still_fails, timeout) or text, still_fails)
     finally:
         sandbox.close()
-    target_path = out or path.with_name(f"{path.stem}.{uid}.reduced.mlir")
+    target_path = out or artifact_dir(Path.cwd(), path.resolve(), uid, target, Path.cwd()) / REDUCED
+    target_path.parent.mkdir(parents=True, exist_ok=True)
     target_path.write_text(text)
     return target_path, before, size(text)
+
+
+def _keep_positions(sandbox: Sandbox, text: str, spec: Spec, golden: Recorded | None, node: str) -> None:
+    """A mismatch with recorded outputs: what a candidate keeps (the function's type, its
+    failing output positions), or a ReduceError saying why it cannot be told."""
+    assert golden is not None
+    spec.interface = function_type(text, spec.function)
+    spec.positions = failing_positions(sandbox, text, spec, golden)
+    if spec.interface is None or spec.positions is None:
+        raise ReduceError(f"{node}: declined: its results on the recorded inputs could not be read back to find "
+                          "which of them differ, and kind alone would keep any smaller snippet "
+                          "(return %arg0 mismatches too)")
+    if not any(spec.positions):
+        raise ReduceError(f"{node}: declined: no element of its results is outside the tolerance (the mismatch is "
+                          "PCC's or the whole array's), so no failing position can be kept")
 
 
 # the interestingness script's Python: the candidate's path to the reducing process, which
@@ -127,7 +162,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     shrink_it = commands.add_parser("reduce", help="the smallest snippet that still fails as FILE::FUNC does "
                                     "(mlir-reduce, then the plugin's own op deletion)")
     shrink_it.add_argument("node", metavar="FILE::FUNC", help="as in the node id: ops.mlir::add_0")
-    shrink_it.add_argument("--out", metavar="PATH", help="default: <stem>.<FUNC>.reduced.mlir beside FILE")
+    shrink_it.add_argument("--out", metavar="PATH", help="default: ops_mlir_snippets/<FILE>/<FUNC>/<TARGET>/"
+                           "reduced.mlir here (never collected)")
     shrink_it.add_argument("--target", default="cpu", help="the item's target (default cpu)")
     shrink_it.add_argument("--pipeline", metavar="PIPELINE", help="the item's --mlir-pipeline, if it had one")
     shrink_it.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",

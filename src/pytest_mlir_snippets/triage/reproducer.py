@@ -52,25 +52,59 @@ def write(folder: Path, response: Response, title: str) -> Path | None:
     args = (list(triage.failing_args) if triage.failing_args is not None else
             ["--allow-unregistered-dialect", f"--pass-pipeline={triage.failing_pipeline}"])
     tool_name = triage.failing_tool
-    about = _about(failing, before.name, tool_name, triage.after_step)
+    about = _about(failing, before.name, tool_name, triage.after_step, bool(triage.left_ops))
     if triage.failing_input:  # the whole compile, on the text the tool was given
         (folder / "input.mlir").write_text(triage.failing_input)
         command = [native_tool(tool_name), "input.mlir", *args]
     else:
         command = [native_tool(tool_name), *args, before.name]
     script = folder / "reproduce.sh"
+    run = " ".join(shlex.quote(part) for part in command)
     script.write_text("#!/bin/sh\n"
                       f"# {title}: {response.message.splitlines()[0] if response.message else response.kind.value}\n"
                       + "".join(f"# {line}\n" for line in about)
                       + f"# It fails{', killed by the same signal,' if response.kind is Kind.CRASH else ''} "
                       "as the item's compile did.\n"
                       'case $0 in */*) cd "${0%/*}" || exit 2 ;; esac\n'
-                      f"exec {' '.join(shlex.quote(part) for part in command)}\n")
+                      + (_left_check(run, failing, triage.left_ops) if triage.left_ops else f"exec {run}\n"))
     script.chmod(0o755)
     return script
 
 
-def _about(failing: str, before: str, tool_name: str, after_step: str) -> list[str]:
+STACK_LINES = 40  # of a native stack shown: the frames nearest the fault
+
+
+def native_stack(script: Path, timeout: float) -> str:
+    """The native stack a crashed compile's ``reproduce.sh`` prints (LLVM's ``Stack dump:``,
+    the tool's frames where the worker's report has only the plugin's Python ones), at most
+    ``STACK_LINES`` lines; "" when it prints none within ``timeout`` seconds."""
+    import resource
+    import subprocess
+
+    try:
+        done = subprocess.run(["/bin/sh", str(script)], capture_output=True, text=True, timeout=timeout,
+                              check=False, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)))
+    except (subprocess.TimeoutExpired, OSError):
+        return ""
+    start = done.stderr.find("Stack dump:")
+    if start < 0:
+        return ""
+    lines = done.stderr[start:].splitlines()
+    return "\n".join(lines[:STACK_LINES] + ([f"... ({len(lines) - STACK_LINES} more lines: sh {script})"]
+                                            if len(lines) > STACK_LINES else []))
+
+
+def _left_check(run: str, failing: str, left: list[str]) -> str:
+    """The script's body for ops a legalization left (no pass failed; the plugin's check did):
+    the legalization's output printed, and an error, status 1, for each op still in it (shell
+    builtins only: the script runs with an empty PATH)."""
+    said = [shlex.quote(f"error: {failing} left {op!r} without a lowering to linalg") for op in left]
+    checks = "".join(f"case $out in *{shlex.quote(op)}[!a-zA-Z0-9_.]*) echo {line} >&2; left=1 ;; esac\n"
+                     for op, line in zip(left, said))
+    return f"out=$({run}) || exit $?\nprintf '%s\\n' \"$out\"\nleft=0\n{checks}exit $left\n"
+
+
+def _about(failing: str, before: str, tool_name: str, after_step: str, left: bool = False) -> list[str]:
     """The script's comment: what it runs, on what."""
     if tool_name == "iree-compile":
         alone = [] if failing in ("iree-compile", "import") else [
@@ -84,5 +118,9 @@ def _about(failing: str, before: str, tool_name: str, after_step: str) -> list[s
                 "plugin's steps), in generic form; this translates it."]
     start = [f"It starts from the IR right after {after_step}, a Python step of the plugin's that no",
              "command-line tool runs."] if after_step else []
+    if left:
+        return [f"{before} is the IR the legalization around {failing} received (the plugin's steps and passes",
+                "before it applied); this runs that legalization's pipeline on it. No pass fails: the plugin's",
+                f"check finds the ops {failing} leaves without a lowering, and so does this script.", *start]
     return [f"{before} is the IR {failing} received (the plugin's steps and passes before it applied);",
             "this runs that pass alone on it.", *start]

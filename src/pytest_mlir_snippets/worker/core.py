@@ -78,6 +78,7 @@ class Kept:
     ptx_lines: int = 0
     single_thread: bool = False  # cuda: no parallel loop, one block of one thread
     vmfb_bytes: int = 0  # IREE: the module's size
+    unfeedable: str = ""  # why a run cannot feed or read the function's types (its compile stands alone)
 
 
 @dataclass

@@ -46,9 +46,13 @@ def judge_outputs(compiled: Compiled, options: Options, golden: Recorded | None,
         verdict.computed = computed(compiled, [i for c in compiled.kept.checks if not c.callee
                                                for i in (c.first, c.first + 1)], actual)
         return _judge_checks(compiled, actual, verdict)
+    wrote = not results and _wrote(args, inputs, actual)
+    if not results and options.outputs is not None:  # a // mlir-snippets: outputs= line: those compared
+        keep = written(args, options.outputs)
+        actual, reference = [actual[k] for k in keep], _kept(reference, keep)
     verdict.computed = computed(compiled, range(len(results)), actual)
     if golden and golden.outputs is not None:
-        produced = results or [spec for spec in args if spec.kind == "memref"]  # written in place
+        produced = results or [args[i] for i in _memrefs(args, options.outputs)]  # written in place
         basis = Reference([], golden.source, golden.basis)
         verdict.reference, verdict.golden = basis.name, basis.golden
         try:
@@ -56,7 +60,7 @@ def judge_outputs(compiled: Compiled, options: Options, golden: Recorded | None,
         except SnippetFailure as failure:
             failure.verdict = verdict
             raise
-    elif not results and not _wrote(args, inputs, actual):
+    elif not results and not wrote:
         verdict.reference, verdict.golden = NOTHING, Golden.NONE
         return Executed({}, verdict)
     else:
@@ -80,7 +84,10 @@ def judge_outputs(compiled: Compiled, options: Options, golden: Recorded | None,
 
 def run_inputs(compiled: Compiled, options: Options, golden: Recorded | None) -> list[np.ndarray]:
     """What a run of ``compiled`` is given: the recorded inputs, else seeded ones (``golden.inputs``)
-    followed by the values of the snippet's own constants fed at run time (``kept.fed``)."""
+    followed by the values of the snippet's own constants fed at run time (``kept.fed``);
+    unsupported where the compile found a type no run can feed or read."""
+    if compiled.kept.unfeedable:
+        raise SnippetFailure(Kind.UNSUPPORTED, compiled.kept.unfeedable)
     args = compiled.signature[0]
     if golden:
         return recorded(golden.inputs, args, "input", options.lenient_shapes)
@@ -140,6 +147,37 @@ def computed(compiled: Compiled, actual_side: Iterable[int], actual: list[np.nda
         return None
     runtime = any(depends[i] for i in indices if i < len(depends))
     return Computed.RUNTIME if runtime else Computed.COMPILE_TIME
+
+
+def _memrefs(args: list[TypeSpec], outputs: tuple[int, ...] | None) -> list[int]:
+    """The argument numbers of the memref arguments a function without results writes: those
+    ``outputs`` names (a ``// mlir-snippets: outputs=`` line), else every one."""
+    memrefs = [i for i, spec in enumerate(args) if spec.kind == "memref"]
+    if outputs is None:
+        return memrefs
+    wrong = [i for i in outputs if i not in memrefs]
+    if wrong:
+        raise SnippetFailure(Kind.EXECUTE_ERROR, f"outputs={','.join(map(str, outputs))}: argument(s) "
+                             f"{', '.join(f'#{i}' for i in wrong)} of {len(args)} not a memref the function can "
+                             f"write (its memref arguments: {', '.join(f'#{i}' for i in memrefs) or 'none'})")
+    return [i for i in memrefs if i in outputs]
+
+
+def written(args: list[TypeSpec], outputs: tuple[int, ...]) -> list[int]:
+    """Of a run's values of a function without results (its memref arguments after the call,
+    in order), the indices of those ``outputs`` names."""
+    memrefs = [i for i, spec in enumerate(args) if spec.kind == "memref"]
+    return [memrefs.index(i) for i in _memrefs(args, outputs)]
+
+
+def _kept(reference: Callable[[], Reference], keep: list[int]) -> Callable[[], Reference]:
+    """``reference`` giving only the values at ``keep`` (a reference gives every memref argument)."""
+    def kept() -> Reference:
+        found = reference()
+        if len(found.outputs) > max(keep, default=-1):
+            found.outputs = [found.outputs[k] for k in keep]
+        return found
+    return kept
 
 
 def _wrote(args: list[TypeSpec], inputs: list[np.ndarray], actual: list[np.ndarray]) -> bool:

@@ -22,7 +22,7 @@ from pytest_mlir_snippets.worker.lowering import checks as check_ops
 from pytest_mlir_snippets.worker.lowering import fedvalues, ireeops, mlirtools, onnx, parallel, shlo, torch_rewrites
 from pytest_mlir_snippets.worker.lowering.bake import bake_inputs
 from pytest_mlir_snippets.worker.lowering.shlo import jaxops, refine
-from pytest_mlir_snippets.worker.triage.failingpass import imported, marked, plugin_step
+from pytest_mlir_snippets.worker.triage.failingpass import imported, leftover, marked, plugin_step
 
 # StableHLO: first to plain StableHLO (callees inlined, without the inliner's canonicalization,
 # which drops an unused check.eq; quantized ops as integer math; chlo decomposed), then
@@ -231,6 +231,7 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
                 mlirtools.run_passes(module, onnx.INLINE, tpm.PassManager.parse, diags, "ONNX import")
         if kind == "torch":
             plugin_step("torch.flatten_losses", module, lambda: torch_rewrites.flatten_losses(module, tir))
+        given = module.operation.get_asm(enable_debug_info=True)  # a leftover's reproducer starts here
         mlirtools.run_passes(module, pipeline, tpm.PassManager.parse, diags, f"{kind} legalization")
         if "tm_tensor." in str(module):  # sort, scatter, top-k: TMTensor ops, which only torch-mlir lowers
             mlirtools.run_passes(module, TM_TENSOR_TO_LOOPS, tpm.PassManager.parse, diags, "TMTensor lowering")
@@ -238,7 +239,8 @@ def _legalize_with(module_text: str, kind: str, target: str, function: str, pipe
         left = _leftovers(module, tir)
         if left:
             raise SnippetFailure(Kind.COMPILE_ERROR, f"{kind} legalization left {len(left)} op(s) without a lowering"
-                                 f" to linalg", left)
+                                 f" to linalg", left, triage=leftover(kind, pipeline, given,
+                                                                      [d.message.split("'")[1] for d in left]))
         text = mlirtools.spell_out_booleans(module.operation.get_asm(enable_debug_info=True))
         return text, signature, checks
 

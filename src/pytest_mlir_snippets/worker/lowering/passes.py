@@ -16,10 +16,10 @@ import numpy as np
 from pytest_mlir_snippets.golden.compare import OP_ULP
 from pytest_mlir_snippets.golden.inputs import UnsupportedType
 from pytest_mlir_snippets.mlirtext import ireeops as iree_text
-from pytest_mlir_snippets.protocol import CompileFacts, Diagnostic, Kind
+from pytest_mlir_snippets.protocol import CompileFacts, Kind
 from pytest_mlir_snippets.worker.core import Kept, SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checks as check_ops
-from pytest_mlir_snippets.worker.lowering import fedvalues, frontend, mlirtools, oneprocess
+from pytest_mlir_snippets.worker.lowering import fedvalues, frontend, mlirtools, oneprocess, vectorentry
 from pytest_mlir_snippets.worker.lowering import ireeops as iree_ops
 from pytest_mlir_snippets.worker.triage.failingpass import begin, imported, marked, plugin_step
 
@@ -70,13 +70,14 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
             checks = check_ops.capture(parsed, ir, function, dialect="arith")
         oneprocess.refuse_callbacks(target, checks, fed.parallel)
         _reject_unregistered(parsed, ctx, target)
-        func = mlirtools.find_function(parsed, function)
+        parsed, func = vectorentry.wrap(parsed, mlirtools.find_function(parsed, function), ir)  # vectors: memory
         if own_signature is None:
             fed.widened = fedvalues.widen_entry(func, ir, "arith")
+        unfeedable = ""
         try:
             args, results = own_signature or mlirtools.signature(func, _shaped)
-        except UnsupportedType as error:
-            raise SnippetFailure(Kind.UNSUPPORTED, str(error)) from None
+        except UnsupportedType as error:  # the compile goes on: only a run must feed and read them
+            args, results, unfeedable = [], [], str(error)
         func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
         approximated = sorted(mlirtools.ops_by_name(parsed, ir, frozenset(OP_ULP)))  # ULP allowances of the golden
         keep_manual_deallocation(parsed, diags)
@@ -95,7 +96,7 @@ def lowered(module: str, function: str, pipeline: list[str], target: str,
                              input_specs=[(s.dims, s.element) for s in args], outputs=[str(s) for s in results],
                              baked=baked, kept_constants=list(fed.kept), widened=list(fed.widened))
         kept = Kept(source=module, constants=dict(constants or {}) if baked else {}, checks=list(checks),
-                    ulp_ops=list(approximated or []), parallel=list(fed.parallel))
+                    ulp_ops=list(approximated or []), parallel=list(fed.parallel), unfeedable=unfeedable)
         if fed.values:  # constants fed at run time (see worker/lowering/ireeops.py)
             kept.fed, facts.fed_inputs = list(fed.values), list(fed.sources)
             first = len(args) - len(fed.values)
@@ -119,33 +120,6 @@ def prepare_for_llvm(module: Any) -> None:
 
 
 _MANUAL = frozenset({"memref.alloc", "memref.realloc", "memref.dealloc"})
-
-
-# dialects whose ops translation to LLVM IR takes (the LLVM dialect and those of LLVM
-# intrinsics); any other op left makes the translation fail
-TRANSLATABLE = frozenset({"llvm", "omp", "nvvm", "rocdl", "x86vector", "amx", "arm_neon", "arm_sve", "arm_sme"})
-
-
-def untranslatable(module: Any) -> list[Diagnostic]:
-    """An error, as the translation words it, for the first op of ``module`` (outermost
-    first) that translation to LLVM IR would reject (none: it translates)."""
-    from mlir import ir
-
-    found: list[Diagnostic] = []
-
-    def visit(op: Any) -> Any:
-        name = op.name
-        dialect = name.split(".", 1)[0]
-        if name == "builtin.module" or dialect in TRANSLATABLE:
-            return ir.WalkResult.ADVANCE
-        message = (f"LLVM Translation failed for operation: {name}" if dialect == "builtin" else
-                   f"cannot be converted to LLVM IR: missing `LLVMTranslationDialectInterface` registration for "
-                   f"dialect for op: {name}")
-        found.append(Diagnostic("error", message, *mlirtools.location_of(str(op.location))))
-        return ir.WalkResult.INTERRUPT
-
-    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
 
 
 def keep_manual_deallocation(module: Any, diagnostics: mlirtools.Collector) -> None:

@@ -24,6 +24,7 @@ from pytest_mlir_snippets.worker.lowering import checkcalls, decompose, jit, mli
 from pytest_mlir_snippets.worker.lowering import passes as lowering
 from pytest_mlir_snippets.worker.lowering.runtime_libs import INSTALL_HINT, runner_libraries
 from pytest_mlir_snippets.worker.lowering.shlo import lapack_run
+from pytest_mlir_snippets.worker.lowering.translatable import untranslatable
 from pytest_mlir_snippets.worker.targets.base import Backend, Compiled, Executed, Kept, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.triage import failingpass
 
@@ -112,32 +113,31 @@ class CpuBackend(Backend):
                              translate=not options.skip_exec, own_steps=not options.pipeline)
 
     def compile_iteration(self, model: str, schedule: str, pipeline: str, function: str) -> Compiled:
-        """An optimization-run iteration, ready to run: schedule, then ``pass_pipeline.txt``,
-        one step at a time (``optrun.iteration.Steps``); its reference is the model itself.
-        Where the pipeline reached the LLVM dialect, translated and linked here, so that a
-        translation that fails or takes too long is the compile's (the stages after it skip);
-        else at the first run, which says what is left (in ``vN/llvm.mlir``, ``kept.ir_file``)."""
+        """An iteration: schedule, then ``pass_pipeline.txt`` step by step (``optrun.iteration``);
+        translated and linked here where it reached the LLVM dialect, so that a translation that
+        fails or times out is the compile's; else at the first run (``vN/llvm.mlir``)."""
         from pytest_mlir_snippets.worker.optrun.iteration import lowered_iteration
 
         with lowered_iteration(model, schedule, pipeline, function, self.name) as (low, done):
             low.facts.ptx, low.kept.source, low.kept.ir_file = done.ptx, model, TARGETS[self.name].run_ir
             compiled = Compiled(done.text, function, low.signature, None, low.facts, low.kept, done.facts)
-            if not lowering.untranslatable(low.module):
+            if not untranslatable(low.module):
                 compiled.handle = self._translate(low, 3)
                 self.link(compiled)
             return compiled
 
     def _translate(self, low: lowering.Lowered, opt_level: int) -> Any:
-        """``low``'s module translated to LLVM IR in an ExecutionEngine (machine code comes at
-        the first lookup: ``link``)."""
+        """``low``'s module in an ExecutionEngine (machine code at the first lookup: ``link``)."""
         try:
             with failingpass.marked(lambda: failingpass.translation(low.module)):
                 engine = self.engine_type(low.module, opt_level=opt_level, shared_libs=runner_libraries())
                 lapack_run.attach(engine, low.module)  # JAX's LAPACK calls (lowering/shlo/lapack.py)
                 return engine
         except Exception as error:
-            raise low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error).with_triage(
-                failingpass.translation(low.module)) from None
+            failure = low.diagnostics.failure(Kind.COMPILE_ERROR, "translation to LLVM failed", error)
+            if not any(d.line is not None for d in failure.diagnostics):  # where in the snippet, when it can
+                failure.diagnostics += untranslatable(low.module)
+            raise failure.with_triage(failingpass.translation(low.module)) from None
 
     def _compile(self, module: str, function: str, pipeline: list[str], keep_ir: bool = True,
                  constants: Mapping[int, np.ndarray] | None = None, opt_level: int = 3,
@@ -153,11 +153,11 @@ class CpuBackend(Backend):
         with lowering.lowered(module, function, pipeline, self.name, constants, between, before=before) as low:
             engine = self._translate(low, opt_level) if translate else None
             if not translate:
-                untranslatable = lowering.untranslatable(low.module)
-                if untranslatable:
-                    raise SnippetFailure(Kind.COMPILE_ERROR, "translation to LLVM failed", untranslatable,
+                rejected = untranslatable(low.module)
+                if rejected:
+                    raise SnippetFailure(Kind.COMPILE_ERROR, "translation to LLVM failed", rejected,
                                          triage=failingpass.translation(low.module))
-            elif analyze:  # it will run: whether its results depend on its inputs (execute's ``computed``)
+            elif analyze and not low.kept.unfeedable:  # it will run: whether its results depend on its inputs
                 low.kept.runtime_results = dataflow.runtime_results(low.module, function, len(low.signature[1]))
             final = str(low.module) if keep_ir else ""
         return Compiled(final, function, low.signature, engine, low.facts, low.kept)

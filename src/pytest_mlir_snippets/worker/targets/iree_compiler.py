@@ -28,6 +28,7 @@ from functools import cache
 from typing import Any
 
 from pytest_mlir_snippets.golden.inputs import TypeSpec, UnsupportedType
+from pytest_mlir_snippets.mlirtext.ireeops import newer_iree_syntax
 from pytest_mlir_snippets.protocol import Diagnostic, Kind, Triage
 from pytest_mlir_snippets.registry import IREE_INPUT
 from pytest_mlir_snippets.worker.dialects import dialect_failure
@@ -141,10 +142,12 @@ class Compiler:
                 module = self._ir.Module.parse(text)
             except Exception as error:
                 release = iree_release()
-                failure = parsing.failure(Kind.COMPILE_ERROR, "the snippet does not parse or verify with IREE "
-                                          f"{release} (hint: written for a newer IREE than {release}? IREE's op "
-                                          "syntax changes between releases)", error)
-                failure.triaged().iree_cannot_parse = release  # counted apart: a file this IREE cannot read
+                failure = parsing.failure(Kind.COMPILE_ERROR, f"the snippet does not parse or verify with IREE "
+                                          f"{release}", error)
+                if newer_iree_syntax([d.message for d in failure.diagnostics]):
+                    failure.message += (f" (hint: written for a newer IREE than {release}? IREE's op syntax "
+                                        "changes between releases)")
+                    failure.triaged().iree_cannot_parse = release  # counted apart: a file this IREE cannot read
                 for diagnostic in failure.diagnostics:
                     diagnostic.notes = [_parse(f"-:{n.line}:{n.column}: {n.message}", n.severity) if n.line else n
                                         for n in diagnostic.notes]

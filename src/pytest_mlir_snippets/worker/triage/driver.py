@@ -15,13 +15,14 @@ function bufferized), which the rest of the target's pipeline lowers with the fu
 from __future__ import annotations
 
 import json
-import struct
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from pytest_mlir_snippets.worker.triage.drivercompare import Bound, equal_parts
+
 NONE = "%none"  # index -1: no element differs
-Bound = tuple[float, float, int]  # a float result's atol, rtol and ULP allowance
 
 
 class DriverUnsupported(ValueError):
@@ -47,15 +48,15 @@ class Slot:
 
 def slot_of(text: str) -> Slot:
     """``text`` (an argument or result type of the bufferized function) as a slot."""
-    if text.startswith("complex") or "complex<" in text:
-        raise DriverUnsupported(f"type {text}: complex values are not compared by the driver")
     if not text.startswith("memref<"):
         if text.startswith(("tensor<", "vector<", "!")):
             raise DriverUnsupported(f"type {text} cannot be given by the driver")
         return Slot(text, None, text)
-    body = text[len("memref<"):-1].split(",")[0]  # a layout, if any, after the comma
-    *dims, element = body.split("x")
-    return Slot(text, tuple(None if d == "?" else int(d) for d in dims), element)
+    body = text[len("memref<"):-1]
+    found = re.match(r"((?:(?:\d+|\?)x)*)([^,]+)", body)  # a layout, if any, after the element's comma
+    assert found is not None
+    dims = found.group(1).split("x")[:-1]
+    return Slot(text, tuple(None if d == "?" else int(d) for d in dims), found.group(2))
 
 
 def _literal(value: np.ndarray, slot: Slot) -> str:
@@ -63,13 +64,9 @@ def _literal(value: np.ndarray, slot: Slot) -> str:
     infinity kept), integers and i1 as nested lists."""
     if value.size == 0:
         return "uninitialized"
-    if slot.is_float:
+    if slot.is_float or slot.element.startswith("complex<"):
         return f'dense<"0x{np.ascontiguousarray(value).tobytes().hex().upper()}">'
     return f"dense<{json.dumps(np.asarray(value).astype(object if value.dtype.kind == 'b' else np.int64).tolist())}>"
-
-
-def _f64(value: float) -> str:
-    return "0x" + struct.pack(">d", value).hex().upper()
 
 
 class _Writer:
@@ -87,13 +84,17 @@ class _Writer:
         return storage
 
 
+Pair = tuple[int, int, int, Bound | None]  # a check: its number, its actual and expected results, its bound
+
+
 def main_text(function: str, args: list[Slot], results: list[Slot], inputs: list[np.ndarray],
               expected: list[np.ndarray] | None, tolerances: list[Bound | None],
-              entry: str = "main") -> str:
+              entry: str = "main", pairs: list[Pair] | None = None) -> str:
     """The driver's globals and ``@entry``: ``@function`` called on ``inputs``; its results
     (a function without results: its memref arguments, after the call) compared with
     ``expected`` (each float result within its (atol, rtol, ulp) of ``tolerances``); without
-    ``expected``, ``PASS`` once the call returned."""
+    ``expected``, ``PASS`` once the call returned. ``pairs``: a function judged by its check
+    ops (their operands its results), each check's actual result compared with its expected one."""
     out = _Writer()
     out.add("%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index", f"{NONE} = arith.constant -1 : index")
     operands = []
@@ -111,6 +112,10 @@ def main_text(function: str, args: list[Slot], results: list[Slot], inputs: list
     compared = list(zip(names, results)) or [(operands[i], s) for i, s in enumerate(args) if s.shape is not None]
     failed = "%false"
     out.add(f"{failed} = arith.constant false")
+    for index, actual, wanted, bound in pairs or []:
+        if any(d is None for d in results[actual].shape or ()):
+            raise DriverUnsupported(f"check #{index} compares values of a dynamic shape ({results[actual].text})")
+        failed = _compare(out, index, names[actual], results[actual], names[wanted], bound, failed, "check")
     if expected is not None:
         if len(expected) != len(compared):
             raise DriverUnsupported(f"{len(expected)} expected value(s) for {len(compared)} result(s)")
@@ -120,35 +125,46 @@ def main_text(function: str, args: list[Slot], results: list[Slot], inputs: list
     return "\n".join([*out.globals, f"  func.func @{entry}() {{", *out.body, "  }"])
 
 
-def _compare(out: _Writer, k: int, name: str, slot: Slot, value: np.ndarray, tolerance: Bound | None,
-             failed_before: str) -> str:
-    """Result ``k`` (``name``) against ``value``; the i1 that says whether this or an earlier one failed."""
-    shape = tuple(value.shape) if slot.shape is not None else ()
+def _compare(out: _Writer, k: int, name: str, slot: Slot, value: np.ndarray | str, tolerance: Bound | None,
+             failed_before: str, what: str = "result") -> str:
+    """Result ``k`` (``name``) against ``value`` (a golden, or another result of the same type:
+    a check's expected operand); the i1 that says whether this or an earlier one failed."""
+    shape = tuple(value.shape) if isinstance(value, np.ndarray) else tuple(d or 0 for d in slot.shape or ())
+    shape = shape if slot.shape is not None else ()
     size = int(np.prod(shape, dtype=np.int64))
     flat = slot.storage((size,))
-    p = f"%k{k}_"
+    p = f"%k{k}_" if what == "result" else f"%x{k}_"
     if slot.shape is None:  # a scalar result, in a buffer of one element
         out.add(f"{p}held = memref.alloca() : {flat}", f"memref.store {name}, {p}held[%c0] : {flat}")
         name, source = f"{p}held", flat
     else:
         source = slot.text
         if len(slot.shape) != len(shape) or any(d not in (None, n) for d, n in zip(slot.shape, shape)):
-            out.add(f'vector.print str "FAIL: result #{k} is {slot.text}, the golden has shape {list(shape)}\\n"',
+            out.add(f'vector.print str "FAIL: {what} #{k} is {slot.text}, the golden has shape {list(shape)}\\n"',
                     f"{p}failed = arith.constant true")
             return f"{p}failed"
     out.add(f"{p}actual = memref.reinterpret_cast {name} to offset: [0], sizes: [{size}], strides: [1] : "
             f"{source} to {flat}")
-    out.hold(f"driver_expected{k}", slot, value.reshape(size))
-    out.add(f"{p}expected = memref.get_global @driver_expected{k} : {flat}", f"{p}size = arith.constant {size} : index")
-    failed_before = _dimensions(out, k, name, slot, shape, failed_before)
+    if isinstance(value, np.ndarray):
+        out.hold(f"driver_expected{k}", slot, value.reshape(size))
+        out.add(f"{p}expected = memref.get_global @driver_expected{k} : {flat}")
+    elif slot.shape is None:
+        out.add(f"{p}wanted = memref.alloca() : {flat}", f"memref.store {value}, {p}wanted[%c0] : {flat}",
+                f"{p}expected = memref.reinterpret_cast {p}wanted to offset: [0], sizes: [1], strides: [1] : "
+                f"{flat} to {flat}")
+    else:
+        out.add(f"{p}expected = memref.reinterpret_cast {value} to offset: [0], sizes: [{size}], strides: [1] : "
+                f"{source} to {flat}")
+    out.add(f"{p}size = arith.constant {size} : index")
+    failed_before = _dimensions(out, p, k, name, slot, shape, failed_before)
     out.add(f"{p}bad = scf.for %i{k} = %c0 to {p}n step %c1 iter_args({p}first = {NONE}) -> (index) {{",
             f"  {p}seen = arith.cmpi ne, {p}first, {NONE} : index",
             f"  {p}next = scf.if {p}seen -> (index) {{", f"    scf.yield {p}first : index", "  } else {",
             f"    {p}x = memref.load {p}actual[%i{k}] : {flat}", f"    {p}y = memref.load {p}expected[%i{k}] : {flat}")
-    out.add(*("    " + line for line in _equal(p, slot.element, tolerance)))
+    out.add(*("    " + line for line in equal_parts(p, slot.element, tolerance)))
     out.add(f"    {p}pick = arith.select {p}ok, {NONE}, %i{k} : index", f"    scf.yield {p}pick : index", "  }",
             f"  scf.yield {p}next : index", "}", f"{p}differs = arith.cmpi ne, {p}bad, {NONE} : index",
-            f"scf.if {p}differs {{", f'  vector.print str "FAIL: result #{k} at index ["')
+            f"scf.if {p}differs {{", f'  vector.print str "FAIL: {what} #{k} at index ["')
     stride = size
     for j, dim in enumerate(shape):  # the flat index as one index per dimension
         stride //= max(dim, 1)
@@ -165,9 +181,7 @@ def _compare(out: _Writer, k: int, name: str, slot: Slot, value: np.ndarray, tol
     for side, label in (("fx", ""), ("fy", "expected ")):
         if label:
             out.add(f'  vector.print str ", {label}"')
-        printed, kind = _printable(out, f"{p}{side}", slot.element)
-        out.add(f"  vector.print {printed} : {kind} punctuation <no_punctuation>")
-        shown.append(printed)
+        shown.append(_show(out, f"{p}{side}", slot.element))
     if slot.is_float:  # six digits may print both alike: their difference says by how much
         out.add(f"  {p}by = arith.subf {shown[0]}, {shown[1]} : f64", '  vector.print str " (difference "',
                 f"  vector.print {p}by : f64 punctuation <no_punctuation>", '  vector.print str ")"')
@@ -175,11 +189,11 @@ def _compare(out: _Writer, k: int, name: str, slot: Slot, value: np.ndarray, tol
     return f"{p}failed"
 
 
-def _dimensions(out: _Writer, k: int, name: str, slot: Slot, shape: tuple[int, ...], failed_before: str) -> str:
-    """``%k{k}_n``: how many elements of result ``k`` to compare: all, or none when a dynamic
+def _dimensions(out: _Writer, p: str, k: int, name: str, slot: Slot, shape: tuple[int, ...],
+                failed_before: str) -> str:
+    """``{p}n``: how many elements of result ``k`` to compare: all, or none when a dynamic
     dimension of it differs from the golden's (said by a FAIL line); the i1 that says
     whether this or an earlier check failed."""
-    p = f"%k{k}_"
     dynamic = [j for j, d in enumerate(slot.shape or ()) if d is None]
     if not dynamic:
         out.add(f"{p}n = arith.addi {p}size, %c0 : index")
@@ -198,53 +212,20 @@ def _dimensions(out: _Writer, k: int, name: str, slot: Slot, shape: tuple[int, .
     return f"{p}shape_failed"
 
 
-def _equal(p: str, element: str, tolerance: Bound | None) -> list[str]:
-    """Lines that set ``{p}ok``: ``{p}x`` (actual) passes against ``{p}y`` (expected)."""
-    if not (element.startswith(("f", "bf", "tf"))):
-        return [f"{p}ok = arith.cmpi eq, {p}x, {p}y : {element}"]
-    atol, rtol, ulp = tolerance or (0.0, 0.0, 0)
-    lines = [] if element == "f64" else [f"{p}x64 = arith.extf {p}x : {element} to f64",
-                                         f"{p}y64 = arith.extf {p}y : {element} to f64"]
-    x, y = (f"{p}x", f"{p}y") if element == "f64" else (f"{p}x64", f"{p}y64")
-    lines += [f"{p}eq = arith.cmpf oeq, {x}, {y} : f64", f"{p}xn = arith.cmpf uno, {x}, {x} : f64",
-              f"{p}yn = arith.cmpf uno, {y}, {y} : f64", f"{p}nan = arith.andi {p}xn, {p}yn : i1",
-              f"{p}diff = arith.subf {x}, {y} : f64", f"{p}ad = math.absf {p}diff : f64",
-              f"{p}ay = math.absf {y} : f64", f"{p}atol = arith.constant {_f64(atol)} : f64",
-              f"{p}rtol = arith.constant {_f64(rtol)} : f64", f"{p}scaled = arith.mulf {p}rtol, {p}ay : f64",
-              f"{p}bound = arith.addf {p}atol, {p}scaled : f64", f"{p}close = arith.cmpf ole, {p}ad, {p}bound : f64",
-              f"{p}either = arith.ori {p}eq, {p}nan : i1"]
-    width = _WIDTHS.get(element[:2] if element.startswith("f8") else element)
-    if not ulp or width is None:
-        return [*lines, f"{p}ok = arith.ori {p}either, {p}close : i1"]
-    return [*lines, *_ulps(p, element, width, ulp, x, y), f"{p}near = arith.ori {p}close, {p}ulp_ok : i1",
-            f"{p}ok = arith.ori {p}either, {p}near : i1"]
-
-
-_WIDTHS = {"f64": 64, "f32": 32, "f16": 16, "bf16": 16, "f8": 8}
-
-
-def _ulps(p: str, element: str, width: int, ulp: int, x: str, y: str) -> list[str]:
-    """Lines that set ``{p}ulp_ok``: both finite and at most ``ulp`` values of the type apart
-    (``golden.compare.ulp_difference``: the magnitudes' distance, their sum across zero)."""
-    bits = f"i{width}"
-    lines = [f"{p}inf = arith.constant 0x7FF0000000000000 : f64", f"{p}ax = math.absf {x} : f64",
-             f"{p}xf = arith.cmpf one, {p}ax, {p}inf : f64", f"{p}yf = arith.cmpf one, {p}ay, {p}inf : f64",
-             f"{p}finite = arith.andi {p}xf, {p}yf : i1",
-             f"{p}mask = arith.constant {(1 << (width - 1)) - 1} : i64",
-             f"{p}sign = arith.constant {1 << (width - 1)} : i64"]
-    for side in ("x", "y"):
-        raw = f"{p}{side}"
-        lines += [f"{p}{side}b = arith.bitcast {raw} : {element} to {bits}"]
-        wide = f"{p}{side}b"
-        if width < 64:
-            lines.append(f"{p}{side}w = arith.extui {wide} : {bits} to i64")
-            wide = f"{p}{side}w"
-        lines += [f"{p}{side}m = arith.andi {wide}, {p}mask : i64", f"{p}{side}s = arith.andi {wide}, {p}sign : i64"]
-    return [*lines, f"{p}same = arith.cmpi eq, {p}xs, {p}ys : i64", f"{p}hi = arith.maxui {p}xm, {p}ym : i64",
-            f"{p}lo = arith.minui {p}xm, {p}ym : i64", f"{p}apart = arith.subi {p}hi, {p}lo : i64",
-            f"{p}across = arith.addi {p}xm, {p}ym : i64", f"{p}dist = arith.select {p}same, {p}apart, {p}across : i64",
-            f"{p}allowed = arith.constant {ulp} : i64", f"{p}within = arith.cmpi ule, {p}dist, {p}allowed : i64",
-            f"{p}ulp_ok = arith.andi {p}finite, {p}within : i1"]
+def _show(out: _Writer, value: str, element: str) -> str:
+    """Print ``value`` (a complex one as ``(re, im)``); what was printed (its real part)."""
+    if element.startswith("complex<"):
+        part = element[len("complex<"):-1]
+        out.add(f"  {value}_re = complex.re {value} : {element}", f"  {value}_im = complex.im {value} : {element}",
+                '  vector.print str "("')
+        real = _show(out, f"{value}_re", part)
+        out.add('  vector.print str ", "')
+        _show(out, f"{value}_im", part)
+        out.add('  vector.print str ")"')
+        return real
+    printed, kind = _printable(out, value, element)
+    out.add(f"  vector.print {printed} : {kind} punctuation <no_punctuation>")
+    return printed
 
 
 def _printable(out: _Writer, value: str, element: str) -> tuple[str, str]:

@@ -110,6 +110,19 @@ def translation(module: Any) -> Triage:
     return received("translation", text, "mlir-translate", ["--allow-unregistered-dialect", "--mlir-to-llvmir"])
 
 
+# the pass of a front end's legalization that converts its ops to linalg (what left one unconverted)
+LEGALIZING = {"stablehlo": "stablehlo-legalize-to-linalg", "torch": "convert-torch-to-linalg"}
+
+
+def leftover(kind: str, pipeline: str, given: str, left: list[str]) -> Triage:
+    """The legalization of ``kind`` (``pipeline``, which received ``given``) left the ops
+    ``left`` unconverted, which the plugin's own check found (no pass failed): the pass that
+    should have converted them, and torch-mlir-opt's command that runs the legalization on
+    that IR; its reproducer fails when they are still there (``Triage.left_ops``)."""
+    return Triage(failing_pass=LEGALIZING.get(kind, f"{kind} legalization"), before_pass_ir=given,
+                  failing_pipeline=pipeline, failing_tool="torch-mlir-opt", left_ops=sorted(set(left)))
+
+
 def imported(text: str, tool: str) -> Triage:
     """What a parse received (``import``), and the tool that parses and verifies it as the
     worker's context does (unregistered dialects allowed)."""
