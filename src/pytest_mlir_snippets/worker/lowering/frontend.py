@@ -1,8 +1,7 @@
 """Front-end legalization: StableHLO and torch/ONNX into upstream dialects.
 
-Those dialects live only in torch-mlir's bundled MLIR, so the snippet is parsed
-and legalized there, then printed (with locations) for the upstream bindings.
-TOSA, linalg, tensor, arith and math need nothing here.
+Those dialects live only in torch-mlir's bundled MLIR, so the snippet is parsed and legalized
+there, then printed (with locations) for the upstream bindings (TOSA, linalg, ... need nothing).
 """
 
 from __future__ import annotations
