@@ -49,6 +49,7 @@ from pytest_mlir_snippets.worker.given import given
 from pytest_mlir_snippets.worker.lowering.shlo.refine import dynamic_dim
 from pytest_mlir_snippets.worker.optrun.schedule import check_schedule
 from pytest_mlir_snippets.worker.targets import Backend, Compiled, SnippetFailure, load_backend
+from pytest_mlir_snippets.worker.triage.failingpass import on_failure_located
 
 CACHE_SIZE = 64
 
@@ -235,8 +236,8 @@ class Worker:
 
     def _compile(self, request: FunctionRequest) -> Compiled:
         constants = specializable(request.recorded.inputs) if request.recorded else {}
-        return self._cached(request_key(request, constants),
-                            lambda: self.backend.compile(request.module, request.function, request.options, constants))
+        return self._cached(request_key(request, constants), lambda: on_failure_located(
+            lambda: self.backend.compile(request.module, request.function, request.options, constants)))
 
     def _cached(self, key: CompileKey, compile_: Callable[[], Compiled]) -> Compiled:
         """``key``'s compile, made once; a memo per kind: snippets never push a run's out."""

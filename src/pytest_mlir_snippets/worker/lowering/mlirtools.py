@@ -151,8 +151,9 @@ def _new_context(ir: Any) -> Any:
 def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], collector: Collector,
                stage: str) -> None:
     """Run ``pipeline`` on ``module``; failures become a compile-error with diagnostics,
-    naming the pass that failed (``failingpass.locate``). In a compile run again after a
-    crash (``failingpass.progress_file``), one pass at a time, each marked."""
+    naming the pass that failed (``failingpass.locate``, from a copy taken before it, unless
+    ``failingpass.copying`` is off). In a compile run again after a crash
+    (``failingpass.progress_file``), one pass at a time, each marked."""
     try:
         pm = pass_manager(pipeline)
     except Exception as error:  # a bad pipeline string
@@ -161,12 +162,19 @@ def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], c
         hint = unknown_passes(str(error))
         raise collector.failure(Kind.COMPILE_ERROR, f"invalid {stage} pipeline: {pipeline}"
                                 + (f": {hint}" if hint else ""), error) from None
-    from pytest_mlir_snippets.worker.triage.failingpass import locate, progress_file
+    from pytest_mlir_snippets.worker.triage.failingpass import copying, locate, missed, progress_file
 
     if progress_file():  # a compile run again after a crash: one pass at a time, each marked
         found = locate(module.operation, pipeline, pass_manager)
         if found is not None:
             raise _failed_in(collector.failure(Kind.COMPILE_ERROR, f"{stage} failed"), stage, found) from None
+        return
+    if not copying():  # a failure is run again, copying (failingpass.on_failure_located)
+        try:
+            pm.run(module.operation)
+        except Exception as error:
+            missed()
+            raise collector.failure(Kind.COMPILE_ERROR, f"{stage} failed", error) from None
         return
     snapshot = module.operation.clone()  # what the pipeline was given: to name the pass that fails
     try:
