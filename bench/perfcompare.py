@@ -177,6 +177,7 @@ def ratios(med: dict[str, tuple[float, float]], opt: tuple[float, float] | None)
 def compare(ref: str, n: int, rounds: int, opt_size: int, save: Path | None = None) -> None:
     """This tree against git ``ref``, taking turns; ``save``: this tree's figures written
     there as a baseline (``perfbaseline.py``)."""
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="perfcompare-") as tmp:
         work = Path(tmp)
         with ref_tree(ref, work) as checkout:
@@ -185,7 +186,7 @@ def compare(ref: str, n: int, rounds: int, opt_size: int, save: Path | None = No
     if save is not None:
         from perfbaseline import save_baseline
 
-        save_baseline(save, n, rounds, samples["this"], opt)
+        save_baseline(save, n, rounds, samples["this"], opt, load_before)
 
 
 def report(ref: str, n: int, rounds: int, samples: dict[str, dict[str, list[tuple[float, float]]]],
