@@ -125,37 +125,68 @@ def ref_tree(ref: str, work: Path) -> Iterator[Path]:
         shutil.rmtree(checkout, ignore_errors=True)
 
 
-def compare(ref: str, n: int, rounds: int, opt_size: int) -> None:
+def measure_trees(trees: dict[str, Path], n: int, rounds: int, opt_size: int, work: Path) -> tuple[
+        dict[str, dict[str, list[tuple[float, float]]]], tuple[float, float] | None]:
+    """Each tree's samples (wall, CPU) by measurement, ``rounds`` rounds taking turns (the
+    order alternating), and ``mlir-opt`` per function scaled to ``n`` (None without it)."""
     pipeline = one_pipeline()
+    for name in (*trees, "floor"):
+        prepare(work / name, n)
+    envs = {name: tree_env(src) for name, src in trees.items()}
+    for name in trees:  # fill each tree's compile cache for the warm runs, and its bytecode caches
+        writing = {k: v for k, v in envs[name].items() if k != "PYTHONDONTWRITEBYTECODE"}
+        run([sys.executable, "-m", "pytest", "-q", f"--mlir-pipeline={pipeline}", "--mlir-skip-exec",
+             "-n", "0", "ops.mlir"], work / name, writing)
+    samples: dict[str, dict[str, list[tuple[float, float]]]] = {name: {} for name in trees}
+    names = list(trees)
+    for r in range(rounds):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            measured = tree_round(work / name, work / "floor", envs[name], pipeline)
+            for key, value in measured.items():
+                samples[name].setdefault(key, []).append(value)
+        print(f"round {r + 1}/{rounds} done", flush=True)
+    tool = mlir_opt()
+    if not tool:
+        return samples, None
+    count = min(n, opt_size)
+    (work / "opt").mkdir()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = opt_per_function(work / "opt", (work / "floor" / "ops.mlir").read_text(), count, tool)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return samples, (wall * n / count, cpu * n / count)
+
+
+def medians(samples: dict[str, list[tuple[float, float]]]) -> dict[str, tuple[float, float]]:
+    """(wall, CPU) medians over the rounds, by measurement."""
+    return {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in samples.items()}
+
+
+def ratios(med: dict[str, tuple[float, float]], opt: tuple[float, float] | None) -> dict[str, tuple[float, float]]:
+    """Each of ``RATIOS`` as (wall, CPU) from one tree's medians."""
+    found = {}
+    for name, _, _ in RATIOS:
+        if name.startswith("mlir-opt") and opt is None:
+            continue
+        walls = {**{k: v[0] for k, v in med.items()}, **({"mlir-opt": opt[0]} if opt else {})}
+        cpus = {**{k: v[1] for k, v in med.items()}, **({"mlir-opt": opt[1]} if opt else {})}
+        found[name] = (ratio(name, walls), ratio(name, cpus))
+    return found
+
+
+def compare(ref: str, n: int, rounds: int, opt_size: int, save: Path | None = None) -> None:
+    """This tree against git ``ref``, taking turns; ``save``: this tree's figures written
+    there as a baseline (``perfbaseline.py``)."""
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="perfcompare-") as tmp:
         work = Path(tmp)
         with ref_tree(ref, work) as checkout:
-            trees = {"this": ROOT / "src", "ref": checkout / "src"}
-            for name in (*trees, "floor"):
-                prepare(work / name, n)
-            envs = {name: tree_env(src) for name, src in trees.items()}
-            for name in trees:  # fill each tree's compile cache for the warm runs, and its bytecode caches
-                writing = {k: v for k, v in envs[name].items() if k != "PYTHONDONTWRITEBYTECODE"}
-                run([sys.executable, "-m", "pytest", "-q", f"--mlir-pipeline={pipeline}", "--mlir-skip-exec",
-                     "-n", "0", "ops.mlir"], work / name, writing)
-            samples: dict[str, dict[str, list[tuple[float, float]]]] = {name: {} for name in trees}
-            for r in range(rounds):
-                for name in (("this", "ref") if r % 2 == 0 else ("ref", "this")):
-                    measured = tree_round(work / name, work / "floor", envs[name], pipeline)
-                    for key, value in measured.items():
-                        samples[name].setdefault(key, []).append(value)
-                print(f"round {r + 1}/{rounds} done", flush=True)
-            tool = mlir_opt()
-            opt = None
-            if tool:
-                count = min(n, opt_size)
-                (work / "opt").mkdir()
-                before = resource.getrusage(resource.RUSAGE_CHILDREN)
-                wall = opt_per_function(work / "opt", (work / "floor" / "ops.mlir").read_text(), count, tool)
-                after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-                opt = (wall * n / count, cpu * n / count)
+            samples, opt = measure_trees({"this": ROOT / "src", "ref": checkout / "src"}, n, rounds, opt_size, work)
     report(ref, n, rounds, samples, opt)
+    if save is not None:
+        from perfbaseline import save_baseline
+
+        save_baseline(save, n, rounds, samples["this"], opt, load_before)
 
 
 def report(ref: str, n: int, rounds: int, samples: dict[str, dict[str, list[tuple[float, float]]]],
@@ -168,23 +199,20 @@ def report(ref: str, n: int, rounds: int, samples: dict[str, dict[str, list[tupl
               f"| {statistics.median(c for _, c in t):.2f} | {statistics.median(c for _, c in r):.2f} |")
     if opt:
         print(f"| mlir-opt per function (scaled to {n}) | {opt[0]:.2f} | | {opt[1]:.2f} | |")
-    print("\n| ratio | goal | this (wall) | ref (wall) | this/ref (wall) | this (CPU) | ref (CPU) | this/ref (CPU) |")
+    this, base = ratios(medians(samples["this"]), opt), ratios(medians(samples["ref"]), opt)
+    print_ratios(this, base, "ref")
+
+
+def print_ratios(this: dict[str, tuple[float, float]], base: dict[str, tuple[float, float]], other: str) -> None:
+    """The ratios of this tree and of ``other`` (ref, baseline), and their quotients."""
+    print(f"\n| ratio | goal | this (wall) | {other} (wall) | this/{other} (wall) | this (CPU) | {other} (CPU) "
+          f"| this/{other} (CPU) |")
     print("|---|---|---|---|---|---|---|---|")
-    med = {name: {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
-                  for k, v in s.items()} for name, s in samples.items()}
     for name, label, goal in RATIOS:
-        if name.startswith("mlir-opt") and opt is None:
+        if name not in this or name not in base:
             continue
-        cells = []
-        for column in (0, 1):
-            values = {}
-            for tree in ("this", "ref"):
-                m = {k: v[column] for k, v in med[tree].items()}
-                if opt:
-                    m["mlir-opt"] = opt[column]
-                values[tree] = ratio(name, m)
-            cells.append(f"{values['this']:.2f} | {values['ref']:.2f} | {values['this'] / values['ref']:.3f}")
+        cells = [f"{this[name][c]:.2f} | {base[name][c]:.2f} | {this[name][c] / base[name][c]:.3f}" for c in (0, 1)]
         sign = ">=" if name.startswith("mlir-opt") else "<="
         print(f"| {label} | {sign} {goal} | {cells[0]} | {cells[1]} |")
-    print("\nthis/ref below 1 is an improvement, except for mlir-opt per function / plugin (higher is better); "
-          "-n 2 / -n 0 is about wall time (its CPU ratio is not a goal).")
+    print(f"\nthis/{other} below 1 is an improvement, except for mlir-opt per function / plugin (higher is "
+          "better); -n 2 / -n 0 is about wall time (its CPU ratio is not a goal).")

@@ -2,6 +2,7 @@
 running the same snippets, measured in one run; writes docs/performance.md.
 
     python bench/performance.py [--sizes 1000 10000] [--opt-baseline-size 1000]
+    python bench/performance.py --compare REF|bench/baseline.json [--save-baseline JSON]
 
 For each generated snippet file (N functions of common ops, every one distinct):
 - pytest's floor: a conftest collecting 2N trivial items from a listing, collected
@@ -204,14 +205,23 @@ def main() -> None:
                         help="sizes also measured with compile and execute (slow: a JIT and a reference each)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "performance.md")
     parser.add_argument("--compare", metavar="REF",
-                        help="measure this tree and git REF interleaved in one run (bench/perfcompare.py); "
-                             "prints both trees' ratios and their quotient, writes nothing")
+                        help="measure this tree and git REF interleaved in one run (bench/perfcompare.py), or "
+                             "this tree against a baseline file (bench/baseline*.json, bench/perfbaseline.py); "
+                             "prints both sides' ratios and their quotient, writes nothing else")
     parser.add_argument("--rounds", type=int, default=3, help="--compare: rounds (medians are compared)")
+    parser.add_argument("--save-baseline", type=Path, metavar="JSON",
+                        help="--compare: this tree's figures written as a baseline file")
     args = parser.parse_args()
     if args.compare:
+        from perfbaseline import compare_baseline
         from perfcompare import compare
 
-        compare(args.compare, args.sizes[0], args.rounds, args.opt_baseline_size)
+        sizes = parser.parse_args([]).sizes
+        if args.compare.endswith(".json"):
+            compare_baseline(Path(args.compare), None if args.sizes == sizes else args.sizes[0], args.rounds,
+                             args.opt_baseline_size, args.save_baseline)
+        else:
+            compare(args.compare, args.sizes[0], args.rounds, args.opt_baseline_size, args.save_baseline)
         return
     results = {}
     with tempfile.TemporaryDirectory() as tmp:

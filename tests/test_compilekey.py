@@ -114,7 +114,7 @@ def test_a_stage_runs_its_compile_s_module_and_fails_on_another() -> None:
 
 
 def test_snippet_compiles_never_push_an_iteration_s_compile_out_of_the_memo() -> None:
-    from pytest_mlir_snippets.worker.loop import CACHE_SIZE
+    from pytest_mlir_snippets.worker.memo import SIZE as CACHE_SIZE
 
     worker, _ = _worker()
     worker.handle(_iteration(IterationCompile))
@@ -123,7 +123,7 @@ def test_snippet_compiles_never_push_an_iteration_s_compile_out_of_the_memo() ->
     again = worker.handle(_iteration(IterationExecute, "digest-of-ir-1"))
     assert again.iteration is not None and again.iteration.compiles == 1
     assert worker.iteration_compiles == 1
-    assert len(worker._compiled[KeyKind.SNIPPET]) == CACHE_SIZE
+    assert len(worker._compiled.kinds[KeyKind.SNIPPET]) == CACHE_SIZE
 
 
 # ------------------------------------------------------------------ the scheduler

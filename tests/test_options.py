@@ -83,3 +83,26 @@ def test_an_update_creates_a_missing_file_in_the_form_its_name_implies(pytester:
     data = json.loads(config.read_text())
     assert data["config_name"] == "new_cpu" and data["expected_compile_failures"] == []
     assert data["iree_compile_flags"] == [] and data["iree_run_module_flags"] == []
+
+
+def test_a_pipeline_that_parsed_is_not_parsed_again(pytester: pytest.Pytester,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pipeline that parsed is kept in the compile cache: the next run starts no worker to
+    parse it; one that does not parse is checked, and refused, every time."""
+    from pytest_mlir_snippets.client import Sandbox
+
+    asked: list[str] = []
+    check = Sandbox.check_pipeline
+    monkeypatch.setattr(Sandbox, "check_pipeline", lambda self, pipeline, timeout=None: asked.append(pipeline)
+                        or check(self, pipeline, timeout))
+    pytester.makefile(".mlir", ops=ADD)
+    good, bad = "builtin.module(canonicalize)", "builtin.module(canonicalise)"
+    for _ in range(2):
+        assert pytester.runpytest_inprocess("--collect-only", "-q", "--mlir-pipeline", good).ret == pytest.ExitCode.OK
+    assert asked == [good]
+    for _ in range(2):
+        result = pytester.runpytest_inprocess("--collect-only", "-q", "--mlir-pipeline", bad)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert asked == [good, bad, bad]
+    result = pytester.runpytest_inprocess("--collect-only", "-q", "--mlir-pipeline", good, "--mlir-no-cache")
+    assert result.ret == pytest.ExitCode.OK and asked[-1] == good  # without the cache: parsed again

@@ -89,6 +89,27 @@ def test_a_plugin_step_that_raises_is_named_with_the_ir_it_received() -> None:
     assert "arith.addf" in failure.triage.before_pass_ir  # what it received, not what it left
 
 
+def test_a_passing_compile_copies_nothing_and_a_failing_one_runs_again_to_name_its_pass(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_mlir_snippets.protocol import Compile, Options
+    from pytest_mlir_snippets.worker import loop
+    from pytest_mlir_snippets.worker.triage import failingpass
+
+    asked: list[bool] = []  # what each step was told: copy what it receives, or not
+    copying = failingpass.copying
+    monkeypatch.setattr(failingpass, "copying", lambda: asked.append(copying()) or asked[-1])
+    worker = loop.Worker("cpu")
+    passed = worker.handle(Compile(ADD_TENSORS, "add", options=Options(skip_exec=True)))
+    assert passed.ok and asked and not any(asked)
+    asked.clear()
+    failed = worker.handle(Compile(ADD_TENSORS, "add", options=Options(
+        pipeline="builtin.module(canonicalize, one-shot-bufferize)", skip_exec=True)))
+    assert asked == [False, True]  # run once without the copy, then again from the text with it
+    assert failed.triage is not None and failed.triage.failing_pass == "one-shot-bufferize"
+    assert failed.message == "lowering failed in one-shot-bufferize"
+    assert "arith.addf %arg0, %arg0 : tensor<4xf32>" in failed.triage.before_pass_ir
+
+
 def test_each_step_is_marked_while_it_runs_and_unmarked_after(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     from mlir import ir, passmanager

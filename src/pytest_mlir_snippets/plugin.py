@@ -84,7 +84,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     if not is_xdist_worker(session.config):  # the controller checks, once (xdist's workers were told)
-        check_pipeline(run_state(session.config).settings)
+        check_pipeline(run_state(session.config))
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -152,12 +152,18 @@ class RunState:
 STATE = pytest.StashKey[RunState]()
 
 
-def check_pipeline(settings: Settings) -> None:
+def check_pipeline(state: RunState) -> None:
     """``--mlir-pipeline`` (or ini ``mlir_pipeline``) parsed once, before the run, in a
     sandbox worker (the pytest process loads no MLIR): a pipeline MLIR cannot parse is a
     usage error naming the unknown passes and the registered ones nearest to them, not a
-    compile-error of every item."""
+    compile-error of every item. A pipeline that parsed is kept in the compile cache (its
+    toolchain's folder): the next run starts no worker for it (~0.25 s of CPU, a quarter
+    of a 2,000-function collection)."""
+    settings = state.settings
     if not settings.pipeline or not TARGETS[settings.target].takes_pipeline:  # IREE's targets take IREE's flags
+        return
+    cache = state.cache()
+    if cache.pipeline_parsed(settings.pipeline, settings.target):
         return
     from pytest_mlir_snippets.client import Sandbox
 
@@ -168,6 +174,8 @@ def check_pipeline(settings: Settings) -> None:
         sandbox.close()
     if answer.kind is Kind.COMPILE_ERROR:
         raise pytest.UsageError(f"--mlir-pipeline {settings.pipeline!r}: {answer.message}")
+    if answer.ok:
+        cache.parsed_pipeline(settings.pipeline, settings.target)
 
 
 def run_state(config: pytest.Config) -> RunState:

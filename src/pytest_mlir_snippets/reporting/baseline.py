@@ -13,13 +13,26 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from pytest_mlir_snippets.model.record import ItemRecord
+from pytest_mlir_snippets.paths import write_atomic
 from pytest_mlir_snippets.reporting.runreport import RunInfo
 
-CACHE_KEY = "mlir-snippets/last-full-run"
+CACHE_KEY = "mlir-snippets/last-full-run"  # a folder of pytest's cache, the file ``last-full-run.json`` in it
+
+
+def _load(cache: Any) -> tuple[Path, dict[str, Any]]:
+    """The stored runs' file and what it holds (nothing when it is absent or unreadable)."""
+    path = Path(cache.mkdir(CACHE_KEY.replace("/", "-"))) / "last-full-run.json"
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stored = cache.get(CACHE_KEY, {})  # where a version before kept them (``cache.set``)
+    return path, stored if isinstance(stored, dict) else {}
 
 
 def merged(cache: Any, records: list[ItemRecord], functions: dict[str, list[tuple[str, int]]], run: RunInfo,
@@ -28,8 +41,7 @@ def merged(cache: Any, records: list[ItemRecord], functions: dict[str, list[tupl
     updated, when that full run started."""
     if cache is None:
         return records, {}
-    stored = cache.get(CACHE_KEY, {})
-    stored = stored if isinstance(stored, dict) else {}
+    path, stored = _load(cache)
     by_file: dict[str, list[ItemRecord]] = {}
     for record in records:
         by_file.setdefault(record.file, []).append(record)
@@ -50,7 +62,9 @@ def merged(cache: Any, records: list[ItemRecord], functions: dict[str, list[tupl
         stored[key] = {"started": stored[key]["started"], "records": [r.to_json() for r in base.values()]}
         shown += base.values()
         full_of[file] = str(stored[key]["started"])
-    cache.set(CACHE_KEY, stored)
+    # compact, by json's C encoder: ``cache.set`` indents, through the pure-Python encoder
+    # (0.7 ms a record: 1.4 s of a 2,000-function warm run)
+    write_atomic(path, json.dumps(stored, separators=(",", ":")))
     return shown, full_of
 
 

@@ -136,6 +136,24 @@ class CompileCache:
                     pack.merge()
         self._packs.clear()
 
+    def pipeline_parsed(self, pipeline: str, target: str) -> bool:
+        """Whether a run with this toolchain found that ``pipeline`` parses for ``target``
+        (``session.check_pipeline``: then no worker starts to parse it again)."""
+        return self.folder is not None and os.path.isfile(self._pipeline_file(pipeline, target))
+
+    def parsed_pipeline(self, pipeline: str, target: str) -> None:
+        """``pipeline`` parses for ``target`` with this toolchain (a pipeline that does not is never kept)."""
+        if self.folder is None:
+            return
+        path = Path(self._pipeline_file(pipeline, target))
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, pipeline)
+
+    def _pipeline_file(self, pipeline: str, target: str) -> str:
+        name = hashlib.sha256(f"{target}\n{pipeline}".encode()).hexdigest()[:32]
+        return os.path.join(self._entries, "pipelines", name)
+
     def _pack(self, group: str | None) -> _Pack | None:
         if group is None or self.folder is None:
             return None

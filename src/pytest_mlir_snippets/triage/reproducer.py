@@ -21,6 +21,8 @@ _UNSAFE = re.compile(r"[^\w.\-]+")
 def remove(folder: Path) -> None:
     """A reproducer an earlier run left in ``folder``, gone (the item compiles now): the
     folder too when nothing else is in it."""
+    if not folder.is_dir():  # the common case: one stat, not a glob per kind of file
+        return
     kept = [path for path in (folder / "reproduce.sh", folder / "input.mlir", folder / "driver.mlir",
                               folder / "reproduce.vmfb", *folder.glob("before-*.mlir"), *folder.glob("input_*.npy"),
                               *folder.glob("expected_output_*.bin"))

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-from pytest_mlir_snippets.compilekey import CompileKey, request_key
+from pytest_mlir_snippets.compilekey import request_key
 from pytest_mlir_snippets.golden.recorded import specializable
 from pytest_mlir_snippets.protocol import (
     Bisect,
@@ -47,10 +46,10 @@ from pytest_mlir_snippets.protocol import (
 )
 from pytest_mlir_snippets.worker.given import given, seeded
 from pytest_mlir_snippets.worker.lowering.shlo.refine import dynamic_dim, recorded
+from pytest_mlir_snippets.worker.memo import Memo
 from pytest_mlir_snippets.worker.optrun.schedule import check_schedule
 from pytest_mlir_snippets.worker.targets import Backend, Compiled, SnippetFailure, load_backend
-
-CACHE_SIZE = 64
+from pytest_mlir_snippets.worker.triage.failingpass import on_failure_located
 
 
 class Worker:
@@ -58,7 +57,7 @@ class Worker:
         self.target = target
         self._backend: Backend | None = None
         self._missing: str | None = None  # why the backend cannot work here (its missing())
-        self._compiled: dict[str, OrderedDict[CompileKey, Compiled | SnippetFailure]] = {}  # _cached's memos
+        self._compiled = Memo()  # the compiles made, failed ones too, for the requests after them
         self.iteration_compiles = 0  # optimization-run iterations compiled by this worker
 
     @property
@@ -227,7 +226,7 @@ class Worker:
             compiled.iteration = replace(compiled.iteration or IterationFacts(), compiles=self.iteration_compiles)
             return compiled
 
-        compiled = self._cached(request_key(request), compile_)
+        compiled = self._compiled.get(request_key(request), compile_)
         expected, made = request.expected_digest, (compiled.iteration or IterationFacts()).compiled_digest
         if expected and made != expected:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"the compiled module this stage runs (sha256 {made[:12]}) "
@@ -239,27 +238,9 @@ class Worker:
     def _compile(self, request: FunctionRequest) -> Compiled:
         constants = specializable(request.recorded.inputs) if request.recorded else {}
         with recorded(request.recorded.inputs if request.recorded else ()):  # the shapes dynamic entries take
-            return self._cached(request_key(request, constants), lambda: self.backend.compile(
-                request.module, request.function, request.options, constants))
+            return self._compiled.get(request_key(request, constants), lambda: on_failure_located(
+                lambda: self.backend.compile(request.module, request.function, request.options, constants)))
 
-    def _cached(self, key: CompileKey, compile_: Callable[[], Compiled]) -> Compiled:
-        """``key``'s compile, made once; a memo per kind: snippets never push a run's out."""
-        memo = self._compiled.setdefault(key.kind, OrderedDict())
-        cached = memo.get(key)
-        if cached is None:
-            try:
-                cached = compile_()
-            except SnippetFailure as failure:
-                failure.stage = Stage.COMPILE.value
-                cached = failure
-            memo[key] = cached
-            while len(memo) > CACHE_SIZE:
-                memo.popitem(last=False)
-        else:
-            memo.move_to_end(key)
-        if isinstance(cached, SnippetFailure):
-            raise cached
-        return cached
 
 
 def _answer(compiled: Compiled, ir: str | None = None, metrics: dict[str, float] | None = None,

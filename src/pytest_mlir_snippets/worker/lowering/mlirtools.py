@@ -167,8 +167,9 @@ def _new_context(ir: Any) -> Any:
 def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], collector: Collector,
                stage: str) -> None:
     """Run ``pipeline`` on ``module``; failures become a compile-error with diagnostics,
-    naming the pass that failed (``failingpass.locate``). In a compile run again after a
-    crash (``failingpass.progress_file``), one pass at a time, each marked."""
+    naming the pass that failed (``failingpass.locate``, from a copy taken before it, unless
+    ``failingpass.copying`` is off). In a compile run again after a crash
+    (``failingpass.progress_file``), one pass at a time, each marked."""
     try:
         pm = pass_manager(pipeline)
     except Exception as error:  # a bad pipeline string
@@ -177,12 +178,19 @@ def run_passes(module: Any, pipeline: str, pass_manager: Callable[[str], Any], c
         hint = unknown_passes(str(error))
         raise collector.failure(Kind.COMPILE_ERROR, f"invalid {stage} pipeline: {pipeline}"
                                 + (f": {hint}" if hint else ""), error) from None
-    from pytest_mlir_snippets.worker.triage.failingpass import locate, progress_file
+    from pytest_mlir_snippets.worker.triage.failingpass import copying, locate, missed, progress_file
 
     if progress_file():  # a compile run again after a crash: one pass at a time, each marked
         found = locate(module.operation, pipeline, pass_manager)
         if found is not None:
             raise _failed_in(collector.failure(Kind.COMPILE_ERROR, f"{stage} failed"), stage, found) from None
+        return
+    if not copying():  # a failure is run again, copying (failingpass.on_failure_located)
+        try:
+            pm.run(module.operation)
+        except Exception as error:
+            missed()
+            raise collector.failure(Kind.COMPILE_ERROR, f"{stage} failed", error) from None
         return
     snapshot = module.operation.clone()  # what the pipeline was given: to name the pass that fails
     try:
@@ -281,15 +289,6 @@ def unregistered(ops: list[Any]) -> list[Diagnostic]:
     located = ((op, source_location(str(op.location))) for op in ops)
     return [Diagnostic("error", f"unregistered operation '{op.name}'", line, column, file=file)
             for op, (file, line, column) in located]
-
-
-def drop_schedule(module: Any, ir: Any) -> None:
-    """After the transform interpreter: the payload alone (its schedule, a
-    ``transform.named_sequence``, and the attribute that marks the module as holding one)."""
-    for op in ops_where(module, ir, lambda op: op.name == "transform.named_sequence"):
-        op.erase()
-    if "transform.with_named_sequence" in module.operation.attributes:
-        del module.operation.attributes["transform.with_named_sequence"]
 
 
 def declare_external(module: Any, ir: Any, name: str, inputs: list[Any], results: list[Any]) -> None:

@@ -112,11 +112,20 @@ def prepare_for_llvm(module: Any) -> None:
 
     found = mlirtools.ops_by_name(module, ir, _REWRITTEN)  # one walk for every rewrite
     if "transform.named_sequence" in found or "transform.with_named_sequence" in module.operation.attributes:
-        mlirtools.drop_schedule(module, ir)
+        drop_schedule(module, found.get("transform.named_sequence", []))
     widen_i1_accesses(module, found.get("memref.load", []) + found.get("memref.store", []))
     expand_absi(module, found.get("math.absi", []))
     expand_copysign(module, found.get("math.copysign", []))
     as_intrinsics(module, [op for name in _INTRINSICS for op in found.get(name, [])])
+
+
+def drop_schedule(module: Any, schedules: list[Any]) -> None:
+    """After the transform interpreter: the payload alone (its schedule, ``schedules``: the
+    ``transform.named_sequence`` ops, and the attribute that marks the module as holding one)."""
+    for op in schedules:
+        op.erase()
+    if "transform.with_named_sequence" in module.operation.attributes:
+        del module.operation.attributes["transform.with_named_sequence"]
 
 
 _MANUAL = frozenset({"memref.alloc", "memref.realloc", "memref.dealloc"})

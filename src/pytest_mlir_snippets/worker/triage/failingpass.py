@@ -11,6 +11,10 @@ the client runs the compile again with ``protocol.PROGRESS_ENV`` naming a file, 
 pipeline then runs one pass at a time, the file rewritten before each pass and each of the
 plugin's own steps (``plugin_step``), and removed after it: what the file holds after the
 crash names the step that crashed and the IR it received.
+
+Those copies are paid for by failures alone: the worker's compiles run once without them
+(``on_failure_located``), and a compile whose pass or plugin step failed then is run again
+from its text with them, to name that step.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from pytest_mlir_snippets.worker.core import SnippetFailure
 
 T = TypeVar("T")
 _LAST_STEP: list[str] = []  # the plugin's step that ran last in this compile (``begin`` forgets it)
+_COPYING = [True]  # steps copy what they receive, to name a failing one (off: ``on_failure_located``'s first run)
+_MISSED = [False]  # a step failed while steps did not copy: the compile is run again with copies
 
 
 def begin() -> None:
@@ -85,6 +91,34 @@ def progress_file() -> str | None:
     return os.environ.get(PROGRESS_ENV) or None
 
 
+def copying() -> bool:
+    """Whether a step copies the module it receives (to name it, with that IR, if it
+    fails); when not, a step that fails calls ``missed`` instead."""
+    return _COPYING[0] or progress_file() is not None
+
+
+def missed() -> None:
+    """A step failed without its copy: ``on_failure_located`` runs the compile again."""
+    _MISSED[0] = True
+
+
+def on_failure_located(compile_: Callable[[], T]) -> T:
+    """``compile_()`` without the copies that name a failing step; when a step failed
+    (``missed``), ``compile_()`` again with them, and its failure, which names the step and
+    the IR it received (the first failure if the second compile does not fail)."""
+    _COPYING[0], _MISSED[0] = False, False
+    try:
+        return compile_()
+    except SnippetFailure as failure:
+        if not _MISSED[0]:
+            raise
+        first = failure
+    finally:
+        _COPYING[0] = True
+    compile_()
+    raise first
+
+
 @contextmanager
 def marked(found: Triage | Callable[[], Triage]) -> Iterator[None]:
     """While the step ``found`` describes runs, the progress file (if any) holds it
@@ -141,10 +175,10 @@ def plugin_step(name: str, module: Any, step: Callable[[], T]) -> T:
     """``step()``, one of the plugin's own Python steps on ``module``, named
     ``plugin:<name>``: an exception in it fails the compile naming the step, with the IR it
     received (no command-line tool runs it: its reproducer says so)."""
-    snapshot = module.operation.clone()
+    snapshot = module.operation.clone() if copying() else None
     try:
         found = Triage(failing_pass=f"plugin:{name}")
-        if progress_file():
+        if progress_file() and snapshot is not None:
             found.before_pass_ir = snapshot.get_asm(enable_debug_info=True)
         with marked(found):
             done = step()
@@ -153,11 +187,15 @@ def plugin_step(name: str, module: Any, step: Callable[[], T]) -> T:
     except SnippetFailure:
         raise  # the step's own verdict (unsupported, ...)
     except Exception as error:
-        found.before_pass_ir = snapshot.get_asm(enable_debug_info=True)
+        if snapshot is None:
+            missed()
+        else:
+            found.before_pass_ir = snapshot.get_asm(enable_debug_info=True)
         raise SnippetFailure(Kind.COMPILE_ERROR, f"plugin:{name} failed: {type(error).__name__}: {error}",
                              triage=found) from None
     finally:
-        snapshot.erase()
+        if snapshot is not None:
+            snapshot.erase()
 
 
 def locate(snapshot: Any, pipeline: str, pass_manager: Callable[[str], Any]) -> Triage | None:
