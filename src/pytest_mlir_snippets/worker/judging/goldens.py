@@ -22,8 +22,9 @@ from pytest_mlir_snippets.protocol import Golden, Kind, Options
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.judging import torcheval
-from pytest_mlir_snippets.worker.judging.interpreter import InterpreterUnavailable, interpret
-from pytest_mlir_snippets.worker.judging.reference import OtherTarget
+from pytest_mlir_snippets.worker.judging.interpreter import InterpreterUnavailable
+from pytest_mlir_snippets.worker.judging.interpreterprocess import InterpreterProcess
+from pytest_mlir_snippets.worker.judging.reference import OtherTarget, share
 from pytest_mlir_snippets.worker.judging.torchvalues import NotEvaluable
 
 ANOTHER = ""  # the table's key for a reference request: another target's worker asks this one
@@ -43,11 +44,13 @@ class PlainLowering(Protocol):
 
 class Goldens:
     """A worker's references: ``plain``, the cpu target's plain lowering where this worker
-    has one; the workers of other targets (``OtherTarget``), started at their first use."""
+    has one; the workers of other targets (``OtherTarget``) and StableHLO's interpreter
+    (``InterpreterProcess``), each in a process of its own started at its first use."""
 
     def __init__(self, plain: PlainLowering | None = None) -> None:
         self._plain = plain
         self._workers: dict[str, OtherTarget] = {}
+        self._interpreter: InterpreterProcess | None = None
 
     def reference(self, target: str, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
         """The reference for a run of ``compiled`` on ``target`` (``ANOTHER``: asked by another
@@ -69,10 +72,18 @@ class Goldens:
             self._workers[target] = OtherTarget(target)
         return self._workers[target]
 
+    def interpreter(self) -> InterpreterProcess:
+        if self._interpreter is None:
+            self._interpreter = InterpreterProcess()
+        return self._interpreter
+
     def close(self) -> None:
         for worker in self._workers.values():
             worker.close()
         self._workers.clear()
+        if self._interpreter is not None:
+            self._interpreter.close()
+            self._interpreter = None
 
     def plain_lowering(self) -> PlainLowering:
         assert self._plain is not None, "this worker has no cpu lowering"
@@ -85,14 +96,16 @@ Source = Callable[[Goldens, Compiled, Options, list[np.ndarray]], Reference | No
 
 
 def interpreter(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference | None:
-    """StableHLO's reference interpreter, for a StableHLO snippet."""
+    """StableHLO's reference interpreter, for a StableHLO snippet, in a process of its own:
+    its abort or hang is the golden's (``Unavailable``, the next is tried), not the item's."""
     if compiled.facts.front_end != "stablehlo":
         return None
     try:
-        return Reference(interpret(compiled.kept.source, compiled.function, inputs, "cpu"),
-                         "StableHLO reference interpreter", Golden.INTERPRETER)
+        outputs = goldens.interpreter().outputs(compiled.kept.source, compiled.function, options, inputs,
+                                                share(options))
     except InterpreterUnavailable as why:
-        raise Unavailable(f"the StableHLO interpreter could not run it: {why}") from None
+        raise Unavailable(str(why)) from None
+    return Reference(outputs, "StableHLO reference interpreter", Golden.INTERPRETER)
 
 
 def pytorch(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference | None:
