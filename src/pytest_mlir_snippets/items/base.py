@@ -26,7 +26,7 @@ from pytest_mlir_snippets.items.failures import (
     first_error,
     item_signature,
 )
-from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
+from pytest_mlir_snippets.model.record import ZERO_COMPARED, ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import (
     NO_INDEPENDENT,
     Computed,
@@ -191,6 +191,9 @@ class MlirItem(pytest.Item):
         elif folded:
             why = FOLDED
         else:
+            if response.verdict is not None and response.verdict.compared == 0:  # a pass that says so
+                self.response = replace(response, message=response.message or f"{ZERO_COMPARED}: the results have "
+                                        "no element (their shapes and element types were compared)")
             return
         if run_state(self.config).settings.require_golden:
             self.response = replace(response, kind=Kind.NO_GOLDEN, message=f"--mlir-require-golden: {why}")

@@ -27,12 +27,13 @@ def snippet_facts(record: ItemRecord, response: Response) -> None:
         record.golden_report = json.dumps(verdict.golden_report, sort_keys=True)
     # a compile cache hit; the IREE input route taken; a file the installed IREE cannot parse;
     # the snippet's constants fed at run time, or kept constant and why; the comparison's
-    # tolerance; arguments and results fed and read in a wide type (f8 as f32)
+    # tolerance; arguments and results fed and read in a wide type (f8 as f32); the elements compared
     record.info = RecordInfo(
         cache=response.cache or None, iree_route=facts.iree_route or None,
         iree_cannot_parse=triage.iree_cannot_parse or None, fed_inputs=facts.fed_inputs or None,
         kept_constants=facts.kept_constants or None, widened=facts.widened or None,
-        tolerance=asdict(verdict.tolerance) if verdict and verdict.tolerance else None)
+        tolerance=asdict(verdict.tolerance) if verdict and verdict.tolerance else None,
+        compared=verdict.compared if verdict else None)
 
 
 def iteration_facts(record: ItemRecord, response: Response) -> None:

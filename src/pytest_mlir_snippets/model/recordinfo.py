@@ -26,6 +26,7 @@ class RecordInfo:
     kept_constants: list[str] | None = None  # constants kept constant, and why
     tolerance: dict[str, Any] | None = None  # the comparison's rule: atol, rtol, ulp, source
     widened: list[str] | None = None  # arguments and results fed and read in a wide type (f8 as f32)
+    compared: int | None = None  # the elements an execute's verdict compared (0: results without elements)
     # a RUN line
     command: str | None = None  # the RUN command's text
     legacy: str | None = None  # what of another LLVM version the plugin replaced or added
@@ -78,5 +79,5 @@ _CHECKS: dict[str, Callable[[object], bool]] = {
     **dict.fromkeys(("fed_inputs", "kept_constants", "widened"), _strings),
     **dict.fromkeys(("host_ops", "kernels", "calls"), _records),
     "tolerance": lambda v: isinstance(v, dict), "reference_ms": _number,
-    "compiles": lambda v: isinstance(v, int) and not isinstance(v, bool)}
+    **dict.fromkeys(("compiles", "compared"), lambda v: isinstance(v, int) and not isinstance(v, bool))}
 del _CHECKS["other"]

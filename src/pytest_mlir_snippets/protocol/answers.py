@@ -37,6 +37,7 @@ class Verdict:
     golden: Golden | None = None  # the golden basis (None: not decided, a run that failed before)
     reference: str = ""  # the golden in words ("recorded outputs (x.npz)", "StableHLO interpreter")
     computed: Computed | None = None  # None: the target does not say, or no result had an element
+    compared: int | None = None  # the elements compared (0: results without elements); None: not counted
     tolerance: AppliedTolerance | None = None  # of the first float result
     input_specs: list[tuple[str, str]] = field(default_factory=list)  # (shape "4x?", element "f32") per argument
     stdout: str = ""  # what the entry printed (a lit RUN command: what FileCheck saw)

@@ -168,6 +168,7 @@ _SPECIAL: dict[str, Callable[[object], Any]] = {
     "kernels": lambda v: _records(Launch, v, lambda d: type(d["kernel"]) is str),
     "reference_ms": lambda v: v if v is None or _number(v) else _BAD,
     "returncode": lambda v: v if _optional_int(v) else _BAD,
+    "compared": lambda v: v if _optional_int(v) else _BAD,
     "id": lambda v: v if _optional_int(v) else _BAD,
     "files": lambda v: v if type(v) is dict and all(type(x) is str for x in v.values()) else _BAD,
     "commands": lambda v: v if type(v) is list and all(_strings(c) for c in v) else _BAD,

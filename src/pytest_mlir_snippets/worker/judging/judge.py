@@ -69,6 +69,7 @@ def judge_outputs(compiled: Compiled, options: Options, golden: Recorded | None,
     rule = tolerance_rule(compiled, options, golden)
     comparison, failures = goldens.compare_all(actual, basis.outputs, min_pcc=options.pcc, rule=rule)
     verdict.reference, verdict.golden = basis.name, basis.golden
+    verdict.compared = sum(int(np.asarray(a).size) for a in actual)
     if comparison.tolerance is not None:
         verdict.tolerance = AppliedTolerance(**comparison.tolerance)
     if not comparison.passed:
@@ -153,7 +154,11 @@ def _judge_checks(compiled: Compiled, actual: list[np.ndarray], verdict: Verdict
     """A snippet with check ops is its own golden: each check judged as the StableHLO
     interpreter (or IREE's check module) does (``golden.checks``), a failed one at its line."""
     checks = compiled.kept.checks
-    metrics, failed = judge_checks(checks, actual, checkcalls.executions(compiled.kept))
+    executions = checkcalls.executions(compiled.kept)
+    metrics, failed = judge_checks(checks, actual, executions)
+    verdict.compared = sum(int(np.asarray(actual[c.first]).size) for c in checks
+                           if not c.callee and c.first < len(actual)) + sum(int(np.asarray(a).size)
+                                                                            for _, a, _ in executions)
     names = ", ".join(sorted({c.name for c in checks}))
     verdict.reference, verdict.golden = f"the snippet's {len(checks)} check(s) ({names})", Golden.CHECKS
     if failed:
