@@ -26,7 +26,7 @@ from pytest_mlir_snippets.items.failures import (
     first_error,
     item_signature,
 )
-from pytest_mlir_snippets.model.record import ZERO_COMPARED, ItemRecord, junit_properties
+from pytest_mlir_snippets.model.record import ZERO_COMPARED_WHY, ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import (
     NO_INDEPENDENT,
     Computed,
@@ -43,6 +43,8 @@ from pytest_mlir_snippets.session import Subject, is_xdist_worker, run_state
 
 NOTHING = "nothing to compare"
 FOLDED = "computed at compile time: the constant folder was checked, not code generation"
+VACUOUS = "nothing computed: every check compares values as given (constants or arguments, no op between)"
+UNCOMPUTED = {Computed.COMPILE_TIME: FOLDED, Computed.NOTHING: VACUOUS}
 
 CRASH_NOT_RUN = "expected to crash: not run (--mlir-run-crashers)"
 
@@ -177,23 +179,22 @@ class MlirItem(pytest.Item):
         """A passing verdict must have compared something independent with results computed
         at run time: one that compared nothing (golden ``none``, or a reference that could not
         be computed), one that agrees with the plugin's own lowering only (``self``), and one
-        whose results the compiler folded (``computed: compile-time``) are skips;
+        whose results were folded or whose every check is vacuous (``computed``) are skips;
         ``--mlir-require-golden`` fails them as ``no-golden``."""
         if not response.ok:
             return
         basis = response.verdict.golden if response.verdict else None
-        folded = response.verdict is not None and response.verdict.computed is Computed.COMPILE_TIME
+        computed = response.verdict.computed if response.verdict else None
         reference = response.reference
         if basis == Golden.NONE:
             why = reference if reference.startswith(NO_INDEPENDENT) else f"ran without error; {NOTHING}"
         elif basis == Golden.SELF:
             why = f"{NO_INDEPENDENT}: agrees with the plain lowering ({reference})"
-        elif folded:
-            why = FOLDED
+        elif computed in UNCOMPUTED:
+            why = UNCOMPUTED[computed]
         else:
-            if response.verdict is not None and response.verdict.compared == 0:  # a pass that says so
-                self.response = replace(response, message=response.message or f"{ZERO_COMPARED}: the results have "
-                                        "no element (their shapes and element types were compared)")
+            if response.verdict and response.verdict.compared == 0:  # a pass that says so
+                self.response = replace(response, message=response.message or ZERO_COMPARED_WHY)
             return
         if run_state(self.config).settings.require_golden:
             self.response = replace(response, kind=Kind.NO_GOLDEN, message=f"--mlir-require-golden: {why}")

@@ -7,6 +7,7 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 
 from pytest_mlir_snippets.model.record import ItemRecord
@@ -14,7 +15,8 @@ from pytest_mlir_snippets.model.recordinfo import RecordInfo
 from pytest_mlir_snippets.protocol import CompileFacts, IterationFacts, PytorchFacts, Response, Triage
 
 
-def snippet_facts(record: ItemRecord, response: Response) -> None:
+def snippet_facts(record: ItemRecord, response: Response, file_line: Callable[[int], int | None]) -> None:
+    """``file_line``: a line of the module sent as a line of the user's file (a check's)."""
     facts, triage, verdict = response.facts or CompileFacts(), response.triage or Triage(), response.verdict
     record.inputs, record.outputs = list(facts.inputs), list(facts.outputs)
     specs = response.input_specs  # (shape, element type) of each input
@@ -33,7 +35,9 @@ def snippet_facts(record: ItemRecord, response: Response) -> None:
         iree_cannot_parse=triage.iree_cannot_parse or None, fed_inputs=facts.fed_inputs or None,
         kept_constants=facts.kept_constants or None, widened=facts.widened or None,
         tolerance=asdict(verdict.tolerance) if verdict and verdict.tolerance else None,
-        compared=verdict.compared if verdict else None)
+        compared=verdict.compared if verdict else None,
+        checks=[{"check": c.check, "line": c.line and file_line(c.line), "computed": c.computed and c.computed.value}
+                for c in verdict.checks] if verdict and verdict.checks else None)
 
 
 def iteration_facts(record: ItemRecord, response: Response) -> None:

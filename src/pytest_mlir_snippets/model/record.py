@@ -217,6 +217,7 @@ def tally(records: list[ItemRecord]) -> Tally:
 
 
 ZERO_COMPARED = "0 elements compared"  # a pass whose results have no element: shapes and types only
+ZERO_COMPARED_WHY = f"{ZERO_COMPARED}: the results have no element (their shapes and element types were compared)"
 
 
 def golden_counts(records: list[ItemRecord]) -> str:
@@ -229,12 +230,14 @@ def golden_counts(records: list[ItemRecord]) -> str:
                      and r.outcome == Outcome.PASSED)
     nothing = sum(r.golden == Golden.NONE for r in records)
     folded = sum(r.computed == Computed.COMPILE_TIME for r in records)
+    vacuous = sum(r.computed == Computed.NOTHING for r in records)
     own = sum(r.golden == Golden.SELF and r.kind == Status.SKIP for r in records)
     empty = sum(r.info.compared == 0 and r.kind == Kind.PASS and r.outcome == Outcome.PASSED for r in records)
     text = f"{sum(passed.values())} pass(es): " + ", ".join(f"{g} {n}" for g, n in sorted(passed.items())) \
         if passed else ""
     for label, count in (("nothing compared", nothing), ("only the plugin's own lowering", own),
-                         ("computed at compile time", folded), (ZERO_COMPARED, empty)):
+                         ("computed at compile time", folded), ("nothing computed", vacuous),
+                         (ZERO_COMPARED, empty)):
         if count:
             text += ("; " if text else "") + f"{label}: {count}"
     return text

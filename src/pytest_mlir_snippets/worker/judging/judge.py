@@ -19,6 +19,7 @@ from pytest_mlir_snippets.golden.inputs import DTYPES, TypeSpec, make_inputs
 from pytest_mlir_snippets.protocol import (
     NO_INDEPENDENT,
     AppliedTolerance,
+    CheckComputed,
     Computed,
     Diagnostic,
     Golden,
@@ -43,8 +44,7 @@ def judge_outputs(compiled: Compiled, options: Options, golden: Recorded | None,
     args, results = compiled.signature
     verdict = Verdict(input_specs=[(s.dims, s.element) for s in args])
     if compiled.kept.checks:
-        verdict.computed = computed(compiled, [i for c in compiled.kept.checks if not c.callee
-                                               for i in (c.first, c.first + 1)], actual)
+        _checks_computed(compiled, actual, verdict)
         return _judge_checks(compiled, actual, verdict)
     verdict.computed = computed(compiled, range(len(results)), actual)
     if golden and golden.outputs is not None:
@@ -141,6 +141,18 @@ def computed(compiled: Compiled, actual_side: Iterable[int], actual: list[np.nda
         return None
     runtime = any(depends[i] for i in indices if i < len(depends))
     return Computed.RUNTIME if runtime else Computed.COMPILE_TIME
+
+
+def _checks_computed(compiled: Compiled, actual: list[np.ndarray], verdict: Verdict) -> None:
+    """Each check's ``computed`` and the function's: a vacuous check (both its values reach
+    it as given: ``worker/lowering/checks.py``) is ``nothing`` and does not count; a function
+    whose every check is vacuous computed nothing."""
+    checks = compiled.kept.checks
+    verdict.checks = [CheckComputed(c.name, c.line, Computed.NOTHING if c.vacuous else computed(
+        compiled, [] if c.callee else [c.first, c.first + 1], actual)) for c in checks]
+    counted = [c for c in checks if not c.vacuous]
+    verdict.computed = computed(compiled, [i for c in counted if not c.callee for i in (c.first, c.first + 1)],
+                                actual) if counted else Computed.NOTHING
 
 
 def _wrote(args: list[TypeSpec], inputs: list[np.ndarray], actual: list[np.ndarray]) -> bool:
