@@ -209,3 +209,23 @@ def test_unfoldable_values_are_read_in_every_feedable_type() -> None:
         assert value_of(ir.Attribute.parse("dense<1.5> : tensor<f16>"), ir).tolist() == 1.5  # 0-d
         with pytest.raises(ValueError):
             value_of(ir.Attribute.parse("dense<[1, 2]> : tensor<2xi128>"), ir)  # kept as a constant
+
+
+@needs_iree
+def test_plain_constants_are_kept_from_irees_folder(pytester: pytest.Pytester) -> None:
+    """IREE's _large convention (sizes of a generated input as plain ``arith.constant``s) and a
+    table gathered from a plain constant: IREE would fold each function whole; barriers keep the
+    constants from the folder, so the checks see what IREE's code computed, as on cpu."""
+    text = (Path(__file__).resolve().parent / "data" / "iree_large" / "unpack_large.mlir").read_text()
+    (pytester.path / "large.mlir").write_text(text)
+    (pytester.path / "bad.mlir").write_text(text.replace("permutation = [0, 2, 1, 3]", "permutation = [0, 2, 3, 1]")
+                                            .replace("[[5.0, 6.0], [1.0, 2.0]]", "[[5.0, 6.0], [1.0, 2.5]]"))
+    pytester.runpytest("-p", "no:cacheprovider", "--mlir-target=iree-cpu", "--mlir-json=out.json")
+    records = {(r["file"], r["function"]): r for r in json.loads((pytester.path / "out.json").read_text())["items"]
+               if r["stage"] == "execute"}
+    for name in ("unpack_large", "unpack_slice_large", "gather_table"):
+        good, bad = records[("large.mlir", name)], records[("bad.mlir", name)]
+        assert (good["kind"], good["golden"], good["computed"]) == ("pass", "checks", "runtime"), (name, good)
+        assert all("behind util.optimization_barrier" in f for f in good["info"]["fed_inputs"]), good["info"]
+        assert bad["kind"] == "golden-mismatch", (name, bad["message"])
+    assert len(records[("large.mlir", "unpack_large")]["info"]["fed_inputs"]) == 4  # the four sizes

@@ -114,7 +114,8 @@ class IreeBackend(Backend):
         args, results = out.signature
         facts = CompileFacts(front_end="stablehlo" if out.input_type == "stablehlo" else out.input_type,
                              inputs=[str(s) for s in args], outputs=[str(s) for s in results],
-                             input_specs=[(s.dims, s.element) for s in args], iree_route=out.route)
+                             input_specs=[(s.dims, s.element) for s in args], iree_route=out.route,
+                             fed_inputs=out.fed)
         kept = Kept(source=module, vmfb_bytes=len(out.vmfb), runtime=out.runtime,  # runtime: execute's ``computed``
                     check_sites=[(s.name, s.line, s.column) for s in sites],
                     check_imports=sorted({m.decode() for m in _CHECK_IMPORT.findall(out.vmfb)}))  # what the VM links
