@@ -37,6 +37,7 @@ from pytest_mlir_snippets.golden.checks import Check
 from pytest_mlir_snippets.protocol import Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checkcalls, mlirtools
+from pytest_mlir_snippets.worker.lowering.fedvalues import FED
 
 # custom_call targets and check ops -> (rule, tolerance, min ULP, max ULP); the interpreter's
 # values (stablehlo-translate --interpret's fallback): check.eq compares floats within 1e-4
@@ -134,7 +135,7 @@ def as_given(value: Any, tir: Any, module: Any, seen: frozenset[str] = frozenset
         return isinstance(value.owner.owner, tir.OpView) and value.owner.owner.operation.name == "func.func"
     op = value.owner
     name = op.operation.name if hasattr(op, "operation") else op.name
-    if name in CONSTANTS:
+    if name in CONSTANTS or FED in op.attributes:  # a constant, or the plugin's conversion of one fed
         return True
     if name in PASS_THROUGH:
         return all(as_given(v, tir, module, seen) for v in op.operands)
