@@ -229,3 +229,29 @@ def test_plain_constants_are_kept_from_irees_folder(pytester: pytest.Pytester) -
         assert all("behind util.optimization_barrier" in f for f in good["info"]["fed_inputs"]), good["info"]
         assert bad["kind"] == "golden-mismatch", (name, bad["message"])
     assert len(records[("large.mlir", "unpack_large")]["info"]["fed_inputs"]) == 4  # the four sizes
+
+
+@needs_iree
+def test_a_vacuous_check_does_not_count_on_iree(pytester: pytest.Pytester) -> None:
+    """Sabotage on iree-cpu: the op under test left dead, its input checked against itself."""
+    pytester.makefile(".mlir", ops="""
+func.func @dead() {
+  %a = arith.constant dense<[1, 2, 3, 4]> : tensor<4xi32>
+  %b = arith.addi %a, %a : tensor<4xi32>
+  check.expect_eq_const(%a, dense<[1, 2, 3, 4]> : tensor<4xi32>) : tensor<4xi32>
+  return
+}
+func.func @live() {
+  %a = util.unfoldable_constant dense<[1, 2, 3, 4]> : tensor<4xi32>
+  %b = arith.addi %a, %a : tensor<4xi32>
+  check.expect_eq_const(%b, dense<[2, 4, 6, 8]> : tensor<4xi32>) : tensor<4xi32>
+  check.expect_eq_const(%a, dense<[1, 2, 3, 4]> : tensor<4xi32>) : tensor<4xi32>
+  return
+}
+""")
+    pytester.runpytest("-p", "no:cacheprovider", "--mlir-target=iree-cpu", "--mlir-json=out.json")
+    records = {r["name"]: r for r in json.loads((pytester.path / "out.json").read_text())["items"]}
+    dead, live = records["dead[execute]"], records["live[execute]"]
+    assert (dead["kind"], dead["computed"]) == ("skip", "nothing"), dead["message"]
+    assert (live["kind"], live["computed"]) == ("pass", "runtime"), live["message"]
+    assert [c["computed"] for c in live["info"]["checks"]] == ["runtime", "nothing"]

@@ -78,7 +78,7 @@ class Output:
     route: str  # "onnx via torch" (the shorter route) or IREE's own input pipeline
     ir: str = ""  # the VM dialect module, when asked for
     runtime: bool | None = None  # whether what the entry checks or returns depends on run-time values
-    fed: list[str] = field(default_factory=list)  # constants kept from the folder (``iree_fed``)
+    barred: iree_fed.Barred = field(default_factory=iree_fed.Barred)  # constants kept from the folder
 
 
 class Compiler:
@@ -91,7 +91,7 @@ class Compiler:
 
         self._ir, self._buffer, self._session_type = ir, Buffer, Session
         self._sessions: dict[tuple[str, ...], Any] = {}
-        self._barred: list[str] = []  # what the last compile put behind barriers (``iree_fed``)
+        self._barred = iree_fed.Barred()  # what the last compile put behind barriers (``iree_fed``)
 
     def _session(self, flags: tuple[str, ...]) -> Any:
         session = self._sessions.get(flags)
@@ -125,7 +125,7 @@ class Compiler:
                         vmfb, signature, ir_text, runtime = self._run(text, function, (*flags, *own), before,
                                                                       target, keep_ir, analyze, bar=analyze)
                     except SnippetFailure as barred:  # an op that needs its constant: the module as written
-                        if barred.kind is not Kind.COMPILE_ERROR or not self._barred:
+                        if barred.kind is not Kind.COMPILE_ERROR or not self._barred.fed:
                             raise
                         vmfb, signature, ir_text, runtime = self._run(text, function, (*flags, *own), before,
                                                                       target, keep_ir, analyze, bar=False)
@@ -135,7 +135,7 @@ class Compiler:
                 failure = error  # the last route's (IREE's own) diagnostics are the ones kept
                 continue
             route = "onnx via torch-onnx-to-torch and the torch input" if before else f"{used} input"
-            return Output(vmfb, signature, kind, route, ir_text, runtime, list(self._barred))
+            return Output(vmfb, signature, kind, route, ir_text, runtime, self._barred)
         assert failure is not None
         found = iree_repro.locate(text, [*flags, *own], parsed=not failure.triaged().iree_cannot_parse)
         if found.failing_pass not in ("iree-compile", "import"):
@@ -160,7 +160,7 @@ class Compiler:
                                         for n in diagnostic.notes]
                 raise failure from None
         _reject_other_dialects(module, self._ir, target)
-        self._barred = iree_fed.bar_constants(module, self._ir, function) if bar else []
+        self._barred = iree_fed.bar_constants(module, self._ir, function, bar)
         signature = entry_signature(mlirtools.find_function(module, function), self._ir)
         invocation = session.invocation()
         diags = CallbackDiagnostics(invocation, target)  # IREE's pipeline runs without the GIL, on any thread

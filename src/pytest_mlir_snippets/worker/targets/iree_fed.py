@@ -18,28 +18,41 @@ needs a constant operand).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import mlirtools
+from pytest_mlir_snippets.worker.lowering.checks import as_given
 from pytest_mlir_snippets.worker.lowering.ireeops import BARRIER, SHAPE_OPERANDS
 
 CONSTANTS = frozenset({"arith.constant", "stablehlo.constant", "tosa.const"})
 _CALLS = frozenset({"func.call", "util.call"})
 
 
-def bar_constants(module: Any, ir: Any, function: str) -> list[str]:
+@dataclass
+class Barred:
+    """What ``bar_constants`` did to a module, and found in it."""
+
+    fed: list[str] = field(default_factory=list)  # each constant behind a barrier, for the record (``fed_inputs``)
+    vacuous: list[bool] = field(default_factory=list)  # per check op of the entry, in order: values as given
+
+
+def bar_constants(module: Any, ir: Any, function: str, bar: bool = True) -> Barred:
     """Barriers around the constants ``function`` computes from (see the module's doc), when
-    it has check ops; what each stands behind, for the record (``fed_inputs``)."""
+    it has check ops and ``bar``; whether each check op compares values as given
+    (``checks.as_given``: a vacuous check, which does not count), found before."""
     try:
         func = mlirtools.find_function(module, function)
     except SnippetFailure:  # a util.func, or not there: nothing to bar
-        return []
+        return Barred()
     block = func.regions[0].blocks[0]
     ops = list(block.operations)
-    if not any(op.operation.name.startswith("check.") for op in ops):
-        return []
-    barred: list[str] = []
+    checks = [op for op in ops if op.operation.name.startswith("check.")]
+    found = Barred(vacuous=[all(as_given(v, ir, module) for v in op.operands) for op in checks])
+    if not checks or not bar:
+        return found
+    barred = found.fed
     constants = [(i, op) for i, op in enumerate(ops) if op.operation.name in CONSTANTS]
     for number, (at, op) in enumerate(constants, 1):
         result = op.results[0]
@@ -59,4 +72,4 @@ def bar_constants(module: Any, ir: Any, function: str) -> list[str]:
         line = mlirtools.location_of(str(op.location))[0]
         barred.append(f"{op.operation.name} #{number}" + (f" (line {line})" if line else "") +
                       f": behind {BARRIER}")
-    return barred
+    return found
