@@ -100,3 +100,16 @@ def test_where_no_golden_is_left_the_item_skips_naming_the_one_that_failed(
         np.testing.assert_array_equal(reference.outputs[0], -x)
     finally:
         found.close()
+
+
+def test_a_goldens_death_reads_as_the_goldens() -> None:
+    from pytest_mlir_snippets.protocol import Kind, Response
+    from pytest_mlir_snippets.worker.judging.goldenprocess import died
+
+    abort = Response(Kind.CRASH, stderr="LLVM ERROR: Unsupported op: %v, %i = chlo.top_k(%arg0, k = 3) : x\n",
+                     returncode=-6)
+    assert died("StableHLO's interpreter", abort, 4.0) == "StableHLO's interpreter aborted: Unsupported op: chlo.top_k"
+    segfault = Response(Kind.CRASH, stderr="", returncode=-11)
+    assert died("PyTorch's ATen, op by op", segfault, 4.0) == "PyTorch's ATen, op by op killed by SIGSEGV"
+    assert died("StableHLO's interpreter", Response(Kind.TIMEOUT), 2.5) == (
+        "StableHLO's interpreter gave no outputs within 2.5 s: it was stopped")
