@@ -27,6 +27,7 @@ import numpy as np
 
 from pytest_mlir_snippets import children
 from pytest_mlir_snippets.protocol import Kind, Options, Recorded, Reference, Response, read_request, write_message
+from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.workerprocess import WorkerProcess
 
 INTERPRETER, TORCH = "interpreter", "torch"  # the goldens a child evaluates
@@ -97,8 +98,6 @@ EVALUATORS: dict[str, Callable[[Reference, list[np.ndarray]], list[np.ndarray]]]
 
 def answer(golden: str, request: Reference) -> Response:
     """The golden's outputs on the request's inputs, or why there are none."""
-    from pytest_mlir_snippets.worker.core import SnippetFailure
-
     inputs = list(request.recorded.inputs) if request.recorded else []
     try:
         return Response(Kind.PASS, values=EVALUATORS[golden](request, inputs))
