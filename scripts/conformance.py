@@ -158,6 +158,8 @@ def _kind(test: dict) -> str:
         return str(test["kind"])
     if test.get("computed") == "compile-time":
         return "skip (computed at compile time)"
+    if test.get("computed") == "nothing":
+        return "skip (nothing computed: vacuous checks)"
     return "skip (nothing to compare)" if test.get("golden") == "none" else f"skip ({test['message'][:40]})"
 
 
@@ -181,9 +183,12 @@ def computed(items: list[dict]) -> list[str]:
     if not verdicts:
         return []
     runtime = found.get("runtime", 0)
+    empty = sum(i["kind"] == "pass" and (i.get("info") or {}).get("compared") == 0 for i in verdicts)
     return ["", f"{runtime} of {len(verdicts)} execute verdicts ({100 * runtime / len(verdicts):.1f}%) were computed "
             "at run time.", "", "| computed | execute verdicts |", "|---|---|",
-            *(f"| {kind} | {count} |" for kind, count in sorted(found.items(), key=lambda kv: -kv[1]))]
+            *(f"| {kind} | {count} |" for kind, count in sorted(found.items(), key=lambda kv: -kv[1])),
+            *(["", f"{empty} of the passes compared 0 elements (results without elements: their shapes and element "
+               "types only)."] if empty else [])]
 
 
 def denominator(name: str, tests: dict[str, dict]) -> list[str]:

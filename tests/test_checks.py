@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -76,3 +78,68 @@ def test_verdict_names_the_first_mismatch_and_judge_collects_metrics() -> None:
     assert metrics["check_0_mismatches"] == 1 and metrics["check_1_max_ulp"] == 0 and metrics["max_abs_err"] == 1
     shape = evaluate(checks[0], np.zeros(3, np.int32), np.zeros(4, np.int32))
     assert not shape.passed and "shape (3,) (actual) vs (4,) (expected)" in shape.message
+
+
+# issue 52: a check whose two values reach it as given (no op between) checks nothing
+VACUOUS = """
+func.func @dead() {
+  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %b = stablehlo.add %a, %a : tensor<2xf32>
+  %e = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  stablehlo.custom_call @check.expect_eq(%a, %e) {has_side_effect = true} : (tensor<2xf32>, tensor<2xf32>) -> ()
+  return
+}
+func.func @live() {
+  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %b = stablehlo.add %a, %a : tensor<2xf32>
+  %e = stablehlo.constant dense<[2.0, 4.0]> : tensor<2xf32>
+  stablehlo.custom_call @check.expect_eq(%b, %e) {has_side_effect = true} : (tensor<2xf32>, tensor<2xf32>) -> ()
+  return
+}
+func.func @half() {
+  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %b = stablehlo.add %a, %a : tensor<2xf32>
+  %e = stablehlo.constant dense<[2.0, 4.0]> : tensor<2xf32>
+  stablehlo.custom_call @check.expect_eq(%b, %e) {has_side_effect = true} : (tensor<2xf32>, tensor<2xf32>) -> ()
+  "check.expect_eq_const"(%a) <{value = dense<[1.0, 2.0]> : tensor<2xf32>}> : (tensor<2xf32>) -> ()
+  return
+}
+func.func @barred() {
+  %c = arith.constant dense<[1, 2, 3, 4]> : tensor<4xi32>
+  %b = util.optimization_barrier %c : tensor<4xi32>
+  check.expect_eq_const(%b, dense<[1, 2, 3, 4]> : tensor<4xi32>) : tensor<4xi32>
+  return
+}
+func.func private @inputs() -> tensor<2xf32> {
+  %x = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  return %x : tensor<2xf32>
+}
+func.func @viainputs() {
+  %0 = call @inputs() : () -> tensor<2xf32>
+  %1 = stablehlo.abs %0 : tensor<2xf32>
+  %e = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  stablehlo.custom_call @check.expect_eq(%0, %e) {has_side_effect = true} : (tensor<2xf32>, tensor<2xf32>) -> ()
+  return
+}
+"""
+
+
+def test_a_check_of_values_as_given_does_not_count(pytester: pytest.Pytester) -> None:
+    """Sabotage: the op under test left dead, a constant compared with itself, skips as
+    ``nothing computed``; so does a barred constant or an ``@inputs()`` value checked as it
+    came; one computed check is enough, and the record lists ``computed`` per check."""
+    pytester.makefile(".mlir", ops=VACUOUS)
+    out = pytester.path / "records.json"
+    result = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-json={out}")
+    records = {r["name"]: r for r in json.loads(out.read_text())["items"]}
+    for name in ("dead", "barred", "viainputs"):
+        record = records[f"{name}[execute]"]
+        assert (record["kind"], record["outcome"], record["computed"]) == ("skip", "skipped", "nothing"), record
+        assert record["message"].startswith("nothing computed: every check compares values as given"), record
+        assert [c["computed"] for c in record["info"]["checks"]] == ["nothing"], record["info"]
+    dead = records["dead[execute]"]["info"]["checks"]
+    assert dead == [{"check": "check.expect_eq", "line": 5, "computed": "nothing"}]
+    for name in ("live", "half"):
+        assert (records[f"{name}[execute]"]["kind"], records[f"{name}[execute]"]["computed"]) == ("pass", "runtime")
+    assert [c["computed"] for c in records["half[execute]"]["info"]["checks"]] == ["runtime", "nothing"]
+    result.stdout.fnmatch_lines(["verdicts by golden: 2 pass(es): checks 2; nothing computed: 3"])

@@ -90,7 +90,10 @@ def _run(pytester: pytest.Pytester, target: str) -> dict[tuple[str, str], dict[s
 def _assert_checks_judged(records: dict[tuple[str, str], dict[str, object]]) -> None:
     for name in ("tosa_abs", "linalg_barrier", "stablehlo_divide", "truths", "tolerance"):
         good, bad = records[("checks.mlir", name)], records[("bad.mlir", name)]
-        assert good["kind"] == "pass" and "check(s)" in str(good["reference"]), (name, good["message"])
+        if name == "tolerance":  # a check's rule on two constants: judged, but nothing computed
+            assert (good["kind"], good["computed"]) == ("skip", "nothing"), good["message"]
+        else:
+            assert good["kind"] == "pass" and "check(s)" in str(good["reference"]), (name, good["message"])
         assert bad["kind"] == "golden-mismatch", (name, bad["message"])
     assert "first at index [3]: 1.0 (actual) vs 1.5 (expected)" in str(records[("bad.mlir", "tosa_abs")]["message"])
     assert "index [1, 0]: 6 (actual) vs 7 (expected)" in str(records[("bad.mlir", "linalg_barrier")]["message"])
@@ -209,3 +212,49 @@ def test_unfoldable_values_are_read_in_every_feedable_type() -> None:
         assert value_of(ir.Attribute.parse("dense<1.5> : tensor<f16>"), ir).tolist() == 1.5  # 0-d
         with pytest.raises(ValueError):
             value_of(ir.Attribute.parse("dense<[1, 2]> : tensor<2xi128>"), ir)  # kept as a constant
+
+
+@needs_iree
+def test_plain_constants_are_kept_from_irees_folder(pytester: pytest.Pytester) -> None:
+    """IREE's _large convention (sizes of a generated input as plain ``arith.constant``s) and a
+    table gathered from a plain constant: IREE would fold each function whole; barriers keep the
+    constants from the folder, so the checks see what IREE's code computed, as on cpu."""
+    text = (Path(__file__).resolve().parent / "data" / "iree_large" / "unpack_large.mlir").read_text()
+    (pytester.path / "large.mlir").write_text(text)
+    (pytester.path / "bad.mlir").write_text(text.replace("permutation = [0, 2, 1, 3]", "permutation = [0, 2, 3, 1]")
+                                            .replace("[[5.0, 6.0], [1.0, 2.0]]", "[[5.0, 6.0], [1.0, 2.5]]"))
+    pytester.runpytest("-p", "no:cacheprovider", "--mlir-target=iree-cpu", "--mlir-json=out.json")
+    records = {(r["file"], r["function"]): r for r in json.loads((pytester.path / "out.json").read_text())["items"]
+               if r["stage"] == "execute"}
+    for name in ("unpack_large", "unpack_slice_large", "gather_table"):
+        good, bad = records[("large.mlir", name)], records[("bad.mlir", name)]
+        assert (good["kind"], good["golden"], good["computed"]) == ("pass", "checks", "runtime"), (name, good)
+        assert all("behind util.optimization_barrier" in f for f in good["info"]["fed_inputs"]), good["info"]
+        assert bad["kind"] == "golden-mismatch", (name, bad["message"])
+    assert len(records[("large.mlir", "unpack_large")]["info"]["fed_inputs"]) == 4  # the four sizes
+
+
+@needs_iree
+def test_a_vacuous_check_does_not_count_on_iree(pytester: pytest.Pytester) -> None:
+    """Sabotage on iree-cpu: the op under test left dead, its input checked against itself."""
+    pytester.makefile(".mlir", ops="""
+func.func @dead() {
+  %a = arith.constant dense<[1, 2, 3, 4]> : tensor<4xi32>
+  %b = arith.addi %a, %a : tensor<4xi32>
+  check.expect_eq_const(%a, dense<[1, 2, 3, 4]> : tensor<4xi32>) : tensor<4xi32>
+  return
+}
+func.func @live() {
+  %a = util.unfoldable_constant dense<[1, 2, 3, 4]> : tensor<4xi32>
+  %b = arith.addi %a, %a : tensor<4xi32>
+  check.expect_eq_const(%b, dense<[2, 4, 6, 8]> : tensor<4xi32>) : tensor<4xi32>
+  check.expect_eq_const(%a, dense<[1, 2, 3, 4]> : tensor<4xi32>) : tensor<4xi32>
+  return
+}
+""")
+    pytester.runpytest("-p", "no:cacheprovider", "--mlir-target=iree-cpu", "--mlir-json=out.json")
+    records = {r["name"]: r for r in json.loads((pytester.path / "out.json").read_text())["items"]}
+    dead, live = records["dead[execute]"], records["live[execute]"]
+    assert (dead["kind"], dead["computed"]) == ("skip", "nothing"), dead["message"]
+    assert (live["kind"], live["computed"]) == ("pass", "runtime"), live["message"]
+    assert [c["computed"] for c in live["info"]["checks"]] == ["runtime", "nothing"]

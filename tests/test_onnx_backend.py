@@ -276,3 +276,25 @@ def test_the_new_expansions_give_the_reference_and_a_sabotage_fails(name, sabota
         naive = sabotage(list(outputs))
     with pytest.raises(AssertionError):
         backend_test.assert_similar_outputs(expected, naive, rtol=case.rtol, atol=case.atol)
+
+
+def test_the_harness_skips_a_case_computed_at_compile_time_and_says_when_nothing_was_compared(
+        tmp_path, capfd: pytest.CaptureFixture[str]) -> None:
+    """``Shape``'s output is the input's static shape: the compiler computes it, no code runs
+    on the data; the backend raises the harness's skip (never a pass). A Slice whose output
+    has no element passes, saying "0 elements compared" (a warning) and ``compared`` 0."""
+    import unittest
+
+    from pytest_mlir_snippets.tools.cli import main
+
+    case = _case("test_shape")
+    with pytest.raises(unittest.SkipTest, match="computed at compile time"):
+        onnx_backend.prepare(case.model, "CPU").run(case.data_sets[0][0])
+    xml = tmp_path / "junit.xml"
+    status = main(["onnx-tests", "--target", "cpu", "-k", "^test_(abs|shape|slice_start_out_of_bounds)_cpu$",
+                   "-p", "no:randomly", "-q", "-rA", f"--rootdir={tmp_path}", f"--junitxml={xml}"])
+    out = capfd.readouterr().out
+    assert status == 0, out
+    assert "2 passed, 1 skipped" in out and "computed at compile time: no output depends on the inputs" in out, out
+    assert "NothingCompared: 0 elements compared" in out and "test_slice_start_out_of_bounds_cpu" in out, out
+    assert '<property name="compared" value="0" />' in xml.read_text()

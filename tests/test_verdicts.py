@@ -250,6 +250,17 @@ func.func @empty(%a: tensor<0xf32>) -> tensor<0xf32> {
 }
 """)
     np.savez(pytester.path / "ops.empty.npz", input_0=np.zeros(0, np.float32), output_0=np.zeros(0, np.float32))
-    _, records = _records(pytester)
+    result, records = _records(pytester)
     record = records["empty[execute]"]
     assert (record["kind"], record["golden"], record["metrics"]) == ("pass", "recorded", {}), record
+    # a pass that compared no element says so: in the record and the terminal
+    assert record["info"]["compared"] == 0 and record["message"].startswith("0 elements compared"), record
+    result.stdout.fnmatch_lines(["verdicts by golden: 1 pass(es): recorded 1; 0 elements compared: 1"])
+    assert records["empty[compile]"]["info"].get("compared") is None
+
+
+def test_a_pass_counts_the_elements_it_compared(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".mlir", ops=SHLO + CHECKED.replace("@main", "@checked"))
+    _, records = _records(pytester)
+    assert records["main[execute]"]["info"]["compared"] == 3  # one result of 3 elements
+    assert records["checked[execute]"]["info"]["compared"] == 2  # one check of 2 elements

@@ -34,10 +34,12 @@ class WorkerProcess:
     one that crashed or timed out (``starts`` counts them)."""
 
     def __init__(self, target: str, memory_limit: int | None = None, env: dict[str, str] | None = None,
-                 fixed_layout: bool = True) -> None:
+                 fixed_layout: bool = True, module: str = "pytest_mlir_snippets.worker") -> None:
         """``memory_limit``: bytes of address space (RLIMIT_AS) for the worker; ``env``: its
-        environment (None: this process's); ``fixed_layout``: no address-space randomization."""
+        environment (None: this process's); ``fixed_layout``: no address-space randomization;
+        ``module``: what ``python -m`` runs (another that speaks the protocol: a golden's own process)."""
         self.target = target
+        self.module = module
         self.memory_limit = memory_limit
         self.env = env
         self.fixed_layout = fixed_layout
@@ -63,7 +65,7 @@ class WorkerProcess:
                 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest_mlir_snippets.worker", self.target],
+            [sys.executable, "-m", self.module, self.target],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
             start_new_session=True, preexec_fn=before_exec, env=self.env,
         )

@@ -53,6 +53,9 @@ class Check:
     # (``worker/lowering/checkcalls.py``), with the type of the values it passes; ``first`` unused
     callee: str = ""
     spec: TypeSpec | None = None
+    # both values reach the check as given (constants, arguments, no op between): it checks
+    # no computation and does not count (``worker/lowering/checks.py``)
+    vacuous: bool = False
 
 
 @dataclass

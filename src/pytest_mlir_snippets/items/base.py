@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from pytest_mlir_snippets.items.facts import judged_by
+from pytest_mlir_snippets.items.facts import judged_by, not_independent
 from pytest_mlir_snippets.items.failures import (
     FAILURES,
     ItemFailure,
@@ -28,12 +28,9 @@ from pytest_mlir_snippets.items.failures import (
     item_signature,
     shown_stderr,
 )
-from pytest_mlir_snippets.model.record import ItemRecord, junit_properties
+from pytest_mlir_snippets.model.record import ZERO_COMPARED_WHY, ItemRecord, junit_properties
 from pytest_mlir_snippets.protocol import (
-    NO_INDEPENDENT,
-    Computed,
     FunctionRequest,
-    Golden,
     Kind,
     Outcome,
     Response,
@@ -42,9 +39,6 @@ from pytest_mlir_snippets.protocol import (
     SubjectKind,
 )
 from pytest_mlir_snippets.session import Subject, is_xdist_worker, run_state
-
-NOTHING = "nothing to compare"
-FOLDED = "computed at compile time: the constant folder was checked, not code generation"
 
 CRASH_NOT_RUN = "expected to crash: not run (--mlir-run-crashers)"
 
@@ -179,22 +173,16 @@ class MlirItem(pytest.Item):
         """A passing verdict must have compared something independent with results computed
         at run time: one that compared nothing (golden ``none``, or a reference that could not
         be computed), one that agrees with the plugin's own lowering only (``self``), and one
-        whose results the compiler folded (``computed: compile-time``) are skips;
+        whose results were folded or whose every check is vacuous (``computed``) are skips;
         ``--mlir-require-golden`` fails them as ``no-golden``."""
         if not response.ok:
             return
-        basis = response.verdict.golden if response.verdict else None
-        folded = response.verdict is not None and response.verdict.computed is Computed.COMPILE_TIME
-        reference = response.reference
-        if basis == Golden.NONE:
-            why = reference if reference.startswith(NO_INDEPENDENT) else f"ran without error; {NOTHING}"
-        elif basis == Golden.SELF:
-            why = f"{NO_INDEPENDENT}: agrees with the plain lowering ({reference})"
-        elif folded:
-            why = FOLDED
-        else:
-            if response.verdict is not None and basis is not None:
+        why = not_independent(response)
+        if not why:
+            if response.verdict is not None and response.verdict.golden is not None:
                 self.add_report_section("call", "golden", judged_by(response.verdict))
+            if response.verdict and response.verdict.compared == 0:  # a pass that says so
+                self.response = replace(response, message=response.message or ZERO_COMPARED_WHY)
             return
         if run_state(self.config).settings.require_golden:
             self.response = replace(response, kind=Kind.NO_GOLDEN, message=f"--mlir-require-golden: {why}")

@@ -7,14 +7,31 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 
 from pytest_mlir_snippets.model.record import ItemRecord
 from pytest_mlir_snippets.model.recordinfo import RecordInfo
-from pytest_mlir_snippets.protocol import CompileFacts, IterationFacts, PytorchFacts, Response, Triage, Verdict
+from pytest_mlir_snippets.protocol import (
+    NO_INDEPENDENT,
+    CompileFacts,
+    Computed,
+    Golden,
+    IterationFacts,
+    PytorchFacts,
+    Response,
+    Triage,
+    Verdict,
+)
+
+NOTHING = "nothing to compare"
+FOLDED = "computed at compile time: the constant folder was checked, not code generation"
+VACUOUS = "nothing computed: every check compares values as given (constants or arguments, no op between)"
+UNCOMPUTED = {Computed.COMPILE_TIME: FOLDED, Computed.NOTHING: VACUOUS}
 
 
-def snippet_facts(record: ItemRecord, response: Response) -> None:
+def snippet_facts(record: ItemRecord, response: Response, file_line: Callable[[int], int | None]) -> None:
+    """``file_line``: a line of the module sent as a line of the user's file (a check's)."""
     facts, triage, verdict = response.facts or CompileFacts(), response.triage or Triage(), response.verdict
     record.inputs, record.outputs = list(facts.inputs), list(facts.outputs)
     specs = response.input_specs  # (shape, element type) of each input
@@ -27,12 +44,15 @@ def snippet_facts(record: ItemRecord, response: Response) -> None:
         record.golden_report = json.dumps(verdict.golden_report, sort_keys=True)
     # a compile cache hit; the IREE input route taken; a file the installed IREE cannot parse;
     # the snippet's constants fed at run time, or kept constant and why; the comparison's
-    # tolerance; arguments and results fed and read in a wide type (f8 as f32)
+    # tolerance; arguments and results fed and read in a wide type (f8 as f32); the elements compared
     record.info = RecordInfo(
         cache=response.cache or None, iree_route=facts.iree_route or None,
         iree_cannot_parse=triage.iree_cannot_parse or None, fed_inputs=facts.fed_inputs or None,
         kept_constants=facts.kept_constants or None, widened=facts.widened or None,
-        tolerance=asdict(verdict.tolerance) if verdict and verdict.tolerance else None)
+        tolerance=asdict(verdict.tolerance) if verdict and verdict.tolerance else None,
+        compared=verdict.compared if verdict else None,
+        checks=[{"check": c.check, "line": c.line and file_line(c.line), "computed": c.computed and c.computed.value}
+                for c in verdict.checks] if verdict and verdict.checks else None)
 
 
 def iteration_facts(record: ItemRecord, response: Response) -> None:
@@ -57,3 +77,17 @@ def judged_by(verdict: Verdict) -> str:
         f", {rule.ulp} ULP" if rule.ulp else "") + (f" ({rule.source})" if rule.source else "")
     golden = verdict.golden.value if verdict.golden is not None else "?"
     return f"golden: {golden}: {verdict.reference or golden}\ntolerance: {tolerance}"
+
+
+def not_independent(response: Response) -> str:
+    """Why a passing answer is no pass ("": it is one): it compared nothing (golden ``none``,
+    or a reference that could not be computed), it agrees with the plugin's own lowering only
+    (``self``), or its results were folded or its every check is vacuous (``computed``)."""
+    basis = response.verdict.golden if response.verdict else None
+    computed = response.verdict.computed if response.verdict else None
+    reference = response.reference
+    if basis == Golden.NONE:
+        return reference if reference.startswith(NO_INDEPENDENT) else f"ran without error; {NOTHING}"
+    if basis == Golden.SELF:
+        return f"{NO_INDEPENDENT}: agrees with the plain lowering ({reference})"
+    return UNCOMPUTED.get(computed, "") if computed is not None else ""

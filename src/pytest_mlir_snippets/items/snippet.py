@@ -265,7 +265,7 @@ class SnippetItem(MlirItem):
             record.failure_stage = response.stage or self.stage
             record.diagnostics = diagnostic_lines(response, self)
         record.reproducer = self.reproducer
-        snippet_facts(record, response)
+        snippet_facts(record, response, self.split.original_line)
 
     def source_text(self) -> tuple[str, str]:
         return self.split.text, "snippet"

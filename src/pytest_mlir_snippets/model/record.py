@@ -216,20 +216,28 @@ def tally(records: list[ItemRecord]) -> Tally:
     return result
 
 
+ZERO_COMPARED = "0 elements compared"  # a pass whose results have no element: shapes and types only
+ZERO_COMPARED_WHY = f"{ZERO_COMPARED}: the results have no element (their shapes and element types were compared)"
+
+
 def golden_counts(records: list[ItemRecord]) -> str:
     """The passing verdicts by what they compared (``recorded (baked inputs)`` apart), and
     the verdicts that compared nothing: ``5 pass(es): interpreter 3, recorded 2; nothing
-    compared: 1``; empty when no item judged results."""
+    compared: 1``, the passes among them that compared no element (``0 elements compared:
+    1``); empty when no item judged results."""
     passed = Counter(f"{r.golden} (baked inputs)" if r.baked and r.golden == Golden.RECORDED else str(r.golden)
                      for r in records if r.golden not in (None, Golden.NONE) and r.kind == Kind.PASS
                      and r.outcome == Outcome.PASSED)
     nothing = sum(r.golden == Golden.NONE for r in records)
     folded = sum(r.computed == Computed.COMPILE_TIME for r in records)
+    vacuous = sum(r.computed == Computed.NOTHING for r in records)
     own = sum(r.golden == Golden.SELF and r.kind == Status.SKIP for r in records)
+    empty = sum(r.info.compared == 0 and r.kind == Kind.PASS and r.outcome == Outcome.PASSED for r in records)
     text = f"{sum(passed.values())} pass(es): " + ", ".join(f"{g} {n}" for g, n in sorted(passed.items())) \
         if passed else ""
     for label, count in (("nothing compared", nothing), ("only the plugin's own lowering", own),
-                         ("computed at compile time", folded)):
+                         ("computed at compile time", folded), ("nothing computed", vacuous),
+                         (ZERO_COMPARED, empty)):
         if count:
             text += ("; " if text else "") + f"{label}: {count}"
     return text

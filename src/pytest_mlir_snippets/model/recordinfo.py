@@ -26,6 +26,8 @@ class RecordInfo:
     kept_constants: list[str] | None = None  # constants kept constant, and why
     tolerance: dict[str, Any] | None = None  # the comparison's rule: atol, rtol, ulp, source
     widened: list[str] | None = None  # arguments and results fed and read in a wide type (f8 as f32)
+    compared: int | None = None  # the elements an execute's verdict compared (0: results without elements)
+    checks: JsonList | None = None  # a function with checks: each check, its line and ``computed``
     # a RUN line
     command: str | None = None  # the RUN command's text
     legacy: str | None = None  # what of another LLVM version the plugin replaced or added
@@ -76,7 +78,7 @@ def _number(value: object) -> bool:
 _CHECKS: dict[str, Callable[[object], bool]] = {
     **{f.name: lambda v: isinstance(v, str) for f in fields(RecordInfo)},
     **dict.fromkeys(("fed_inputs", "kept_constants", "widened"), _strings),
-    **dict.fromkeys(("host_ops", "kernels", "calls"), _records),
+    **dict.fromkeys(("host_ops", "kernels", "calls", "checks"), _records),
     "tolerance": lambda v: isinstance(v, dict), "reference_ms": _number,
-    "compiles": lambda v: isinstance(v, int) and not isinstance(v, bool)}
+    **dict.fromkeys(("compiles", "compared"), lambda v: isinstance(v, int) and not isinstance(v, bool))}
 del _CHECKS["other"]

@@ -12,11 +12,17 @@ alone, and the next model gets a fresh worker. Small integer inputs (axes, shape
 are baked in as constants where the model does not compile with them as arguments, as
 for recorded data (``golden/recorded.specializable``). No pytest here.
 
+A run whose outputs the compiler computed at compile time (no output depends on an input
+given at run time: ``Shape``, ``Constant``, a reduction over an empty set) is no test of
+the code: ``run`` raises ``unittest.SkipTest``, the harness's skip, with the reason. Each
+run's count of output elements is kept in ``compared`` (``node_tests`` says when it is 0).
+
 PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
 import os
+import unittest
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,13 +32,16 @@ from onnx.backend.base import Backend, BackendRep
 from pytest_mlir_snippets.client import Sandbox
 from pytest_mlir_snippets.onnx_backend.importer import Imported, ImportFailure, import_model
 from pytest_mlir_snippets.onnx_backend.smalltypes import carried_inputs, declared_outputs
-from pytest_mlir_snippets.protocol import Kind, Options, Response
+from pytest_mlir_snippets.protocol import Computed, Kind, Options, Response
 from pytest_mlir_snippets.registry import TARGETS
 
 # the target of a prepare without one (the ``onnx-tests`` command sets it for its pytest run)
 TARGET_VARIABLE = "MLIR_SNIPPETS_ONNX_TARGET"
 TIMEOUT = 60.0  # seconds per compile-and-run, as a snippet item's --mlir-timeout
 _sandboxes: dict[str, Sandbox] = {}  # target: its worker, which opens its device after every start
+FOLDED = ("computed at compile time: no output depends on the inputs given at run time (the constant folder "
+          "was checked, not code generation)")
+compared: list[int] = []  # the output elements of each run since a caller emptied it (``node_tests``)
 
 
 class BackendError(RuntimeError):
@@ -93,9 +102,12 @@ class OnnxBackendRep(BackendRep):
                                            values, specialize=True, timeout=self.timeout)
         if not answer.ok:
             raise BackendError(failure_line(answer))
+        if answer.verdict is not None and answer.verdict.computed is Computed.COMPILE_TIME:
+            raise unittest.SkipTest(FOLDED)
         results = answer.values or []
         types = self.imported.outputs + [None] * (len(results) - len(self.imported.outputs))
         read = [_read_back(v, t) for v, t in zip(results, types, strict=False)]
+        compared.append(sum(int(np.asarray(v).size) for v in read))
         return tuple(declared_outputs(read, self.imported.small_outputs))
 
 

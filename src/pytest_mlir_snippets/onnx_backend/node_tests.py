@@ -6,6 +6,10 @@ Read from the environment (the command sets them): ``MLIR_SNIPPETS_ONNX_TARGET``
 cpu), ``MLIR_SNIPPETS_ONNX_INCLUDE`` (a regular expression, ``-k``), and
 ``MLIR_SNIPPETS_ONNX_ALL`` (1: the unmatchable cases too: random outputs, strings, images).
 
+A case whose outputs the compiler computed at compile time is skipped (the backend's
+``unittest.SkipTest``); each case's output elements are its junit property ``compared``,
+and a case that compared none says "0 elements compared" (a warning, in the terminal).
+
 PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
@@ -14,9 +18,12 @@ import os
 import re
 import unittest
 import warnings
+from collections.abc import Iterator
 
 import onnx.backend.test
+import pytest
 
+from pytest_mlir_snippets import onnx_backend
 from pytest_mlir_snippets.onnx_backend import OnnxBackend, default_target, device_of
 from pytest_mlir_snippets.onnx_backend.suite import node_cases, unmatchable
 
@@ -47,6 +54,26 @@ def runnable(whole: type[unittest.TestCase], device: str, module: str) -> type[u
     tests = {name: getattr(whole, name) for name in dir(whole) if re.match(rf"test_.*_{device}$", name)
              and not getattr(getattr(whole, name), "__unittest_skip__", False)}
     return type(whole.__name__, (unittest.TestCase,), {**tests, "__module__": module})
+
+
+ZERO_COMPARED = "0 elements compared"
+
+
+class NothingCompared(UserWarning):
+    """A case passed on outputs without elements: only their shapes and types were compared."""
+
+
+@pytest.fixture(autouse=True)
+def elements_compared(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each case's output elements (its user property ``compared``, in a junit report); a
+    warning when it had none."""
+    del onnx_backend.compared[:]
+    yield
+    if onnx_backend.compared:
+        request.node.user_properties.append(("compared", sum(onnx_backend.compared)))
+        if not any(onnx_backend.compared):
+            warnings.warn(NothingCompared(f"{ZERO_COMPARED}: every output of the case has zero elements"),
+                          stacklevel=1)
 
 
 OnnxBackendNodeModelTest = node_test_case(os.environ.get(INCLUDE_VARIABLE), os.environ.get(ALL_VARIABLE) == "1")

@@ -7,6 +7,7 @@ PYTEST_DONT_REWRITE"""
 
 from pytest_mlir_snippets.protocol.answers import (
     AppliedTolerance,
+    CheckComputed,
     CompileFacts,
     DeviceFacts,
     DriverFacts,
@@ -66,9 +67,10 @@ from pytest_mlir_snippets.protocol.requests import (
 )
 
 __all__ = [
-    "NO_INDEPENDENT", "PROGRESS_ENV", "AppliedTolerance", "Bisect", "CheckPipeline", "CheckSchedule", "CloseDevice",
-    "Compile", "CompileFacts", "Computed", "DeviceFacts", "Diagnostic", "Driver", "DriverFacts", "Execute",
-    "FunctionRequest", "Golden", "HostOp", "Inputs", "IterationBenchmark", "IterationCompile", "IterationExecute",
+    "NO_INDEPENDENT", "PROGRESS_ENV", "AppliedTolerance", "Bisect", "CheckComputed", "CheckPipeline", "CheckSchedule",
+    "CloseDevice", "Compile", "CompileFacts", "Computed", "DeviceFacts", "Diagnostic", "Driver", "DriverFacts",
+    "Execute", "FunctionRequest", "Golden", "HostOp", "Inputs", "IterationBenchmark", "IterationCompile",
+    "IterationExecute",
     "IterationFacts", "IterationRequest", "JsonValue", "Kind", "Launch", "LitCompile", "LitExecute", "LitRequest", "Op",
     "OpenDevice", "Options", "Outcome", "Ping", "Probe", "PytorchBenchmark", "PytorchCompile", "PytorchFacts",
     "PytorchRequest", "Recorded", "Reference", "Request", "Response", "Run", "Stage", "Status", "SubjectKind",

@@ -31,12 +31,23 @@ class AppliedTolerance:
 
 
 @dataclass
+class CheckComputed:
+    """One check of a function with checks, and whether what it compares was computed."""
+
+    check: str  # as written: check.expect_eq, ...
+    line: int | None
+    computed: Computed | None  # ``nothing``: a vacuous check, which does not count; None: not said
+
+
+@dataclass
 class Verdict:
     """What an execute compared its results with, and how."""
 
     golden: Golden | None = None  # the golden basis (None: not decided, a run that failed before)
     reference: str = ""  # the golden in words ("recorded outputs (x.npz)", "StableHLO interpreter")
     computed: Computed | None = None  # None: the target does not say, or no result had an element
+    compared: int | None = None  # the elements compared (0: results without elements); None: not counted
+    checks: list[CheckComputed] = field(default_factory=list)  # a function with checks: each one's ``computed``
     tolerance: AppliedTolerance | None = None  # of the first float result
     input_specs: list[tuple[str, str]] = field(default_factory=list)  # (shape "4x?", element "f32") per argument
     stdout: str = ""  # what the entry printed (a lit RUN command: what FileCheck saw)

@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_mlir_snippets.protocol.answers import (
     AppliedTolerance,
+    CheckComputed,
     CompileFacts,
     DeviceFacts,
     DriverFacts,
@@ -143,6 +144,16 @@ def _records(kind: type[Any], value: object, check: Callable[[dict[str, object]]
     return _BAD if _BAD in parsed else parsed
 
 
+def _checks(parsed: Any) -> Any:
+    """Each check's ``computed`` read back as the enum it was written from."""
+    if parsed is _BAD:
+        return _BAD
+    for check in parsed:
+        if check.computed is not None:
+            check.computed = _enum(Computed, check.computed)
+    return _BAD if any(c.computed is _BAD for c in parsed) else parsed
+
+
 def _enum(kind: type[enum.Enum], value: object) -> Any:
     try:
         return kind(value)
@@ -168,6 +179,9 @@ _SPECIAL: dict[str, Callable[[object], Any]] = {
     "kernels": lambda v: _records(Launch, v, lambda d: type(d["kernel"]) is str),
     "reference_ms": lambda v: v if v is None or _number(v) else _BAD,
     "returncode": lambda v: v if _optional_int(v) else _BAD,
+    "compared": lambda v: v if _optional_int(v) else _BAD,
+    "checks": lambda v: _checks(_records(CheckComputed, v, lambda d: type(d["check"]) is str
+                                         and _optional_int(d["line"]))),
     "id": lambda v: v if _optional_int(v) else _BAD,
     "files": lambda v: v if type(v) is dict and all(type(x) is str for x in v.values()) else _BAD,
     "commands": lambda v: v if type(v) is list and all(_strings(c) for c in v) else _BAD,

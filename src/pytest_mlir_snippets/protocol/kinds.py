@@ -99,6 +99,7 @@ class Computed(enum.StrEnum):
 
     RUNTIME = "runtime"  # a result depends on a value given at run time
     COMPILE_TIME = "compile-time"  # none does: the constant folder computed them
+    NOTHING = "nothing"  # a check's values reach it as given (constants, arguments): no op computed them
 
 
 class Op(enum.StrEnum):

@@ -67,6 +67,7 @@ class Kept:
     runtime: bool | None = None  # ... for the whole function (the IREE targets)
     check_sites: list[tuple[str, int, int]] = field(default_factory=list)  # IREE check ops: (name, line, column)
     check_imports: list[str] = field(default_factory=list)  # the check module's functions it imports
+    vacuous_checks: list[bool] = field(default_factory=list)  # IREE check ops, in order: values as given
     route: str = ""  # tt targets: "pjrt" through tt-xla's plugin
     linked: bool = False  # cpu: its callbacks attached to the engine
     link_failure: Any = None  # cpu: the SnippetFailure of its translation at the first run, kept

@@ -45,6 +45,7 @@ from pytest_mlir_snippets.protocol import (
     Verdict,
 )
 from pytest_mlir_snippets.worker.given import given, seeded
+from pytest_mlir_snippets.worker.judging.judge import computed
 from pytest_mlir_snippets.worker.lowering.shlo.refine import dynamic_dim, recorded
 from pytest_mlir_snippets.worker.memo import Memo
 from pytest_mlir_snippets.worker.optrun.schedule import check_schedule
@@ -140,14 +141,15 @@ class Worker:
         return Response(Kind.PASS, triage=found)
 
     def _run(self, request: Run) -> Response:
-        """mlir_device.run: the caller's inputs, the results back. With ``specialize`` (the
-        ONNX backend), small integer inputs are baked in where the function does not compile
-        with them as arguments, as for recorded inputs."""
+        """mlir_device.run: the caller's inputs, the results back (and whether they were computed
+        at run time: ``verdict.computed``). With ``specialize`` (the ONNX backend), small integer
+        inputs are baked in where the function does not compile with them as arguments."""
         compiled = self._compile(request if request.specialize else replace(request, recorded=None))
         inputs = given(request.recorded.inputs if request.recorded else [], compiled.signature[0])
         with self._reset_after_failure(stage=request.op.value):  # inputs that do not fit leave the device alone
             values = self.backend.run(compiled, inputs, request.options)
-        return Response(Kind.PASS, values=values)
+        return Response(Kind.PASS, values=values, verdict=Verdict(computed=computed(compiled, range(len(values)),
+                                                                                 values)))
 
     def _lit(self, request: LitRequest) -> Response:
         """A RUN command of MLIR's integration tests (``worker/litrun.py``)."""

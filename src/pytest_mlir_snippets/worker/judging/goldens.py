@@ -22,9 +22,8 @@ from pytest_mlir_snippets.protocol import Golden, Kind, Options
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.worker.core import Compiled, Reference, SnippetFailure
 from pytest_mlir_snippets.worker.judging import torcheval
-from pytest_mlir_snippets.worker.judging.interpreter import InterpreterUnavailable, interpret
-from pytest_mlir_snippets.worker.judging.reference import OtherTarget
-from pytest_mlir_snippets.worker.judging.torchvalues import NotEvaluable
+from pytest_mlir_snippets.worker.judging.goldenprocess import INTERPRETER, TORCH, GoldenProcess, GoldenUnavailable
+from pytest_mlir_snippets.worker.judging.reference import OtherTarget, share
 
 ANOTHER = ""  # the table's key for a reference request: another target's worker asks this one
 TORCH_INPUT = ("torch", "onnx")  # front ends every compiler here imports and lowers with torch-mlir
@@ -43,11 +42,13 @@ class PlainLowering(Protocol):
 
 class Goldens:
     """A worker's references: ``plain``, the cpu target's plain lowering where this worker
-    has one; the workers of other targets (``OtherTarget``), started at their first use."""
+    has one; the workers of other targets (``OtherTarget``) and StableHLO's interpreter
+    and PyTorch's ATen (``GoldenProcess``), each in a process of its own started at its first use."""
 
     def __init__(self, plain: PlainLowering | None = None) -> None:
         self._plain = plain
         self._workers: dict[str, OtherTarget] = {}
+        self._evaluators: dict[str, GoldenProcess] = {}
 
     def reference(self, target: str, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference:
         """The reference for a run of ``compiled`` on ``target`` (``ANOTHER``: asked by another
@@ -69,10 +70,19 @@ class Goldens:
             self._workers[target] = OtherTarget(target)
         return self._workers[target]
 
+    def evaluator(self, golden: str) -> GoldenProcess:
+        """The process of a golden that evaluates op by op (``goldenprocess.INTERPRETER``, ``TORCH``)."""
+        if golden not in self._evaluators:
+            self._evaluators[golden] = GoldenProcess(golden)
+        return self._evaluators[golden]
+
     def close(self) -> None:
         for worker in self._workers.values():
             worker.close()
         self._workers.clear()
+        for evaluator in self._evaluators.values():
+            evaluator.close()
+        self._evaluators.clear()
 
     def plain_lowering(self) -> PlainLowering:
         assert self._plain is not None, "this worker has no cpu lowering"
@@ -85,14 +95,16 @@ Source = Callable[[Goldens, Compiled, Options, list[np.ndarray]], Reference | No
 
 
 def interpreter(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference | None:
-    """StableHLO's reference interpreter, for a StableHLO snippet."""
+    """StableHLO's reference interpreter, for a StableHLO snippet, in a process of its own:
+    its abort or hang is the golden's (``Unavailable``, the next is tried), not the item's."""
     if compiled.facts.front_end != "stablehlo":
         return None
     try:
-        return Reference(interpret(compiled.kept.source, compiled.function, inputs, "cpu"),
-                         "StableHLO reference interpreter", Golden.INTERPRETER)
-    except InterpreterUnavailable as why:
-        raise Unavailable(f"the StableHLO interpreter could not run it: {why}") from None
+        outputs = goldens.evaluator(INTERPRETER).outputs("StableHLO's interpreter", compiled.kept.source,
+                                                         compiled.function, options, inputs, share(options))
+    except GoldenUnavailable as why:
+        raise Unavailable(str(why)) from None
+    return Reference(outputs, "StableHLO reference interpreter", Golden.INTERPRETER)
 
 
 def pytorch(goldens: Goldens, compiled: Compiled, options: Options, inputs: list[np.ndarray]) -> Reference | None:
@@ -100,14 +112,12 @@ def pytorch(goldens: Goldens, compiled: Compiled, options: Options, inputs: list
     implementation for an ONNX import (``judging/torcheval.py``)."""
     if compiled.facts.front_end not in TORCH_INPUT:
         return None
-    source = compiled.kept.source
-    try:
-        return Reference(torcheval.evaluate(source, compiled.function, inputs), torcheval.name_for(source),
-                         Golden.TORCH)
-    except NotEvaluable as why:
+    source, name = compiled.kept.source, torcheval.name_for(compiled.kept.source)
+    try:  # in a process of its own: a crash of ATen's kernels is the golden's, not the item's
+        outputs = goldens.evaluator(TORCH).outputs(name, source, compiled.function, options, inputs, share(options))
+    except GoldenUnavailable as why:
         raise Unavailable(str(why)) from None
-    except Exception as why:  # the golden's failure, never the item's
-        raise Unavailable(f"{torcheval.name_for(source)} failed: {type(why).__name__}: {why}") from None
+    return Reference(outputs, name, Golden.TORCH)
 
 
 def independent(compiled: Compiled, compiler: str) -> None:

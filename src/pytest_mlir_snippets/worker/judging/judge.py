@@ -19,6 +19,7 @@ from pytest_mlir_snippets.golden.inputs import DTYPES, TypeSpec, make_inputs
 from pytest_mlir_snippets.protocol import (
     NO_INDEPENDENT,
     AppliedTolerance,
+    CheckComputed,
     Computed,
     Diagnostic,
     Golden,
@@ -43,8 +44,7 @@ def judge_outputs(compiled: Compiled, options: Options, golden: Recorded | None,
     args, results = compiled.signature
     verdict = Verdict(input_specs=[(s.dims, s.element) for s in args])
     if compiled.kept.checks:
-        verdict.computed = computed(compiled, [i for c in compiled.kept.checks if not c.callee
-                                               for i in (c.first, c.first + 1)], actual)
+        _checks_computed(compiled, actual, verdict)
         return _judge_checks(compiled, actual, verdict)
     wrote = not results and _wrote(args, inputs, actual)
     if not results and options.outputs is not None:  # a // mlir-snippets: outputs= line: those compared
@@ -73,6 +73,7 @@ def judge_outputs(compiled: Compiled, options: Options, golden: Recorded | None,
     rule = tolerance_rule(compiled, options, golden)
     comparison, failures = goldens.compare_all(actual, basis.outputs, min_pcc=options.pcc, rule=rule)
     verdict.reference, verdict.golden = basis.name, basis.golden
+    verdict.compared = sum(int(np.asarray(a).size) for a in actual)
     if comparison.tolerance is not None:
         verdict.tolerance = AppliedTolerance(**comparison.tolerance)
     if not comparison.passed:
@@ -180,6 +181,18 @@ def _kept(reference: Callable[[], Reference], keep: list[int]) -> Callable[[], R
     return kept
 
 
+def _checks_computed(compiled: Compiled, actual: list[np.ndarray], verdict: Verdict) -> None:
+    """Each check's ``computed`` and the function's: a vacuous check (both its values reach
+    it as given: ``worker/lowering/checks.py``) is ``nothing`` and does not count; a function
+    whose every check is vacuous computed nothing."""
+    checks = compiled.kept.checks
+    verdict.checks = [CheckComputed(c.name, c.line, Computed.NOTHING if c.vacuous else computed(
+        compiled, [] if c.callee else [c.first, c.first + 1], actual)) for c in checks]
+    counted = [c for c in checks if not c.vacuous]
+    verdict.computed = computed(compiled, [i for c in counted if not c.callee for i in (c.first, c.first + 1)],
+                                actual) if counted else Computed.NOTHING
+
+
 def _wrote(args: list[TypeSpec], inputs: list[np.ndarray], actual: list[np.ndarray]) -> bool:
     """Whether a function without results changed one of its memref arguments (``actual``
     holds them after the call, ``inputs`` before it)."""
@@ -191,7 +204,11 @@ def _judge_checks(compiled: Compiled, actual: list[np.ndarray], verdict: Verdict
     """A snippet with check ops is its own golden: each check judged as the StableHLO
     interpreter (or IREE's check module) does (``golden.checks``), a failed one at its line."""
     checks = compiled.kept.checks
-    metrics, failed = judge_checks(checks, actual, checkcalls.executions(compiled.kept))
+    executions = checkcalls.executions(compiled.kept)
+    metrics, failed = judge_checks(checks, actual, executions)
+    verdict.compared = sum(int(np.asarray(actual[c.first]).size) for c in checks
+                           if not c.callee and c.first < len(actual)) + sum(int(np.asarray(a).size)
+                                                                            for _, a, _ in executions)
     names = ", ".join(sorted({c.name for c in checks}))
     verdict.reference, verdict.golden = f"the snippet's {len(checks)} check(s) ({names})", Golden.CHECKS
     if failed:

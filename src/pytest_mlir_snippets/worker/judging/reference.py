@@ -31,6 +31,11 @@ from pytest_mlir_snippets.worker.core import Reference, SnippetFailure
 SHARE = 0.8  # of the time left to the request, what the reference may take
 
 
+def share(options: Options) -> float | None:
+    """The seconds a reference may take: ``SHARE`` of the time left to the request (None: no limit)."""
+    return None if options.deadline is None else max(0.1, (options.deadline - time.monotonic()) * SHARE)
+
+
 class OtherTarget:
     """A worker of ``target`` in a child process, answering ``reference`` requests."""
 
@@ -42,7 +47,7 @@ class OtherTarget:
         """The other target's outputs for ``function`` of ``module`` on ``inputs``; a
         ``SnippetFailure`` when it cannot give them (it cannot compile or run the function,
         it crashed, it did not answer in time)."""
-        timeout = None if options.deadline is None else max(0.1, (options.deadline - time.monotonic()) * SHARE)
+        timeout = share(options)
         response = self._sandbox.reference(module, function, replace(options, target=self.target, pipeline=None),
                                            inputs, timeout)
         if response.stderr:

@@ -14,6 +14,11 @@ IREE's ``check`` dialect (``tests/e2e``: ``expect_eq[_const]``, ``expect_almost_
 with its ``atol``/``rtol``, ``expect_true``, ``expect_false``, ``expect_all_true``) is captured
 the same way, once ``mlirtext.ireeops`` has put the ops in generic form.
 
+A check whose two values both reach it as given (a constant, an argument, a barrier around
+one, the value an ``@inputs()`` callee returns: no op between) checks no computation: it is
+marked ``vacuous`` (the judge does not count it, and a function whose every check is vacuous
+computed nothing).
+
 A check inside a region (``scf.if``, ``stablehlo.while``, ``tosa.cond_if``, a loop body) or
 a callee compares its operands each time it runs, as IREE's check module does: it becomes a
 call into the worker (``worker/lowering/checkcalls.py``), which keeps every execution's
@@ -32,6 +37,7 @@ from pytest_mlir_snippets.golden.checks import Check
 from pytest_mlir_snippets.protocol import Kind
 from pytest_mlir_snippets.worker.core import SnippetFailure
 from pytest_mlir_snippets.worker.lowering import checkcalls, mlirtools
+from pytest_mlir_snippets.worker.lowering.fedvalues import FED
 
 # custom_call targets and check ops -> (rule, tolerance, min ULP, max ULP); the interpreter's
 # values (stablehlo-translate --interpret's fallback): check.eq compares floats within 1e-4
@@ -55,6 +61,11 @@ CHECK_OPS = {
 # the ops that make a constant and convert element types, per dialect of the module
 DIALECT_OPS = {"stablehlo": ("stablehlo.constant", "stablehlo.convert", "stablehlo.convert"),
                "arith": ("arith.constant", "arith.extf", "arith.extsi")}
+# ops that hand a value on as it was given: what they return is not computed
+CONSTANTS = frozenset({"stablehlo.constant", "arith.constant", "tosa.const", "util.unfoldable_constant",
+                       "torch.vtensor.literal"})
+PASS_THROUGH = frozenset({"util.optimization_barrier", "stablehlo.optimization_barrier", "tensor.cast"})
+_CALLS = frozenset({"func.call", "util.call"})
 _READABLE = re.compile(r"^(?:f64|f32|f16|bf16|i1|u?i(?:8|16|32|64)|complex<f(?:32|64)>)$")
 _PROPERTY = re.compile(r"\b(value|tolerance|atol|rtol|max_ulp_difference|min_ulp_difference) = |\b(bitwise)\b")
 
@@ -117,6 +128,31 @@ def _readable(value: Any, tir: Any, anchor: Any, dialect: str = "stablehlo") -> 
                                     operands=[value]).result
 
 
+def as_given(value: Any, tir: Any, module: Any, seen: frozenset[str] = frozenset()) -> bool:
+    """Whether ``value`` reaches its use with no op computing it: an argument, a constant,
+    a barrier or cast around such, a callee's result that is one (openxla's ``@inputs()``)."""
+    if isinstance(value, tir.BlockArgument):
+        return isinstance(value.owner.owner, tir.OpView) and value.owner.owner.operation.name == "func.func"
+    op = value.owner
+    name = op.operation.name if hasattr(op, "operation") else op.name
+    if name in CONSTANTS or FED in op.attributes:  # a constant, or the plugin's conversion of one fed
+        return True
+    if name in PASS_THROUGH:
+        return all(as_given(v, tir, module, seen) for v in op.operands)
+    if name in _CALLS:
+        callee = str(op.attributes["callee"]).lstrip("@").strip('"')
+        if callee in seen:
+            return False
+        try:
+            body = mlirtools.find_function(module, callee).regions[0].blocks[0]
+        except (SnippetFailure, IndexError):  # an external function: what it returns is computed elsewhere
+            return False
+        index = tir.OpResult(value).result_number
+        ret = list(body.operations)[-1]
+        return index < len(ret.operands) and as_given(ret.operands[index], tir, module, seen | {callee})
+    return False
+
+
 def _directly_in(op: Any, function: str) -> bool:
     parent = op.parent
     return bool(parent.name == "func.func" and str(parent.attributes["sym_name"].value) == function)
@@ -162,7 +198,8 @@ def capture(module: Any, tir: Any, function: str, dialect: str = "stablehlo") ->
         kind = operands[0].type
         element = str(tir.RankedTensorType(kind).element_type) if str(kind).startswith("tensor<") else str(kind)
         line, column = mlirtools.location_of(str(op.location))
-        check = Check(len(checks), name, rule, element, line, column, tolerance, min_ulp, max_ulp, len(results), rtol)
+        check = Check(len(checks), name, rule, element, line, column, tolerance, min_ulp, max_ulp, len(results), rtol,
+                      vacuous=_directly_in(op, function) and all(as_given(v, tir, module) for v in operands))
         if _directly_in(op, function):
             checks.append(check)
             results += [_readable(v, tir, ret, dialect) for v in operands]

@@ -170,8 +170,12 @@ def new_argument(block: Any, kind: Any, location: Any, ir: Any, dialect: str) ->
     wide_type = ir.Type.parse(f"tensor<{dims}{wide if dialect == 'stablehlo' else wide.lstrip('u')}>")
     argument = block.add_argument(wide_type, location)
     convert = _CONVERT[dialect][1 if wide == "f32" else 0]
-    with ir.InsertionPoint.at_block_begin(block), location:
-        return ir.Operation.create(convert, results=[kind], operands=[argument]).result
+    with ir.InsertionPoint.at_block_begin(block), location:  # marked: the value as fed, not computed
+        return ir.Operation.create(convert, results=[kind], operands=[argument],
+                                   attributes={FED: ir.UnitAttr.get()}).result
+
+
+FED = "mlir_snippets.fed"  # the plugin's conversion of a fed value (``worker/lowering/checks.py``)
 
 
 # per dialect: (narrow to wide float, int), (wide to narrow float, int)

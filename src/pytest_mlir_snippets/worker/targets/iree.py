@@ -114,8 +114,10 @@ class IreeBackend(Backend):
         args, results = out.signature
         facts = CompileFacts(front_end="stablehlo" if out.input_type == "stablehlo" else out.input_type,
                              inputs=[str(s) for s in args], outputs=[str(s) for s in results],
-                             input_specs=[(s.dims, s.element) for s in args], iree_route=out.route)
+                             input_specs=[(s.dims, s.element) for s in args], iree_route=out.route,
+                             fed_inputs=out.barred.fed)
         kept = Kept(source=module, vmfb_bytes=len(out.vmfb), runtime=out.runtime,  # runtime: execute's ``computed``
+                    vacuous_checks=out.barred.vacuous,
                     check_sites=[(s.name, s.line, s.column) for s in sites],
                     check_imports=sorted({m.decode() for m in _CHECK_IMPORT.findall(out.vmfb)}))  # what the VM links
         files = {"model.vmfb": _b64(out.vmfb), "iree-compile.sh": _b64(self._compile_command(flags, out.route).encode())
@@ -172,7 +174,7 @@ class IreeBackend(Backend):
         if not calls:
             raise SnippetFailure(Kind.EXECUTE_ERROR, f"the snippet has {len(sites)} check op(s) but the module made "
                                  "no call to the check module (an unresolved check import)")
-        checks, results = as_checks(calls, sites)
+        checks, results = as_checks(calls, sites, compiled.kept.vacuous_checks)
         compiled.kept.checks = checks
         return results
 

@@ -84,9 +84,11 @@ class CheckModule:
         self.calls.append(Call(name, actual, actual if expected is None else expected, float(atol), float(rtol)))
 
 
-def as_checks(calls: list[Call], sites: list[CheckSite]) -> tuple[list[Check], list[np.ndarray]]:
+def as_checks(calls: list[Call], sites: list[CheckSite], vacuous: list[bool] | None = None) -> tuple[
+        list[Check], list[np.ndarray]]:
     """The calls as checks on a list of results (actual, expected per check), each at
-    its check op's line when the calls are the snippet's checks in order."""
+    its check op's line (and ``vacuous``: whether its values reach it as given, per site)
+    when the calls are the snippet's checks in order."""
     def base(name: str) -> str:
         return name.removeprefix("check.").removesuffix("_const")
 
@@ -99,6 +101,7 @@ def as_checks(calls: list[Call], sites: list[CheckSite]) -> tuple[list[Check], l
         element = str(call.actual.dtype)
         checks.append(Check(i, site.name if site else f"check.{call.name}", rule, element,
                             site.line if site else None, site.column if site else None,
-                            call.atol, first=len(results), rtol=call.rtol))
+                            call.atol, first=len(results), rtol=call.rtol,
+                            vacuous=bool(site and vacuous and len(vacuous) == len(sites) and vacuous[i])))
         results += [call.actual, call.expected]
     return checks, results

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -33,6 +33,7 @@ from pytest_mlir_snippets.protocol import Diagnostic, Kind, Triage
 from pytest_mlir_snippets.registry import IREE_INPUT
 from pytest_mlir_snippets.worker.dialects import dialect_failure
 from pytest_mlir_snippets.worker.lowering import mlirtools
+from pytest_mlir_snippets.worker.targets import iree_fed
 from pytest_mlir_snippets.worker.targets.base import SnippetFailure
 from pytest_mlir_snippets.worker.triage import iree_repro
 from pytest_mlir_snippets.worker.triage.failingpass import marked
@@ -78,6 +79,7 @@ class Output:
     route: str  # "onnx via torch" (the shorter route) or IREE's own input pipeline
     ir: str = ""  # the VM dialect module, when asked for
     runtime: bool | None = None  # whether what the entry checks or returns depends on run-time values
+    barred: iree_fed.Barred = field(default_factory=iree_fed.Barred)  # constants kept from the folder
 
 
 class Compiler:
@@ -90,6 +92,7 @@ class Compiler:
 
         self._ir, self._buffer, self._session_type = ir, Buffer, Session
         self._sessions: dict[tuple[str, ...], Any] = {}
+        self._barred = iree_fed.Barred()  # what the last compile put behind barriers (``iree_fed``)
 
     def _session(self, flags: tuple[str, ...]) -> Any:
         session = self._sessions.get(flags)
@@ -119,15 +122,21 @@ class Compiler:
             own = () if chosen else (f"--iree-input-type={used}",)
             try:  # a compile run again after a crash: iree-compile names the pass first (``iree_repro``)
                 with marked(lambda: Triage() if before else iree_repro.locate(text, [*flags, *own])):  # noqa: B023 (called at once)
-                    vmfb, signature, ir_text, runtime = self._run(text, function, (*flags, *own), before, target,
-                                                                  keep_ir, analyze)
+                    try:
+                        vmfb, signature, ir_text, runtime = self._run(text, function, (*flags, *own), before,
+                                                                      target, keep_ir, analyze, bar=analyze)
+                    except SnippetFailure as barred:  # an op that needs its constant: the module as written
+                        if barred.kind is not Kind.COMPILE_ERROR or not self._barred.fed:
+                            raise
+                        vmfb, signature, ir_text, runtime = self._run(text, function, (*flags, *own), before,
+                                                                      target, keep_ir, analyze, bar=False)
             except SnippetFailure as error:
                 if error.kind is not Kind.COMPILE_ERROR:
                     raise
                 failure = error  # the last route's (IREE's own) diagnostics are the ones kept
                 continue
             route = "onnx via torch-onnx-to-torch and the torch input" if before else f"{used} input"
-            return Output(vmfb, signature, kind, route, ir_text, runtime)
+            return Output(vmfb, signature, kind, route, ir_text, runtime, self._barred)
         assert failure is not None
         found = iree_repro.locate(text, [*flags, *own], parsed=not failure.triaged().iree_cannot_parse)
         if found.failing_pass not in ("iree-compile", "import"):
@@ -135,7 +144,8 @@ class Compiler:
         raise failure.with_triage(found)
 
     def _run(self, text: str, function: str, flags: tuple[str, ...], before: list[str], target: str,
-             keep_ir: bool, analyze: bool) -> tuple[bytes, tuple[list[TypeSpec], list[TypeSpec]], str, bool | None]:
+             keep_ir: bool, analyze: bool, bar: bool = False) -> tuple[bytes, tuple[list[TypeSpec], list[TypeSpec]],
+                                                                      str, bool | None]:
         session = self._session(flags)
         with mlirtools.collecting(session.context, target) as parsing, session.context:
             try:  # in Python, with the GIL: a Python handler may take the parser's diagnostics
@@ -153,6 +163,7 @@ class Compiler:
                                         for n in diagnostic.notes]
                 raise failure from None
         _reject_other_dialects(module, self._ir, target)
+        self._barred = iree_fed.bar_constants(module, self._ir, function, bar)
         signature = entry_signature(mlirtools.find_function(module, function), self._ir)
         invocation = session.invocation()
         diags = CallbackDiagnostics(invocation, target)  # IREE's pipeline runs without the GIL, on any thread
