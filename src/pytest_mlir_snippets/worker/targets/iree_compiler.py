@@ -1,10 +1,8 @@
 """IREE's compiler in the worker's process (``iree-base-compiler``'s ``iree.compiler.api``).
 
-One compiler ``Session`` (an MLIR context with a set of flags) per distinct flag set,
-kept for the worker's life: a compile costs the parse and IREE's pipeline, never a
-process or a fresh context. The snippet is parsed in the session's context with a
-diagnostic handler attached, so IREE's diagnostics arrive as data with their
-locations in the split module (the items map them to file lines, as on cpu).
+One compiler ``Session`` (an MLIR context with a set of flags) per distinct flag set, kept for
+the worker's life: a compile costs the parse and IREE's pipeline, never a process or a fresh
+context. IREE's diagnostics arrive as data with their locations in the split module.
 
 The input dialect is detected from the snippet (``input_type``) and given to IREE as
 ``--iree-input-type``; ops of dialects IREE does not take as input are ``unsupported``,
