@@ -5,7 +5,7 @@ To a float type: the magnitude's code is the count of rounding thresholds it rea
 comparison with a constant vector and a sum), then the sign bit, saturation (ONNX's clip
 to the largest value) or the overflow code, and NaN's code. From one: a ``Gather`` of the
 type's values by code. To a 4-bit or 2-bit integer: truncated toward zero, 0 where out of
-range (ml_dtypes' conversion, which ONNX's reference uses). The quantizations follow
+range (ml_dtypes 0.7's conversion, which ONNX's reference uses; 0.6 wraps). The quantizations follow
 ``onnx.reference``: a float 8 type's zero point is ignored, float 4's is added, an integer
 one's result is the 8-bit QuantizeLinear clipped to the small range.
 
