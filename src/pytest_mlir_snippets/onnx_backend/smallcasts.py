@@ -4,8 +4,9 @@ ONNX ops torch-mlir converts, on the carried bytes, computed at run time.
 To a float type: the magnitude's code is the count of rounding thresholds it reaches (a
 comparison with a constant vector and a sum), then the sign bit, saturation (ONNX's clip
 to the largest value) or the overflow code, and NaN's code. From one: a ``Gather`` of the
-type's values by code. To a 4-bit or 2-bit integer: truncated toward zero, 0 where out of
-range (ml_dtypes 0.7's conversion, which ONNX's reference uses; 0.6 wraps). The quantizations follow
+type's values by code. To a 4-bit or 2-bit integer: truncated toward zero; out of range, as
+the installed ml_dtypes converts (ONNX's reference converts with it): 0 (0.7), or the low bits
+of C's conversion to int32 (0.6: wrapped; 0 beyond int32). The quantizations follow
 ``onnx.reference``: a float 8 type's zero point is ignored, float 4's is added, an integer
 one's result is the 8-bit QuantizeLinear clipped to the small range.
 
@@ -85,9 +86,17 @@ def encode(n: Nodes, x: str, source: int, to: Small, saturate: bool = True, mode
         low, high = _int_range(to)
         below = n.op("Less", [f, n.const(0, NP_TYPES[work])])
         truncated = n.op("Where", [below, n.op("Ceil", [f]), n.op("Floor", [f])])
+        value = truncated
+        if _wraps(to):  # the low bits: t - span * floor(t / span) is exact for a power-of-two span
+            span = n.const(high - low + 1, NP_TYPES[work])
+            value = n.op("Sub", [truncated, n.op("Mul", [n.op("Floor", [n.op("Div", [truncated, span])]), span])])
+            if low < 0:
+                value = n.op("Where", [n.op("Greater", [value, n.const(high, NP_TYPES[work])]),
+                                       n.op("Sub", [value, span]), value])
+            low, high = -(2**31), 2**31 - 1  # beyond int32 (NaN, infinity): 0
         inside = n.op("And", [n.op("GreaterOrEqual", [truncated, n.const(low, NP_TYPES[work])]),
                               n.op("LessOrEqual", [truncated, n.const(high, NP_TYPES[work])])])
-        return n.op("Cast", [_where_zero(n, inside, truncated, work)], output, to=to.carrier)
+        return n.op("Cast", [_where_zero(n, inside, value, work)], output, to=to.carrier)
     magnitude = n.op("Abs", [f])
     nan = n.op("IsNaN", [f])
     if to.onnx_type == E8M0:  # the exponent field of |x|: no sign; NaN and infinity give 255
@@ -116,6 +125,11 @@ def encode(n: Nodes, x: str, source: int, to: Small, saturate: bool = True, mode
 def _int_range(kind: Small) -> tuple[int, int]:
     bits = 4 if "4" in kind.dtype.name else 2
     return (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if kind.dtype.name.startswith("int") else (0, 2**bits - 1)
+
+
+def _wraps(kind: Small) -> bool:
+    """Whether the installed ml_dtypes wraps a value out of ``kind``'s range (before 0.7)."""
+    return int(np.array([_int_range(kind)[1] + 2], np.float32).astype(kind.dtype).astype(np.int32)[0]) != 0
 
 
 def _where_zero(n: Nodes, condition: str, value: str, work: int) -> str:
