@@ -5,6 +5,7 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -41,8 +42,16 @@ def artifact_dir(root: Path, file: Path, uid: str, target: str, rootdir: Path) -
     component, so ``a/model.mlir`` and ``b/model.mlir`` (every IREE test folder has a
     ``model.mlir``) keep their artifacts apart. Each component goes through
     ``safe_name``: the ``..`` of a file outside the rootdir becomes a hashed name."""
+    return file_artifacts(root, file, rootdir).joinpath(safe_name(uid), safe_name(target))
+
+
+@functools.lru_cache(maxsize=256)
+def file_artifacts(root: Path, file: Path, rootdir: Path) -> Path:
+    """``<root>/ops_mlir_snippets/<file>/``: the folder of one input file's artifacts, made
+    once per file (a passing compile item asks for its folder, to remove an earlier run's
+    reproducer: per item, the relative path and its safe names were ~25 µs of CPU)."""
     relative = Path(os.path.relpath(file, rootdir)).parts
-    return root.joinpath(ARTIFACTS, *map(safe_name, relative), safe_name(uid), safe_name(target))
+    return root.joinpath(ARTIFACTS, *map(safe_name, relative))
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -27,7 +27,7 @@ from pytest_mlir_snippets.paths import artifact_dir
 from pytest_mlir_snippets.protocol import Compile, Driver, Execute, Kind, Options, Recorded, Response, Stage
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.session import run_state
-from pytest_mlir_snippets.triage import bisection, execrepro, reproducer
+from pytest_mlir_snippets.triage import reproducer
 
 STAGES = ("compile", "execute")
 
@@ -121,6 +121,8 @@ class SnippetItem(MlirItem):
             request = Execute(self.split.text, fn.name, golden, options=options)
             response = manager.call(request, self.timeout())
             if response.kind is Kind.GOLDEN_MISMATCH and state.settings.bisect:
+                from pytest_mlir_snippets.triage import bisection  # the sandbox's client: when asked for
+
                 bisection.bisect(self, manager, request, response)
         else:
             response = state.compile(self.compiled_subject, self._compile_request, self.timeout(), group=self._group)
@@ -210,6 +212,8 @@ class SnippetItem(MlirItem):
         run_state(self.config).prefetch(nxt.compiled_subject, nxt._compile_request(), nxt._group)
 
     def _execute_reproducer(self, response: Response, request: Driver) -> None:
+        from pytest_mlir_snippets.triage import execrepro  # an execute's: a compile-only run needs none
+
         settings, manager = run_state(self.config).settings, run_state(self.config).device_manager()
         folder = artifact_dir(settings.output_root, self.path, self.func.uid, settings.target, self.config.rootpath)
         script, why = execrepro.update(folder, response, self.func.name, self.nodeid, lambda compare: manager.call(

@@ -14,6 +14,7 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,9 +37,11 @@ def _load(cache: Any) -> tuple[Path, dict[str, Any]]:
 
 
 def merged(cache: Any, records: list[ItemRecord], functions: dict[str, list[tuple[str, int]]], run: RunInfo,
-           started: str) -> tuple[list[ItemRecord], dict[str, str]]:
+           started: str, published: Mapping[str, dict[str, Any]] | None = None) -> tuple[
+               list[ItemRecord], dict[str, str]]:
     """The records the reports show, and for each input file shown as its last full run
-    updated, when that full run started."""
+    updated, when that full run started. ``published``: by node id, the data (``to_json``)
+    of records unchanged since it was made, kept as it is."""
     if cache is None:
         return records, {}
     path, stored = _load(cache)
@@ -51,7 +54,8 @@ def merged(cache: Any, records: list[ItemRecord], functions: dict[str, list[tupl
         found = [r for r in found if r.is_snippet]
         key = f"{run.target} | {run.mode} | {file}"
         if not run.not_run_in(file) and not run.interrupted:  # a full run of the file: the new baseline
-            stored[key] = {"started": started, "records": [r.to_json() for r in found]}
+            known = published or {}
+            stored[key] = {"started": started, "records": [known.get(r.nodeid) or r.to_json() for r in found]}
             shown += found
             continue
         base = _records(stored.get(key), {uid for uid, _ in functions.get(file, [])})
