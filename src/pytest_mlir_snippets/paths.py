@@ -75,3 +75,19 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def write_files(folder: Path, files: dict[str, str], snippet: str) -> None:
+    """Files a backend made for the artifact folder (an IREE ``model.vmfb``, the inputs as
+    ``.npy``, the commands that reproduce the item), base64 in the response: their
+    names are the backend's, kept inside the folder; shell scripts made executable."""
+    import base64
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "snippet.mlir").exists():
+        (folder / "snippet.mlir").write_text(snippet)
+    for name, data in files.items():
+        path = folder / safe_name(name)
+        path.write_bytes(base64.b64decode(data))
+        if path.suffix == ".sh":
+            path.chmod(0o755)
