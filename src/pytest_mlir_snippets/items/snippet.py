@@ -5,6 +5,7 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from pytest_mlir_snippets.items.failures import (
 from pytest_mlir_snippets.mlirtext.directives import DirectiveError, directive
 from pytest_mlir_snippets.mlirtext.splitter import Function, SnippetSource, Split
 from pytest_mlir_snippets.model.record import ItemRecord
-from pytest_mlir_snippets.paths import artifact_dir, write_files
+from pytest_mlir_snippets.paths import artifact_dir, file_artifacts, write_files
 from pytest_mlir_snippets.protocol import Compile, Driver, Execute, Kind, Options, Recorded, Response, Stage
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.session import run_state
@@ -248,18 +249,17 @@ class SnippetItem(MlirItem):
             (folder / "compiled.mlir").write_text(response.ir)
             if response.facts is not None and response.facts.ptx:
                 (folder / "kernels.ptx").write_text(response.facts.ptx)
-        if self.stage == "compile":  # a failure's reproducer, kept whatever the options; gone once it passes
-            folder = self._artifacts()
-            script = None
-            if response.kind in (Kind.COMPILE_ERROR, Kind.CRASH):
-                script = reproducer.write(folder, response, self.nodeid)
-            else:
-                reproducer.remove(folder)
+        if self.stage == "compile" and response.kind in (Kind.COMPILE_ERROR, Kind.CRASH):
+            folder = self._artifacts()  # a failure's reproducer, kept whatever the options
+            script = reproducer.write(folder, response, self.nodeid)
             if script is not None:
                 (folder / "snippet.mlir").write_text(self.split.text)
                 self.reproducer = str(script.relative_to(settings.output_root))
                 self.add_report_section("call", "reproducer", f"sh {script}")
                 self._native_stack(response, script)
+        elif self.stage == "compile" and os.path.isdir(file_artifacts(settings.output_root, self.path,
+                                                                      self.config.rootpath)):
+            reproducer.remove(self._artifacts())  # gone once it passes (one stat for a file without artifacts)
         if settings.save_artifacts and response.files:
             write_files(self._artifacts(), response.files, self.split.text)
 
