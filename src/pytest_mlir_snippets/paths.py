@@ -5,6 +5,7 @@ PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -41,8 +42,16 @@ def artifact_dir(root: Path, file: Path, uid: str, target: str, rootdir: Path) -
     component, so ``a/model.mlir`` and ``b/model.mlir`` (every IREE test folder has a
     ``model.mlir``) keep their artifacts apart. Each component goes through
     ``safe_name``: the ``..`` of a file outside the rootdir becomes a hashed name."""
+    return file_artifacts(root, file, rootdir).joinpath(safe_name(uid), safe_name(target))
+
+
+@functools.lru_cache(maxsize=256)
+def file_artifacts(root: Path, file: Path, rootdir: Path) -> Path:
+    """``<root>/ops_mlir_snippets/<file>/``: the folder of one input file's artifacts, made
+    once per file (a passing compile item asks for its folder, to remove an earlier run's
+    reproducer: per item, the relative path and its safe names were ~25 µs of CPU)."""
     relative = Path(os.path.relpath(file, rootdir)).parts
-    return root.joinpath(ARTIFACTS, *map(safe_name, relative), safe_name(uid), safe_name(target))
+    return root.joinpath(ARTIFACTS, *map(safe_name, relative))
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -66,3 +75,19 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def write_files(folder: Path, files: dict[str, str], snippet: str) -> None:
+    """Files a backend made for the artifact folder (an IREE ``model.vmfb``, the inputs as
+    ``.npy``, the commands that reproduce the item), base64 in the response: their
+    names are the backend's, kept inside the folder; shell scripts made executable."""
+    import base64
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "snippet.mlir").exists():
+        (folder / "snippet.mlir").write_text(snippet)
+    for name, data in files.items():
+        path = folder / safe_name(name)
+        path.write_bytes(base64.b64decode(data))
+        if path.suffix == ".sh":
+            path.chmod(0o755)

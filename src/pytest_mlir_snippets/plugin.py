@@ -17,7 +17,6 @@ import pytest
 from pytest_mlir_snippets import settings, termination
 from pytest_mlir_snippets.api.device import DEVICE, MlirDevice, marked_target
 from pytest_mlir_snippets.items.base import MlirItem
-from pytest_mlir_snippets.items.expectfile import ExpectationsError, load_expectations
 from pytest_mlir_snippets.items.snippet import SnippetItem
 from pytest_mlir_snippets.items.snippetfile import SnippetFile, is_snippet_file
 from pytest_mlir_snippets.model.layout import is_run_model
@@ -43,6 +42,8 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     state = RunState(settings.Settings.from_config(config), config)
     if state.settings.expectations is not None:
+        from pytest_mlir_snippets.items.expectfile import ExpectationsError, load_expectations  # IREE's config too
+
         try:
             state.expectations = load_expectations(state.settings.expectations,
                                                    create=state.settings.update_expectations)

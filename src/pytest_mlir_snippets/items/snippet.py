@@ -5,6 +5,7 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,11 @@ from pytest_mlir_snippets.items.failures import (
 from pytest_mlir_snippets.mlirtext.directives import DirectiveError, directive
 from pytest_mlir_snippets.mlirtext.splitter import Function, SnippetSource, Split
 from pytest_mlir_snippets.model.record import ItemRecord
-from pytest_mlir_snippets.paths import artifact_dir
+from pytest_mlir_snippets.paths import artifact_dir, file_artifacts, write_files
 from pytest_mlir_snippets.protocol import Compile, Driver, Execute, Kind, Options, Recorded, Response, Stage
 from pytest_mlir_snippets.registry import TARGETS
 from pytest_mlir_snippets.session import run_state
-from pytest_mlir_snippets.triage import bisection, execrepro, reproducer
+from pytest_mlir_snippets.triage import reproducer
 
 STAGES = ("compile", "execute")
 
@@ -121,6 +122,8 @@ class SnippetItem(MlirItem):
             request = Execute(self.split.text, fn.name, golden, options=options)
             response = manager.call(request, self.timeout())
             if response.kind is Kind.GOLDEN_MISMATCH and state.settings.bisect:
+                from pytest_mlir_snippets.triage import bisection  # the sandbox's client: when asked for
+
                 bisection.bisect(self, manager, request, response)
         else:
             response = state.compile(self.compiled_subject, self._compile_request, self.timeout(), group=self._group)
@@ -151,10 +154,14 @@ class SnippetItem(MlirItem):
                 options = dataclasses.replace(options, iree_compile_flags=[*options.iree_compile_flags,
                                                                            *suite.compiler_flags])
             if state.settings.save_artifacts:
-                options = dataclasses.replace(options, artifact_dir=str(artifact_dir(
-                    state.settings.output_root, self.path, self.func.uid, state.settings.target, self.config.rootpath)))
+                options = dataclasses.replace(options, artifact_dir=str(self._artifacts()))
             self._memo["options"] = options
         return self._memo["options"]  # type: ignore[no-any-return]
+
+    def _artifacts(self) -> Path:
+        """This item's folder of artifacts (``paths.artifact_dir``)."""
+        settings = run_state(self.config).settings
+        return artifact_dir(settings.output_root, self.path, self.func.uid, settings.target, self.config.rootpath)
 
     def _with_directive(self, options: Options) -> Options:
         """``options`` with the tolerance, input range and outputs a ``// mlir-snippets:`` line above the
@@ -210,8 +217,10 @@ class SnippetItem(MlirItem):
         run_state(self.config).prefetch(nxt.compiled_subject, nxt._compile_request(), nxt._group)
 
     def _execute_reproducer(self, response: Response, request: Driver) -> None:
+        from pytest_mlir_snippets.triage import execrepro  # an execute's: a compile-only run needs none
+
         settings, manager = run_state(self.config).settings, run_state(self.config).device_manager()
-        folder = artifact_dir(settings.output_root, self.path, self.func.uid, settings.target, self.config.rootpath)
+        folder = self._artifacts()
         script, why = execrepro.update(folder, response, self.func.name, self.nodeid, lambda compare: manager.call(
             dataclasses.replace(request, compare=compare), self.timeout()), self.call_limit())
         if script is not None:
@@ -234,29 +243,25 @@ class SnippetItem(MlirItem):
         if response.ir and settings.print_ir:
             self.add_report_section("call", "compiled IR", response.ir)
         if response.ir and settings.save_artifacts:
-            folder = artifact_dir(settings.output_root, self.path, self.func.uid, settings.target,
-                                  self.config.rootpath)
+            folder = self._artifacts()
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "snippet.mlir").write_text(self.split.text)
             (folder / "compiled.mlir").write_text(response.ir)
             if response.facts is not None and response.facts.ptx:
                 (folder / "kernels.ptx").write_text(response.facts.ptx)
-        if self.stage == "compile":  # a failure's reproducer, kept whatever the options; gone once it passes
-            folder = artifact_dir(settings.output_root, self.path, self.func.uid, settings.target,
-                                  self.config.rootpath)
-            script = None
-            if response.kind in (Kind.COMPILE_ERROR, Kind.CRASH):
-                script = reproducer.write(folder, response, self.nodeid)
-            else:
-                reproducer.remove(folder)
+        if self.stage == "compile" and response.kind in (Kind.COMPILE_ERROR, Kind.CRASH):
+            folder = self._artifacts()  # a failure's reproducer, kept whatever the options
+            script = reproducer.write(folder, response, self.nodeid)
             if script is not None:
                 (folder / "snippet.mlir").write_text(self.split.text)
                 self.reproducer = str(script.relative_to(settings.output_root))
                 self.add_report_section("call", "reproducer", f"sh {script}")
                 self._native_stack(response, script)
+        elif self.stage == "compile" and os.path.isdir(file_artifacts(settings.output_root, self.path,
+                                                                      self.config.rootpath)):
+            reproducer.remove(self._artifacts())  # gone once it passes (one stat for a file without artifacts)
         if settings.save_artifacts and response.files:
-            write_files(artifact_dir(settings.output_root, self.path, self.func.uid, settings.target,
-                                     self.config.rootpath), response.files, self.split.text)
+            write_files(self._artifacts(), response.files, self.split.text)
 
     def describe(self, record: ItemRecord, response: Response) -> None:
         super().describe(record, response)
@@ -279,22 +284,4 @@ class SnippetItem(MlirItem):
         if isinstance(excinfo.value, ItemFailure):
             return MlirFailureRepr(format_failure(excinfo.value.response, self, self.expected))
         return super().repr_failure(excinfo)
-
-
-def write_files(folder: Path, files: dict[str, str], snippet: str) -> None:
-    """Files a backend made for the artifact folder (an IREE ``model.vmfb``, the inputs as
-    ``.npy``, the commands that reproduce the item), base64 in the response: their
-    names are the backend's, kept inside the folder; shell scripts made executable."""
-    import base64
-
-    from pytest_mlir_snippets.paths import safe_name
-
-    folder.mkdir(parents=True, exist_ok=True)
-    if not (folder / "snippet.mlir").exists():
-        (folder / "snippet.mlir").write_text(snippet)
-    for name, data in files.items():
-        path = folder / safe_name(name)
-        path.write_bytes(base64.b64decode(data))
-        if path.suffix == ".sh":
-            path.chmod(0o755)
 

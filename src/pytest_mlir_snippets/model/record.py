@@ -22,6 +22,7 @@ from pytest_mlir_snippets.protocol import Computed, Golden, Kind, Outcome, Stage
 
 FAILURE_KINDS = tuple(k.value for k in Kind if k not in (Kind.PASS, Kind.UNSUPPORTED))
 METRICS = ("max_abs_err", "max_rel_err", "pcc")
+_PLAIN = frozenset({str, int, float, bool, list, dict, type(None)})  # most fields: taken as they are, checked once
 RUN_KINDS = frozenset({SubjectKind.ITERATION, SubjectKind.PYTORCH, SubjectKind.RUN})  # an optimization run's items
 
 
@@ -110,8 +111,8 @@ class ItemRecord:
 
     def to_json(self) -> dict[str, Any]:
         """Plain data (enums as their strings): xdist's serializer takes basic types only."""
-        return {k: v.value if isinstance(v, enum.Enum) else v.to_json() if isinstance(v, RecordInfo) else v
-                for k, v in vars(self).items()}
+        return {k: v if type(v) in _PLAIN else v.value if isinstance(v, enum.Enum) else
+                v.to_json() if isinstance(v, RecordInfo) else v for k, v in vars(self).items()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ItemRecord:
@@ -203,7 +204,9 @@ def tally(records: list[ItemRecord]) -> Tally:
         by_subject.setdefault(r.subject, []).append(r)
     result = Tally(subjects=len(by_subject))
     for rs in by_subject.values():
-        if any(r.failed for r in rs):
+        if all(r.kind == Kind.PASS and r.outcome == Outcome.PASSED for r in rs):  # the common case, in one pass
+            result.succeeded += 1
+        elif any(r.failed for r in rs):
             result.failed += 1
         elif any(r.kind == Kind.UNSUPPORTED for r in rs):
             result.unsupported += 1

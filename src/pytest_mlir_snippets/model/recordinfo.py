@@ -48,8 +48,8 @@ class RecordInfo:
     other: dict[str, Any] = field(default_factory=dict)  # keys of another version, kept as read
 
     def to_json(self) -> dict[str, Any]:
-        found = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "other"}
-        return {**{k: v for k, v in found.items() if v is not None}, **self.other}
+        found = {name: value for name in _FACTS if (value := getattr(self, name)) is not None}
+        return found | self.other if self.other else found
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RecordInfo:
@@ -82,3 +82,4 @@ _CHECKS: dict[str, Callable[[object], bool]] = {
     "tolerance": lambda v: isinstance(v, dict), "reference_ms": _number,
     **dict.fromkeys(("compiles", "compared"), lambda v: isinstance(v, int) and not isinstance(v, bool))}
 del _CHECKS["other"]
+_FACTS = tuple(f.name for f in fields(RecordInfo) if f.name != "other")  # in order: ``fields`` costs per call

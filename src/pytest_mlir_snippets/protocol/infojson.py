@@ -74,7 +74,7 @@ def apply_info(response: Response, info: dict[str, JsonValue]) -> bool:
                 return False
             setattr(response, key, parsed)
             continue
-        owner = next(((a, t) for a, t in _GROUPS if key in _FIELDS[t]), None)
+        owner = _OWNER.get(key)
         if owner is None:
             return False
         attribute, kind = owner
@@ -95,6 +95,18 @@ _BAD = object()
 _ALWAYS: dict[type[Any], tuple[str, ...]] = {DeviceFacts: ("device", "id")}  # the hook's info always has them
 _KINDS: tuple[type[Any], ...] = (Response, *(t for _, t in _GROUPS))
 _FIELDS: dict[type[Any], dict[str, Field[Any]]] = {kind: {f.name: f for f in fields(kind)} for kind in _KINDS}
+
+
+def _owners() -> dict[str, tuple[str, type[Any]]]:
+    """Each group fact's key -> its group (attribute, type): the first of _GROUPS that has it."""
+    owners: dict[str, tuple[str, type[Any]]] = {}
+    for attribute, kind in _GROUPS:
+        for name in _FIELDS[kind]:
+            owners.setdefault(name, (attribute, kind))
+    return owners
+
+
+_OWNER = _owners()  # looked up once per key: a warm rerun reads a cache entry's info per item
 
 
 def _default(field_: Field[Any]) -> Any:

@@ -149,9 +149,10 @@ def summary_lines(records: list[ItemRecord], files: int, interrupted: str = "",
         every = "all " if succeeded and not skipped and not unsupported else ""
         clauses = [f"{every}{subjects(snippets.succeeded, iterations.succeeded, True)} succeeded"] \
             if succeeded or not skipped else []
-        subjects_of = [r for r in records
-                       if r.stage != Stage.FILE and (r.is_snippet or r.subject_kind == SubjectKind.ITERATION)]
-        clauses += [_partly_run(subjects_of, subjects(snippets.skipped, iterations.skipped))] if skipped else []
+        if skipped:  # which subjects ran in part: looked for only then (a pass over every record)
+            subjects_of = [r for r in records
+                           if r.stage != Stage.FILE and (r.is_snippet or r.subject_kind == SubjectKind.ITERATION)]
+            clauses.append(_partly_run(subjects_of, subjects(snippets.skipped, iterations.skipped)))
         note = ", ".join(unsupported_note)
         verdict = f"{'; '.join(clauses)} across {files} file(s)" + (f" ({note})" if note else "")
     lines = [("items per outcome: " + counts(records), False)]

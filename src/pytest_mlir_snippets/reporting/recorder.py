@@ -63,6 +63,9 @@ class Recorder:
         self.state = state
         self.config = config
         self.records: dict[str, ItemRecord] = {}
+        # node id -> the data the item put on its report, for a record taken as the item made it
+        # (no xdist; nothing changes it after): written as it is, not serialised again
+        self.published: dict[str, dict[str, Any]] = {}
         self.started: dict[str, dict[str, Any]] = {}  # skeletons of items running on xdist workers
         self.functions: Functions = {}  # input files (node ids) -> their functions ([] for runs)
         self.collected: Functions = {}  # an xdist controller's: the functions its workers collected
@@ -158,8 +161,13 @@ class Recorder:
         if when == "setup" and report.passed:
             self.started[report.nodeid] = data
             return False
-        record = self.state.handed.pop(report.nodeid, None) or ItemRecord.from_json(data)
+        handed = self.state.handed.pop(report.nodeid, None)
+        record = handed or ItemRecord.from_json(data)
         self.records[record.nodeid] = record
+        if handed is not None:
+            self.published[record.nodeid] = data
+        else:
+            self.published.pop(record.nodeid, None)
         self.started.pop(record.nodeid, None)
         self.functions.setdefault(record.file, [])
         if when != "???":
@@ -220,7 +228,7 @@ class Recorder:
 
         run = self.run_info
         shown, run.updated_from = merged(getattr(self.config, "cache", None), records, self.functions, run,
-                                         self.start_time)
+                                         self.start_time, self.published)
         self.problems += publish(records, self.functions, self._report_root(), run,
                                  Path(json_path) if json_path else None, root, shown, **shard)
         expectations = self.state.expectations
