@@ -121,16 +121,20 @@ def test_ttir_needs_the_builder_and_ttmetal_needs_d2m(pytester: pytest.Pytester)
     (pytester.path / "t.mlir").write_text('func.func @m(%a: tensor<32x32xf32>) -> tensor<32x32xf32> {\n'
                                           '  %0 = "ttir.abs"(%a) : (tensor<32x32xf32>) -> tensor<32x32xf32>\n'
                                           '  return %0 : tensor<32x32xf32>\n}\n')
-    _, records = _records(pytester, "--mlir-target=ttnn")
-    assert records["m[compile]"]["kind"] == "unsupported"
-    assert "TTIR and TTNN input go through tt-mlir's builder" in records["m[compile]"]["message"]
-    (pytester.path / "t.mlir").write_text('func.func @m(%a: tensor<32x32xf32>) -> tensor<32x32xbf16> {\n'
-                                          '  %0 = "ttir.abs"(%a) : (tensor<32x32xf32>) -> tensor<32x32xf32>\n'
-                                          '  %1 = stablehlo.convert %0 : (tensor<32x32xf32>) -> tensor<32x32xbf16>\n'
-                                          '  return %1 : tensor<32x32xbf16>\n}\n')
-    _, records = _records(pytester, "--mlir-target=ttnn")  # StableHLO among TTIR ops: the builder's too
-    assert "TTIR and TTNN input go through tt-mlir's builder" in records["m[compile]"]["message"]
-    (pytester.path / "t.mlir").write_text(OPS)
+    (pytester.path / "mixed.mlir").write_text('func.func @m(%a: tensor<32x32xf32>) -> tensor<32x32xbf16> {\n'
+                                              '  %0 = "ttir.abs"(%a) : (tensor<32x32xf32>) -> tensor<32x32xf32>\n'
+                                              '  %1 = stablehlo.convert %0 : (tensor<32x32xf32>) -> '
+                                              'tensor<32x32xbf16>\n'
+                                              '  return %1 : tensor<32x32xbf16>\n}\n')
+    out = pytester.path / "records.json"  # one run, one worker: tt-xla's client starts once for both files
+    pytester.runpytest("-p", "no:cacheprovider", f"--mlir-json={out}", "--mlir-target=ttnn")
+    records = {(r["file"].split("/")[-1], r["name"]): r for r in json.loads(out.read_text())["items"]}
+    assert records["t.mlir", "m[compile]"]["kind"] == "unsupported"
+    assert "TTIR and TTNN input go through tt-mlir's builder" in records["t.mlir", "m[compile]"]["message"]
+    # StableHLO among TTIR ops: the builder's too
+    assert "TTIR and TTNN input go through tt-mlir's builder" in records["mixed.mlir", "m[compile]"]["message"]
+    (pytester.path / "t.mlir").unlink()
+    (pytester.path / "mixed.mlir").write_text(OPS)
     _, records = _records(pytester, "--mlir-target=ttmetal")
     assert "this tt-xla build has no TTMetal (D2M) pipeline" in records["add[compile]"]["message"]
 
