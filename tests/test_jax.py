@@ -58,21 +58,13 @@ def verdicts(props: dict[str, dict[str, str]]) -> dict[str, str]:
     return found
 
 
-def test_each_fix_passes_on_jax_outputs_and_fails_when_sabotaged(pytester: pytest.Pytester) -> None:
-    from conftest import item_properties
-
-    def run() -> dict[str, dict[str, str]]:
-        """The compile cache on: the sabotaged run executes the first run's compiles (only
-        recorded outputs change, which are no part of a compile)."""
-        pytester.runpytest(f"--junitxml={pytester.path / 'junit.xml'}", "-p", "no:randomly")
-        return item_properties(pytester.path / "junit.xml")
-
+def test_each_fix_passes_on_jax_outputs_and_fails_when_sabotaged(pytester: pytest.Pytester, run_items) -> None:
     copy(list(FIXED), pytester.path)
-    props = run()
+    _, props = run_items("-p", "no:randomly")
     assert verdicts(props) == dict.fromkeys(FIXED, "pass"), verdicts(props)
     assert {p["mlir_golden"] for node, p in props.items() if node.endswith("::main[execute]")} == {"recorded"}
     copy(list(FIXED), pytester.path, sabotage=True)
-    props = run()
+    _, props = run_items("-p", "no:randomly")
     assert verdicts(props) == dict.fromkeys(FIXED, "golden-mismatch"), verdicts(props)
 
 
