@@ -21,6 +21,7 @@ import test_cuda
 from pytest_mlir_snippets.items.failures import FAILURES, ItemFailure
 from pytest_mlir_snippets.protocol import Kind
 from test_termination import alive, cmdline, wait_until
+from test_tt import no_client
 
 DATA = Path(__file__).parent / "data" / "python_api"
 # the fixtures of the CUDA driver's double (tests/test_cuda.py), as "double" and "fake_libcuda"
@@ -178,9 +179,7 @@ def test_failures_read_as_snippet_items_show_them(pytester: pytest.Pytester, cop
 def test_every_target_of_the_machine(pytester: pytest.Pytester, copy_into, monkeypatch: pytest.MonkeyPatch) -> None:
     """cpu and iree-cpu compile and run; cuda compiles to PTX and skips the run without a
     GPU; tt skips naming why; bf16 through ml_dtypes; modules built with the bindings."""
-    # no descriptor there: tt-xla's client, which the ttnn device starts without tt-mlir's builder
-    # and which this non-StableHLO module never uses, stops at once instead of starting (seconds)
-    monkeypatch.setenv("SYSTEM_DESC_PATH", str(pytester.path / "no-descriptor.ttsys"))
+    no_client(pytester, monkeypatch)  # the tt test's module is no StableHLO: the client is not needed
     copy_into(DATA / "test_targets.py")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs")
     cuda = any(Path(p, "libcuda.so.1").exists() for p in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64"))
