@@ -162,7 +162,7 @@ def test_failures_read_as_snippet_items_show_them(pytester: pytest.Pytester, cop
                 if kind is not None:
                     item.add_marker(pytest.mark.xfail(raises=kind, strict=True))
     """)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider")
     # ops.mlir 2 passed, faults.mlir: wild_load[compile] passed, 2 xfailed, bad[execute] skipped (compile failed)
     result.assert_outcomes(passed=3, failed=2, xfailed=2, skipped=1)
     result.stdout.fnmatch_lines(["E *pytest_mlir_snippets.CompileError: compile-error: @bad (<mlir>:1) [[]compile[]]",
