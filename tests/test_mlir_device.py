@@ -21,6 +21,7 @@ import test_cuda
 from pytest_mlir_snippets.items.failures import FAILURES, ItemFailure
 from pytest_mlir_snippets.protocol import Kind
 from test_termination import alive, cmdline, wait_until
+from test_tt import no_client
 
 DATA = Path(__file__).parent / "data" / "python_api"
 # the fixtures of the CUDA driver's double (tests/test_cuda.py), as "double" and "fake_libcuda"
@@ -161,7 +162,7 @@ def test_failures_read_as_snippet_items_show_them(pytester: pytest.Pytester, cop
                 if kind is not None:
                     item.add_marker(pytest.mark.xfail(raises=kind, strict=True))
     """)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider")
     # ops.mlir 2 passed, faults.mlir: wild_load[compile] passed, 2 xfailed, bad[execute] skipped (compile failed)
     result.assert_outcomes(passed=3, failed=2, xfailed=2, skipped=1)
     result.stdout.fnmatch_lines(["E *pytest_mlir_snippets.CompileError: compile-error: @bad (<mlir>:1) [[]compile[]]",
@@ -175,9 +176,10 @@ def test_failures_read_as_snippet_items_show_them(pytester: pytest.Pytester, cop
     assert "test_fails.py::test_mismatch: golden-mismatch" in combined
 
 
-def test_every_target_of_the_machine(pytester: pytest.Pytester, copy_into) -> None:
+def test_every_target_of_the_machine(pytester: pytest.Pytester, copy_into, monkeypatch: pytest.MonkeyPatch) -> None:
     """cpu and iree-cpu compile and run; cuda compiles to PTX and skips the run without a
     GPU; tt skips naming why; bf16 through ml_dtypes; modules built with the bindings."""
+    no_client(pytester, monkeypatch)  # the tt test's module is no StableHLO: the client is not needed
     copy_into(DATA / "test_targets.py")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs")
     cuda = any(Path(p, "libcuda.so.1").exists() for p in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64"))

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_mlir_snippets.worker.targets import tt_pjrt
+from test_tt import no_client
 
 
 def _usable() -> bool:
@@ -117,20 +118,26 @@ def test_stablehlo_compiles_through_tt_mlir_with_its_artifacts(pytester: pytest.
 
 
 @needs_plugin
-def test_ttir_needs_the_builder_and_ttmetal_needs_d2m(pytester: pytest.Pytester) -> None:
+def test_ttir_needs_the_builder_and_ttmetal_needs_d2m(pytester: pytest.Pytester,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     (pytester.path / "t.mlir").write_text('func.func @m(%a: tensor<32x32xf32>) -> tensor<32x32xf32> {\n'
                                           '  %0 = "ttir.abs"(%a) : (tensor<32x32xf32>) -> tensor<32x32xf32>\n'
                                           '  return %0 : tensor<32x32xf32>\n}\n')
-    _, records = _records(pytester, "--mlir-target=ttnn")
-    assert records["m[compile]"]["kind"] == "unsupported"
-    assert "TTIR and TTNN input go through tt-mlir's builder" in records["m[compile]"]["message"]
-    (pytester.path / "t.mlir").write_text('func.func @m(%a: tensor<32x32xf32>) -> tensor<32x32xbf16> {\n'
-                                          '  %0 = "ttir.abs"(%a) : (tensor<32x32xf32>) -> tensor<32x32xf32>\n'
-                                          '  %1 = stablehlo.convert %0 : (tensor<32x32xf32>) -> tensor<32x32xbf16>\n'
-                                          '  return %1 : tensor<32x32xbf16>\n}\n')
-    _, records = _records(pytester, "--mlir-target=ttnn")  # StableHLO among TTIR ops: the builder's too
-    assert "TTIR and TTNN input go through tt-mlir's builder" in records["m[compile]"]["message"]
-    (pytester.path / "t.mlir").write_text(OPS)
+    (pytester.path / "mixed.mlir").write_text('func.func @m(%a: tensor<32x32xf32>) -> tensor<32x32xbf16> {\n'
+                                              '  %0 = "ttir.abs"(%a) : (tensor<32x32xf32>) -> tensor<32x32xf32>\n'
+                                              '  %1 = stablehlo.convert %0 : (tensor<32x32xf32>) -> '
+                                              'tensor<32x32xbf16>\n'
+                                              '  return %1 : tensor<32x32xbf16>\n}\n')
+    out = pytester.path / "records.json"  # one run for both files: one worker
+    no_client(pytester, monkeypatch)  # TTIR never goes to tt-xla's client; StableHLO sent there would say so
+    pytester.runpytest("-p", "no:cacheprovider", f"--mlir-json={out}", "--mlir-target=ttnn")
+    records = {(r["file"].split("/")[-1], r["name"]): r for r in json.loads(out.read_text())["items"]}
+    assert records["t.mlir", "m[compile]"]["kind"] == "unsupported"
+    assert "TTIR and TTNN input go through tt-mlir's builder" in records["t.mlir", "m[compile]"]["message"]
+    # StableHLO among TTIR ops: the builder's too
+    assert "TTIR and TTNN input go through tt-mlir's builder" in records["mixed.mlir", "m[compile]"]["message"]
+    (pytester.path / "t.mlir").unlink()
+    (pytester.path / "mixed.mlir").write_text(OPS)
     _, records = _records(pytester, "--mlir-target=ttmetal")
     assert "this tt-xla build has no TTMetal (D2M) pipeline" in records["add[compile]"]["message"]
 
