@@ -11,9 +11,8 @@ Without a card (no ``/dev/tenstorrent``) the client runs in compile-only mode, w
 a system descriptor: the one the user gives (``--mlir-sys-desc``, ``$SYSTEM_DESC_PATH``),
 used as it is, else one libtt writes itself when started on the mock cluster descriptor
 this package ships (one Blackhole P150), generated once per machine into the cache. libtt
-unpacks about 400 MB of runtime files into its temporary folder on each start: that folder
-is the cache too (``$MLIR_SNIPPETS_TT_CACHE``, else ``~/.cache/pytest-mlir-snippets/tt``),
-written under a lock, so that they are unpacked once.
+writes about 400 MB of runtime files into its temporary folder on each start, under a lock:
+the cache (``$MLIR_SNIPPETS_TT_CACHE``, else ``~/.cache/pytest-mlir-snippets/tt``).
 
 A serialized executable is ``TTSERv00`` and six little-endian u64: (offset, size) of the
 TTIR text, the TTNN text and the flatbuffer, offsets counted from the end of that header.
@@ -148,14 +147,16 @@ def _locked(folder: Path, name: str = ".lock") -> Iterator[None]:
 def generated_descriptor(library: Path) -> Path:
     """The system descriptor libtt writes for the shipped mock cluster, made once per
     machine (a client started in a child process, with libtt's files in the cache)."""
-    folder = cache_dir()
-    path = folder / f"mock-blackhole-p150-{_sha256(library)[:12]}.ttsys"
+    path = (folder := cache_dir()) / f"mock-blackhole-p150-{_sha256(library)[:12]}.ttsys"
+    if path.is_file():  # renamed into place whole: made, no waiting for the lock
+        return path
     with _locked(folder):
         if path.is_file():
             return path
         script = ("import os, shutil, sys, pypjrt\n"
                   "client = pypjrt.Client.create(sys.argv[1])\n"
-                  "shutil.copy(os.path.join(os.environ['TMPDIR'], sys.argv[2]), sys.argv[3])\n"
+                  "shutil.copy(os.path.join(os.environ['TMPDIR'], sys.argv[2]), sys.argv[3] + '.partial')\n"
+                  "os.replace(sys.argv[3] + '.partial', sys.argv[3])\n"  # whole, for the look without the lock
                   "os._exit(0)\n")
         env = dict(os.environ, TMPDIR=str(folder), TT_METAL_MOCK_CLUSTER_DESC_PATH=str(MOCK_CLUSTER))
         env.pop("TT_COMPILE_ONLY_SYSTEM_DESC", None)
