@@ -89,9 +89,9 @@ import torch
 
 def make():
     torch.manual_seed(0)
-    layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0,
+    layer = torch.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, dropout=0.0,
                                              batch_first=True)
-    return layer, (torch.randn(2, 8, 32),)
+    return layer, (torch.randn(1, 4, 8),)
 """)
     result = pytester.run(CLI, "inventory", "--from-torch", "model.py:make", "--out", "inv")
     assert result.ret == 0, result.stderr.str()
@@ -107,10 +107,19 @@ def make():
                                                                re.MULTILINE)}
     assert per_op == {op: n for op, n in in_model.items() if op != "tensor.empty"}
     assert f"tensor.empty x{in_model['tensor.empty']}" in report
-    _, props = run_items("inv/ops.mlir")
-    assert len(props) == 2 * configurations
+    # every function compiles; a fixed sample executes (each op's first two functions, weights
+    # inlined as constants among them): an execute is a second compiler's run, ~1 s each
+    functions = re.findall(r"func\.func @(\w+)\(", (pytester.path / "inv" / "ops.mlir").read_text())
+    sample = [f for f in functions if re.fullmatch(r"\w+_[01]", f)]
+    assert len(functions) == configurations and len(sample) >= 12
+    collected = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", "inv/ops.mlir")
+    assert f"{2 * configurations} tests collected" in collected.stdout.str()
+    result, props = run_items(*(f"inv/ops.mlir::{f}" if f in sample else f"inv/ops.mlir::{f}[compile]"
+                                for f in functions))
+    assert len(props) == configurations + len(sample)
+    assert {n for n in props if n.endswith("[execute]")} == {f"ops.mlir::{f}[execute]" for f in sample}
     failed = {n: p["mlir_kind"] for n, p in props.items() if p["mlir_kind"] != "pass"}
-    assert not failed
+    assert not failed, result.stdout.str()[-3000:]
 
 
 def test_a_model_that_does_not_parse_keeps_mlir_diagnostics(pytester: pytest.Pytester) -> None:
