@@ -5,11 +5,6 @@ the recorded mode (``onnx-tests --write``) giving the same pass list as the harn
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -50,7 +45,6 @@ SAMPLE = ("test_abs", "test_argmax_default_axis_example", "test_reduce_sum_keepd
           "test_quantizelinear_int4", "test_dequantizelinear_e4m3fn_zero_point",
           *MISC)
 FAILING = "test_scan_sum"
-CLI = str(Path(sys.executable).with_name("mlir-snippets"))  # the venv's, PATH or not
 
 backend_test = onnx.backend.test.BackendTest(OnnxBackend, __name__)
 for name in (*SAMPLE, FAILING):
@@ -216,47 +210,19 @@ def test_the_recorded_mode_gives_the_harness_pass_list(pytester: pytest.Pytester
     assert harness == passed
 
 
-@pytest.fixture(scope="module")
-def harness_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, str]:
-    """``mlir-snippets onnx-tests --target cpu -k PATTERN [pytest args]`` once for the tests
-    below (each run is a pytest run of its own): a passing case, a failing one, one computed
-    at compile time and one without elements; (exit status, output, junit XML)."""
-    folder = tmp_path_factory.mktemp("harness")
-    xml = folder / "junit.xml"
-    done = subprocess.run([CLI, "onnx-tests", "--target", "cpu", "-k",
-                           "^test_(abs|scan_sum|shape|slice_start_out_of_bounds)_cpu$", "-p", "no:randomly", "-q",
-                           "-rA", f"--rootdir={folder}", f"--junitxml={xml}"],
-                          capture_output=True, text=True, check=False)
-    return done.returncode, done.stdout, xml.read_text() if xml.exists() else ""
-
-
 @pytest.mark.slow
-def test_the_command_runs_the_harness_under_pytest(harness_run: tuple[int, str, str]) -> None:
+def test_the_command_runs_the_harness_under_pytest(tmp_path, capfd: pytest.CaptureFixture[str]) -> None:
     """``mlir-snippets onnx-tests --target cpu -k PATTERN [pytest args]``: ONNX's harness in a
     pytest run of its own (node cases of the target's device only); its exit status is pytest's."""
-    status, out, _ = harness_run
+    from pytest_mlir_snippets.tools.cli import main
+
+    status = main(["onnx-tests", "--target", "cpu", "-k", "^test_(abs|scan_sum)_cpu$", "-p", "no:randomly", "-q",
+                   "-rA", f"--rootdir={tmp_path}"])
+    out = capfd.readouterr().out
     assert status == 1, out
     assert "PASSED" in out and "::OnnxBackendNodeModelTest::test_abs_cpu" in out
     assert "FAILED" in out and "::test_scan_sum_cpu" in out and "BackendError: compile-error: " in out, out
-    assert "1 failed, 2 passed, 1 skipped" in out and "_cuda" not in out
-    assert out.count("FAILED") == 1, out  # the other cases do not fail the run
-
-
-def test_the_harness_skips_a_case_computed_at_compile_time_and_says_when_nothing_was_compared(
-        harness_run: tuple[int, str, str]) -> None:
-    """``Shape``'s output is the input's static shape: the compiler computes it, no code runs
-    on the data; the backend raises the harness's skip (never a pass). A Slice whose output
-    has no element passes, saying "0 elements compared" (a warning) and ``compared`` 0."""
-    import unittest
-
-    case = _case("test_shape")
-    with pytest.raises(unittest.SkipTest, match="computed at compile time"):
-        onnx_backend.prepare(case.model, "CPU").run(case.data_sets[0][0])
-    _, out, xml = harness_run
-    assert "SKIPPED" in out and "computed at compile time: no output depends on the inputs" in out, out
-    assert "NothingCompared: 0 elements compared" in out, out
-    assert re.search(r"^PASSED \S*::test_slice_start_out_of_bounds_cpu$", out, re.MULTILINE), out
-    assert '<property name="compared" value="0" />' in xml
+    assert "1 failed, 1 passed" in out and "_cuda" not in out
 
 
 def test_scan_is_unrolled_as_the_reference_runs_it() -> None:
@@ -310,3 +276,25 @@ def test_the_new_expansions_give_the_reference_and_a_sabotage_fails(name, sabota
         naive = sabotage(list(outputs))
     with pytest.raises(AssertionError):
         backend_test.assert_similar_outputs(expected, naive, rtol=case.rtol, atol=case.atol)
+
+
+def test_the_harness_skips_a_case_computed_at_compile_time_and_says_when_nothing_was_compared(
+        tmp_path, capfd: pytest.CaptureFixture[str]) -> None:
+    """``Shape``'s output is the input's static shape: the compiler computes it, no code runs
+    on the data; the backend raises the harness's skip (never a pass). A Slice whose output
+    has no element passes, saying "0 elements compared" (a warning) and ``compared`` 0."""
+    import unittest
+
+    from pytest_mlir_snippets.tools.cli import main
+
+    case = _case("test_shape")
+    with pytest.raises(unittest.SkipTest, match="computed at compile time"):
+        onnx_backend.prepare(case.model, "CPU").run(case.data_sets[0][0])
+    xml = tmp_path / "junit.xml"
+    status = main(["onnx-tests", "--target", "cpu", "-k", "^test_(abs|shape|slice_start_out_of_bounds)_cpu$",
+                   "-p", "no:randomly", "-q", "-rA", f"--rootdir={tmp_path}", f"--junitxml={xml}"])
+    out = capfd.readouterr().out
+    assert status == 0, out
+    assert "2 passed, 1 skipped" in out and "computed at compile time: no output depends on the inputs" in out, out
+    assert "NothingCompared: 0 elements compared" in out and "test_slice_start_out_of_bounds_cpu" in out, out
+    assert '<property name="compared" value="0" />' in xml.read_text()
