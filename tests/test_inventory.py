@@ -77,7 +77,7 @@ def test_stablehlo_corpus_inventory_runs_on_cpu(pytester: pytest.Pytester, run_i
                                                                    re.MULTILINE)}
         assert sum(per_op.values()) <= sum(in_model.values()), model  # region ops hold others (reduce bodies)
         assert set(per_op) <= set(in_model)
-    result, props = run_items("out", "-n", "2", subprocess=True)
+    result, props = run_items("out", "-n", "0", subprocess=True)
     kinds = Counter(p["mlir_kind"] for n, p in props.items() if n.endswith("[execute]"))
     assert kinds["pass"] >= 25, (kinds, result.stdout.str()[-2000:])  # as the corpus itself: no lowering for 5
 
