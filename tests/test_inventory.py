@@ -82,9 +82,7 @@ def test_stablehlo_corpus_inventory_runs_on_cpu(pytester: pytest.Pytester, run_i
     assert kinds["pass"] >= 25, (kinds, result.stdout.str()[-2000:])  # as the corpus itself: no lowering for 5
 
 
-@pytest.mark.slow
-def test_inventory_of_a_pytorch_transformer_runs_on_cpu(pytester: pytest.Pytester, run_items) -> None:
-    pytester.makepyfile(model="""
+TRANSFORMER = """
 import torch
 
 
@@ -93,16 +91,31 @@ def make():
     layer = torch.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, dropout=0.0,
                                              batch_first=True)
     return layer, (torch.randn(1, 4, 8),)
-""")
+"""
+
+
+@pytest.fixture(scope="module")
+def transformer_ir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The transformer's IR as import-torch exports it, in this process. A module fixture: set
+    up before any test's pytester, whose teardown unloads the modules imported meanwhile
+    (torch._dynamo's, which cannot be imported twice)."""
+    model = tmp_path_factory.mktemp("transformer") / "model.py"
+    model.write_text(TRANSFORMER)
+    return str(export(load_factory(f"{model}:make")[0])[0])
+
+
+@pytest.mark.slow
+def test_inventory_of_a_pytorch_transformer_runs_on_cpu(pytester: pytest.Pytester, run_items,
+                                                        transformer_ir: str) -> None:
+    pytester.makepyfile(model=TRANSFORMER)
     result = pytester.run(CLI, "inventory", "--from-torch", "model.py:make", "--out", "inv")
     assert result.ret == 0, result.stderr.str()
     report = (pytester.path / "inv" / REPORT_FILE).read_text()
     assert "linalg.batch_matmul" in report and "not extracted (destinations, calls): tensor.empty" in report
     configurations = int(re.search(r"distinct configurations:\s+(\d+)", report).group(1))
-    # the counts against the model's own IR (import-torch's export, here in this process; counted by
-    # its text: ops at the function body's indentation, not those inside linalg.generic bodies)
-    model = str(export(load_factory(f"{pytester.path / 'model.py'}:make")[0])[0])
-    in_model = Counter(re.findall(r"^    (?:%\S+ = )?((?:linalg|tensor)\.\w+)", model, re.MULTILINE))
+    # the counts against the model's own IR (import-torch's export), counted by its text: ops at the
+    # function body's indentation, not those inside linalg.generic bodies
+    in_model = Counter(re.findall(r"^    (?:%\S+ = )?((?:linalg|tensor)\.\w+)", transformer_ir, re.MULTILINE))
     per_op = {m.group(1): int(m.group(2)) for m in re.finditer(r"^((?:linalg|tensor)\.\w+)\s+(\d+)", report,
                                                                re.MULTILINE)}
     assert per_op == {op: n for op, n in in_model.items() if op != "tensor.empty"}
