@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_mlir_snippets.tools.inventory import REPORT_FILE, run, take_inventory
+from pytest_mlir_snippets.tools.torch_import import export, load_factory
 
 CLI = str(Path(sys.executable).with_name("mlir-snippets"))
 
@@ -76,41 +77,62 @@ def test_stablehlo_corpus_inventory_runs_on_cpu(pytester: pytest.Pytester, run_i
                                                                    re.MULTILINE)}
         assert sum(per_op.values()) <= sum(in_model.values()), model  # region ops hold others (reduce bodies)
         assert set(per_op) <= set(in_model)
-    result, props = run_items("out", "-n", "2", subprocess=True)
+    result, props = run_items("out", "-n", "0", subprocess=True)
     kinds = Counter(p["mlir_kind"] for n, p in props.items() if n.endswith("[execute]"))
     assert kinds["pass"] >= 25, (kinds, result.stdout.str()[-2000:])  # as the corpus itself: no lowering for 5
 
 
-@pytest.mark.slow
-def test_inventory_of_a_pytorch_transformer_runs_on_cpu(pytester: pytest.Pytester, run_items) -> None:
-    pytester.makepyfile(model="""
+TRANSFORMER = """
 import torch
 
 
 def make():
     torch.manual_seed(0)
-    layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0,
+    layer = torch.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, dropout=0.0,
                                              batch_first=True)
-    return layer, (torch.randn(2, 8, 32),)
-""")
+    return layer, (torch.randn(1, 4, 8),)
+"""
+
+
+@pytest.fixture(scope="module")
+def transformer_ir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The transformer's IR as import-torch exports it, in this process. A module fixture: set
+    up before any test's pytester, whose teardown unloads the modules imported meanwhile
+    (torch._dynamo's, which cannot be imported twice)."""
+    model = tmp_path_factory.mktemp("transformer") / "model.py"
+    model.write_text(TRANSFORMER)
+    return str(export(load_factory(f"{model}:make")[0])[0])
+
+
+@pytest.mark.slow
+def test_inventory_of_a_pytorch_transformer_runs_on_cpu(pytester: pytest.Pytester, run_items,
+                                                        transformer_ir: str) -> None:
+    pytester.makepyfile(model=TRANSFORMER)
     result = pytester.run(CLI, "inventory", "--from-torch", "model.py:make", "--out", "inv")
     assert result.ret == 0, result.stderr.str()
     report = (pytester.path / "inv" / REPORT_FILE).read_text()
     assert "linalg.batch_matmul" in report and "not extracted (destinations, calls): tensor.empty" in report
     configurations = int(re.search(r"distinct configurations:\s+(\d+)", report).group(1))
-    # the counts against the model's own IR (written by import-torch, counted by its text: ops at the
-    # function body's indentation, not those inside linalg.generic bodies)
-    assert pytester.run(CLI, "import-torch", "model.py:make", "run").ret == 0
-    model = (pytester.path / "run" / "model_linalg.mlir").read_text()
-    in_model = Counter(re.findall(r"^    (?:%\S+ = )?((?:linalg|tensor)\.\w+)", model, re.MULTILINE))
+    # the counts against the model's own IR (import-torch's export), counted by its text: ops at the
+    # function body's indentation, not those inside linalg.generic bodies
+    in_model = Counter(re.findall(r"^    (?:%\S+ = )?((?:linalg|tensor)\.\w+)", transformer_ir, re.MULTILINE))
     per_op = {m.group(1): int(m.group(2)) for m in re.finditer(r"^((?:linalg|tensor)\.\w+)\s+(\d+)", report,
                                                                re.MULTILINE)}
     assert per_op == {op: n for op, n in in_model.items() if op != "tensor.empty"}
     assert f"tensor.empty x{in_model['tensor.empty']}" in report
-    _, props = run_items("inv/ops.mlir")
-    assert len(props) == 2 * configurations
+    # every function compiles; a fixed sample executes (each op's first two functions, weights
+    # inlined as constants among them): an execute is a second compiler's run, ~1 s each
+    functions = re.findall(r"func\.func @(\w+)\(", (pytester.path / "inv" / "ops.mlir").read_text())
+    sample = [f for f in functions if re.fullmatch(r"\w+_[01]", f)]
+    assert len(functions) == configurations and len(sample) >= 12
+    collected = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", "inv/ops.mlir")
+    assert f"{2 * configurations} tests collected" in collected.stdout.str()
+    result, props = run_items(*(f"inv/ops.mlir::{f}" if f in sample else f"inv/ops.mlir::{f}[compile]"
+                                for f in functions))
+    assert len(props) == configurations + len(sample)
+    assert {n for n in props if n.endswith("[execute]")} == {f"ops.mlir::{f}[execute]" for f in sample}
     failed = {n: p["mlir_kind"] for n, p in props.items() if p["mlir_kind"] != "pass"}
-    assert not failed
+    assert not failed, result.stdout.str()[-3000:]
 
 
 def test_a_model_that_does_not_parse_keeps_mlir_diagnostics(pytester: pytest.Pytester) -> None:

@@ -249,7 +249,7 @@ def test_cuda_run_without_a_gpu(pytester: pytest.Pytester, run_items, copy_into)
 def test_cpu_example_run_from_pytorch(pytester: pytest.Pytester, run_items, copy_into) -> None:
     run = copy_into(ROOT / "examples" / "runs" / "cpu_mlp", "run")
     report = pytester.path / "records.json"
-    result, props = run_items("--mlir-bench-time=0.2", "--mlir-bench-settle=0.5", f"--mlir-json={report}")
+    result, props = run_items("--mlir-bench-time=0.05", "--mlir-bench-settle=0.5", f"--mlir-json={report}")
     assert all(p["outcome"] == "passed" for p in props.values()), result.stdout.str()[-3000:]
     records = {r["name"]: r for r in json.loads(report.read_text())["items"]}
     assert records["pytorch[compile]"]["kind"] == "pass"  # torch.compile in its own item ...

@@ -3,7 +3,41 @@ reference interpreter on random inputs (seeded) over several shapes and forms.""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
+from conftest import item_properties
+
+# the seeds each file runs under; one pytest run per seed runs every file of that seed
+SEEDS = {"scatter": [0, 1, 2], "control": [0, 1, 2, 3], "sort": [0, 1, 2], "batch_norm": [0, 1],
+         "select_and_scatter": [0, 1, 2]}
+Props = Callable[[str, int], dict[str, dict[str, str]]]
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Props:
+    """``seeded(stem, seed)``: the junit properties of the items of ``stem.mlir`` run with
+    ``--mlir-seed=seed``, from a pytest run of the files of that seed made once (each run
+    starts a worker and the interpreter's process: one for all files)."""
+    runs: dict[int, dict[str, dict[str, str]]] = {}
+
+    def props(stem: str, seed: int) -> dict[str, dict[str, str]]:
+        if seed not in runs:
+            folder = tmp_path_factory.mktemp(f"seed{seed}")
+            files = [name for name, seeds in SEEDS.items() if seed in seeds]
+            for name in files:
+                (folder / f"{name}.mlir").write_text(TEXTS[name]())
+            xml = folder / "junit.xml"
+            subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={xml}",
+                            f"--mlir-seed={seed}", *(f"{name}.mlir" for name in files)],
+                           cwd=folder, capture_output=True, check=False)
+            runs[seed] = item_properties(xml) if xml.exists() else {}
+        return {node: p for node, p in runs[seed].items() if Path(node.split("::")[0]).stem == stem}
+
+    return props
 
 SCATTER = """func.func @{name}(%operand: tensor<{operand}>, %indices: tensor<{indices}>,
                       %updates: tensor<{updates}>) -> tensor<{operand}> {{
@@ -66,10 +100,9 @@ def scatter_snippets() -> str:
     return "\n".join(out) + VARIADIC
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_scatter_against_the_interpreter(pytester: pytest.Pytester, run_items, seed: int) -> None:
-    pytester.makefile(".mlir", scatter=scatter_snippets())
-    _, props = run_items(f"--mlir-seed={seed}")
+@pytest.mark.parametrize("seed", SEEDS["scatter"])
+def test_scatter_against_the_interpreter(seeded: Props, seed: int) -> None:
+    props = seeded("scatter", seed)
     failed = {node: p.get("mlir_kind", p["outcome"]) for node, p in props.items() if p["outcome"] != "passed"}
     assert not failed and len(props) == 2 * (len(SCATTERS) + 1), failed
     assert {p["mlir_reference"] for node, p in props.items() if node.endswith("[execute]")} == {
@@ -150,11 +183,10 @@ func.func @case_three(%i: tensor<i32>, %x: tensor<5xi16>) -> tensor<5xi16> {
 """
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
-def test_control_flow_against_the_interpreter(pytester: pytest.Pytester, run_items, seed: int) -> None:
+@pytest.mark.parametrize("seed", SEEDS["control"])
+def test_control_flow_against_the_interpreter(seeded: Props, seed: int) -> None:
     """Random predicates, loop counts and case indices in [-8, 8]: out of range too."""
-    pytester.makefile(".mlir", control=CONTROL)
-    _, props = run_items(f"--mlir-seed={seed}")
+    props = seeded("control", seed)
     failed = {node: p.get("mlir_kind", p["outcome"]) for node, p in props.items() if p["outcome"] != "passed"}
     assert not failed and len(props) == 10, failed
     assert {p["mlir_reference"] for node, p in props.items() if node.endswith("[execute]")} == {
@@ -202,11 +234,10 @@ func.func @one_element(%x: tensor<1xi8>) -> tensor<1xi8> {
 """
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_sort_against_the_interpreter(pytester: pytest.Pytester, run_items, seed: int) -> None:
+@pytest.mark.parametrize("seed", SEEDS["sort"])
+def test_sort_against_the_interpreter(seeded: Props, seed: int) -> None:
     """Keys with ties (small random integers): the values show the sort is stable."""
-    pytester.makefile(".mlir", sort=SORT)
-    _, props = run_items(f"--mlir-seed={seed}")
+    props = seeded("sort", seed)
     failed = {node: p.get("mlir_kind", p["outcome"]) for node, p in props.items() if p["outcome"] != "passed"}
     assert not failed and len(props) == 8, failed
     assert {p["mlir_reference"] for node, p in props.items() if node.endswith("[execute]")} == {
@@ -238,10 +269,9 @@ func.func @grad_first(%x: tensor<4x3xf32>, %scale: tensor<4xf32>, %mean: tensor<
 """
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_batch_norm_against_the_interpreter(pytester: pytest.Pytester, run_items, seed: int) -> None:
-    pytester.makefile(".mlir", batch_norm=BATCH_NORM)
-    _, props = run_items(f"--mlir-seed={seed}")
+@pytest.mark.parametrize("seed", SEEDS["batch_norm"])
+def test_batch_norm_against_the_interpreter(seeded: Props, seed: int) -> None:
+    props = seeded("batch_norm", seed)
     failed = {node: p.get("mlir_kind", p["outcome"]) for node, p in props.items() if p["outcome"] != "passed"}
     assert not failed and len(props) == 6, failed
     assert {p["mlir_reference"] for node, p in props.items() if node.endswith("[execute]")} == {
@@ -310,14 +340,22 @@ SELECT_AND_SCATTERS = [
 ]
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_select_and_scatter_against_the_interpreter(pytester: pytest.Pytester, run_items, seed: int) -> None:
-    text = "\n".join(SELECT_AND_SCATTER.format(name=name, operand=operand, source=source, attrs=attrs,
+def select_and_scatter_snippets() -> str:
+    return "\n".join(SELECT_AND_SCATTER.format(name=name, operand=operand, source=source, attrs=attrs,
                                                direction=direction, element=operand.split("x")[-1])
                      for name, operand, source, attrs, direction in SELECT_AND_SCATTERS)
-    pytester.makefile(".mlir", select_and_scatter=text)
-    _, props = run_items(f"--mlir-seed={seed}")
+
+
+@pytest.mark.parametrize("seed", SEEDS["select_and_scatter"])
+def test_select_and_scatter_against_the_interpreter(seeded: Props, seed: int) -> None:
+    props = seeded("select_and_scatter", seed)
     failed = {node: p.get("mlir_kind", p["outcome"]) for node, p in props.items() if p["outcome"] != "passed"}
     assert not failed and len(props) == 2 * len(SELECT_AND_SCATTERS), failed
     assert {p["mlir_reference"] for node, p in props.items() if node.endswith("[execute]")} == {
         "StableHLO reference interpreter"}
+
+
+# each file's text, by its stem (``seeded``)
+TEXTS: dict[str, Callable[[], str]] = {
+    "scatter": scatter_snippets, "control": lambda: CONTROL, "sort": lambda: SORT, "batch_norm": lambda: BATCH_NORM,
+    "select_and_scatter": select_and_scatter_snippets}

@@ -6,6 +6,8 @@ runs on real MLIR; every golden is also sabotaged."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -161,9 +163,25 @@ def _records(pytester: pytest.Pytester, text: str) -> dict[str, dict[str, Any]]:
     return {r["name"]: r for r in json.loads(out.read_text())["items"]}
 
 
-def test_the_spec_convention_runs_on_cpu(pytester: pytest.Pytester) -> None:
+@pytest.fixture(scope="module")
+def shared_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, dict[str, Any]]]:
+    """The records of each text of ``SHARED`` (file stem -> snippet text), all run as files of
+    one pytest run (every run is a worker started and its compiles made): stem -> name -> record."""
+    folder = tmp_path_factory.mktemp("spec")
+    for stem, text in SHARED.items():
+        (folder / f"{stem}.mlir").write_text(text)
+    out = folder / "records.json"
+    subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--mlir-json={out}",
+                    *(f"{stem}.mlir" for stem in SHARED)], cwd=folder, capture_output=True, check=False)
+    records: dict[str, dict[str, dict[str, Any]]] = {stem: {} for stem in SHARED}
+    for record in json.loads(out.read_text())["items"]:
+        records[record["file"].removesuffix(".mlir")][record["name"]] = record
+    return records
+
+
+def test_the_spec_convention_runs_on_cpu(shared_run: dict[str, dict[str, dict[str, Any]]]) -> None:
     pytest.importorskip("torch_mlir")
-    records = _records(pytester, SPEC)
+    records = shared_run["spec"]
     passing = ["add_op_test_si64", "add_op_test_si64~2", "close", "close_generic", "f8_add", "iota"]
     for name in passing:
         record = records[f"{name}[execute]"]
@@ -180,7 +198,7 @@ def test_the_spec_convention_runs_on_cpu(pytester: pytest.Pytester) -> None:
     assert "IREE" not in probed["message"]
 
 
-@pytest.mark.parametrize("wrong", [
+WRONG = [
     ("dense<[5, 7, 9]>", "dense<[5, 7, 10]>"),  # an expected value changed
     ("dense<[2.0, 1.0, 6.0]>", "dense<[2.0, 1.0, 8.0]>"),  # f8 arithmetic
     ("dense<[0.1015630, 0x7F]>", "dense<[0.125, 0x7F]>"),  # an f8 constant fed and read back
@@ -188,10 +206,15 @@ def test_the_spec_convention_runs_on_cpu(pytester: pytest.Pytester) -> None:
     ("tolerance = 0.1 :", "tolerance = 0.01 :"),  # a tolerance tightened
     ("max_ulp_difference = 3 :", "max_ulp_difference = 0 :"),  # one ULP off, no longer allowed
     ("{max_ulp_difference = 2 : ui64}", "{max_ulp_difference = 0 : ui64}"),  # the generic form's attribute
-])
-def test_sabotaged_expectations_fail(pytester: pytest.Pytester, wrong: tuple[str, str]) -> None:
+]
+
+
+@pytest.mark.parametrize("wrong", WRONG)
+def test_sabotaged_expectations_fail(shared_run: dict[str, dict[str, dict[str, Any]]],
+                                     wrong: tuple[str, str]) -> None:
     pytest.importorskip("torch_mlir")
-    records = _records(pytester, SPEC.replace(*wrong))
+    assert SPEC.replace(*wrong) != SPEC
+    records = shared_run[f"spec_wrong{WRONG.index(wrong)}"]
     failed = [name for name, r in records.items() if r["kind"] == "golden-mismatch"]
     assert len(failed) == 1, failed
 
@@ -241,12 +264,16 @@ func.func @unpack_sliced() {
 """
 
 
-@pytest.mark.parametrize("sabotage", [None, ("[7, 8, 9]]> : tensor<3x3xi32>) :", "[7, 8, 8]]> : tensor<3x3xi32>) :"),
-                                      ("[[10, 11], [14, 15]]", "[[10, 11], [14, 16]]"),
-                                      ("[0.3333333, 0.6666667]", "[0.3333333, 0.6766667]")])
-def test_pack_unpack_and_softmax_lower_before_bufferization(pytester: pytest.Pytester,
+PACKS_WRONG = [("[7, 8, 9]]> : tensor<3x3xi32>) :", "[7, 8, 8]]> : tensor<3x3xi32>) :"),
+               ("[[10, 11], [14, 15]]", "[[10, 11], [14, 16]]"),
+               ("[0.3333333, 0.6666667]", "[0.3333333, 0.6766667]")]
+
+
+@pytest.mark.parametrize("sabotage", [None, *PACKS_WRONG])
+def test_pack_unpack_and_softmax_lower_before_bufferization(shared_run: dict[str, dict[str, dict[str, Any]]],
                                                     sabotage: tuple[str, str] | None) -> None:
-    records = _records(pytester, PACKS.replace(*sabotage) if sabotage else PACKS)
+    assert sabotage is None or PACKS.replace(*sabotage) != PACKS
+    records = shared_run["packs" if sabotage is None else f"packs_wrong{PACKS_WRONG.index(sabotage)}"]
     executes = {name: r for name, r in records.items() if name.endswith("[execute]")}
     assert len(executes) == 4
     kinds = sorted(r["kind"] for r in executes.values())
@@ -281,9 +308,15 @@ func.func @dynamic_constant() {
 
 
 @pytest.mark.parametrize("sabotage", [False, True])
-def test_irees_dynamic_constants_are_unfoldable_constants_of_a_dynamic_type(pytester: pytest.Pytester,
-                                                                           sabotage: bool) -> None:
-    records = _records(pytester, FLOW.replace("[6, 8]", "[6, 9]") if sabotage else FLOW)
+def test_irees_dynamic_constants_are_unfoldable_constants_of_a_dynamic_type(
+        shared_run: dict[str, dict[str, dict[str, Any]]], sabotage: bool) -> None:
+    records = shared_run["flow_wrong" if sabotage else "flow"]
     execute = records["dynamic_constant[execute]"]
     assert execute["kind"] == ("golden-mismatch" if sabotage else "pass"), execute["message"]
     assert execute["computed"] == "runtime"
+
+
+# the texts of the run the tests above share (``shared_run``)
+SHARED = {"spec": SPEC, **{f"spec_wrong{i}": SPEC.replace(*wrong) for i, wrong in enumerate(WRONG)},
+          "packs": PACKS, **{f"packs_wrong{i}": PACKS.replace(*wrong) for i, wrong in enumerate(PACKS_WRONG)},
+          "flow": FLOW, "flow_wrong": FLOW.replace("[6, 8]", "[6, 9]")}

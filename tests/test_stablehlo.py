@@ -384,7 +384,7 @@ def test_openxla_testdata(pytester: pytest.Pytester, run_items, copy_into, corpu
     for number, path in enumerate(sorted(target.rglob("*.mlir"))):
         if number % 9:
             path.unlink()
-    run_items("testdata", "-n", "2", "--mlir-json=run.json", subprocess=True)
+    run_items("testdata", "-n", "0", "--mlir-json=run.json", subprocess=True)
     items = json.loads((pytester.path / "run.json").read_text())["items"]
     # folded, or nothing computed (a JAX export of an identity, device_put: the input checked as given)
     folded = {item["file"] for item in items if item.get("computed") in ("compile-time", "nothing")

@@ -279,11 +279,15 @@ def test_without_pytorchs_golden_a_torch_function_falls_to_self_never_to_a_diffe
                    "!torch.none, !torch.none, !torch.none, !torch.none, !torch.none", [f"{V}<[4],f32>"],
                    f"{V}<[4],f32>", "  %none = torch.constant.none\n")
     stub = Compiled("", "f", None, facts=CompileFacts(front_end="torch"), kept=Kept(source=text))
-    found = goldens.Goldens(_Plain()).reference("cpu", stub, Options(), [np.ones(4, np.float32)])
-    assert found.golden.value == "self", found
-    assert "torch.aten.rand_like cannot be evaluated by PyTorch's ATen as a golden" in found.name, found.name
-    assert "iree-cpu shares torch-mlir's lowering with the code under test" in found.name, found.name
-    relu = COMMON["relu"]
-    stub = Compiled("", "f", None, facts=CompileFacts(front_end="torch"), kept=Kept(source=relu[0]))
-    found = goldens.Goldens(_Plain()).reference("cpu", stub, Options(), relu[1])
-    assert (found.golden.value, found.name) == ("torch", "PyTorch's ATen, op by op")
+    references = goldens.Goldens(_Plain())  # one worker's: its PyTorch process started once
+    try:
+        found = references.reference("cpu", stub, Options(), [np.ones(4, np.float32)])
+        assert found.golden.value == "self", found
+        assert "torch.aten.rand_like cannot be evaluated by PyTorch's ATen as a golden" in found.name, found.name
+        assert "iree-cpu shares torch-mlir's lowering with the code under test" in found.name, found.name
+        relu = COMMON["relu"]
+        stub = Compiled("", "f", None, facts=CompileFacts(front_end="torch"), kept=Kept(source=relu[0]))
+        found = references.reference("cpu", stub, Options(), relu[1])
+        assert (found.golden.value, found.name) == ("torch", "PyTorch's ATen, op by op")
+    finally:
+        references.close()
