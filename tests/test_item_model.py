@@ -98,6 +98,15 @@ def cpu_run(root: Path, iterations: dict[str, str | None], model: str = MODEL, n
     return run
 
 
+def recorded_add(folder: Path, stem: str, *functions: str) -> None:
+    """Recorded inputs and outputs of ADD-like ``functions`` of ``<stem>.mlir``: their golden,
+    so that no second compiler is started for them (what is compared is not what these
+    tests are about)."""
+    a, b = np.arange(4, dtype=np.float32), np.ones(4, dtype=np.float32)
+    for function in functions:
+        np.savez(folder / f"{stem}.{function}.npz", input_0=a, input_1=b, output_0=a + b)
+
+
 def records_of(path: Path) -> dict[str, dict]:
     """The ``--mlir-json`` records by node id."""
     return {item["nodeid"]: item for item in json.loads(path.read_text())["items"]}
@@ -136,6 +145,7 @@ def per_outcome(result: pytest.RunResult) -> dict[str, int]:
 def tree(pytester: pytest.Pytester, copy_into) -> Path:
     """One snippet file and a copy of the cuda example run."""
     pytester.makefile(".mlir", ops=ADD + BROKEN)
+    recorded_add(pytester.path, "ops", "add_0")
     return copy_into(CUDA_RUN, "run")
 
 
@@ -261,6 +271,7 @@ def test_a_run_as_its_expectations_say_has_no_failed_snippet(pytester: pytest.Py
     """broken_0[compile] expected compile-error, broken_0[execute] expected skip (its
     compile failed): the summary and the run report count no failure."""
     pytester.makefile(".mlir", ops=BROKEN + ADD)
+    recorded_add(pytester.path, "ops", "add_0")
     exp = pytester.path / "expected.txt"
     pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}", "--mlir-update-expectations")
     assert "ops.mlir::broken_0[execute] skip" in exp.read_text()
@@ -275,6 +286,7 @@ def test_a_run_as_its_expectations_say_has_no_failed_snippet(pytester: pytest.Py
 def test_lf_reruns_exactly_the_failed_iteration_items(pytester: pytest.Pytester, copy_into) -> None:
     copy_into(CUDA_RUN, "run")
     pytester.makefile(".mlir", ops=ADD)
+    recorded_add(pytester.path, "ops", "add_0")
     pytester.runpytest().assert_outcomes(failed=2, passed=16, skipped=8)
     lastfailed = json.loads((pytester.path / ".pytest_cache" / "v" / "cache" / "lastfailed").read_text())
     assert sorted(lastfailed) == CUDA_FAILURES
@@ -375,8 +387,9 @@ def pytest_collection_modifyitems(items):
 def test_pytest_timeout_from_the_environment_bounds_a_hanging_snippet(pytester: pytest.Pytester,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.makefile(".mlir", ops=SPIN + ADD)
+    recorded_add(pytester.path, "ops", "add_0")
     pytester.makeconftest(GENEROUS_BUT_THE_HANG)
-    monkeypatch.setenv("PYTEST_TIMEOUT", "4")  # the hang's budget: it never answers, however long it is given
+    monkeypatch.setenv("PYTEST_TIMEOUT", "2")  # the hang's budget: it never answers, however long it is given
     xml = pytester.path / "junit.xml"
     # timeout: a guard, failing the test if the hang went unbounded
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mlir-json=run.json", f"--junitxml={xml}",
@@ -396,7 +409,7 @@ import pytest
 def pytest_collection_modifyitems(items):
     for item in items:
         if item.name == "v0[correctness]":
-            item.add_marker(pytest.mark.timeout(3))
+            item.add_marker(pytest.mark.timeout(1))
         elif item.name in ("v0[contract]", "v0[compile]"):
             item.add_marker(pytest.mark.timeout(300))
 """
@@ -404,7 +417,7 @@ def pytest_collection_modifyitems(items):
 
 def test_a_timeout_marker_bounds_an_iteration_item(pytester: pytest.Pytester,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """The model loops forever: its correctness run hangs, and the marker's 3 s end it."""
+    """The model loops forever: its correctness run hangs, and the marker's second ends it."""
     monkeypatch.delenv("PYTEST_TIMEOUT", raising=False)
     model = SPIN.replace("@spin", "@forward")
     cpu_run(pytester.path, {"v0": NAIVE}, model=model)
@@ -423,8 +436,9 @@ XFAILING = "// XFAIL: cpu\n" + ADD + "// XFAIL: *\n" + ADD.replace("add_0", "add
 
 def xfailing_file(pytester: pytest.Pytester) -> None:
     """add_0 (XFAIL: cpu) executes against wrong recorded outputs: a golden mismatch;
-    add_1 (XFAIL: *) passes everywhere."""
+    add_1 (XFAIL: *) passes everywhere (against right ones)."""
     pytester.makefile(".mlir", ops=XFAILING)
+    recorded_add(pytester.path, "ops", "add_1")
     a, b = np.arange(4, dtype=np.float32), np.ones(4, dtype=np.float32)
     np.savez(pytester.path / "ops.add_0.npz", input_0=a, input_1=b, output_0=a + b + 1)
 
@@ -597,6 +611,7 @@ def pytest_runtest_call(item):
 
 def test_an_item_lost_with_its_xdist_worker_is_a_crash_record(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", ops=ADD + ADD.replace("add_0", "add_1"))
+    recorded_add(pytester.path, "ops", "add_0", "add_1")
     cpu_run(pytester.path, {"v0": NAIVE})
     pytester.makeconftest(CRASHING)
     xml = pytester.path / "junit.xml"
@@ -628,6 +643,7 @@ def pytest_mlir_device_opened(config, target, device_id, info):
 def test_each_xdist_worker_opens_its_own_device(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(DEVICES)
     pytester.makefile(".mlir", ops="".join(ADD.replace("add_0", f"add_{i}") for i in range(4)))
+    recorded_add(pytester.path, "ops", *(f"add_{i}" for i in range(4)))
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--mlir-devices", "3,5")
     result.assert_outcomes(passed=8)
     assert sorted((pytester.path / "opened.txt").read_text().splitlines()) == ["cpu 3 gw0", "cpu 5 gw1"]
