@@ -494,6 +494,8 @@ NESTED = """module {
 
 def test_verbose_lines_show_node_ids_that_can_be_pasted_back(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", nest=NESTED)
+    a = np.arange(4, dtype=np.float32)  # outer.bad's golden (a sidecar is named by the function's own name)
+    np.savez(pytester.path / "nest.bad.npz", input_0=a, output_0=a + a)
     result = pytester.runpytest("-p", "no:cacheprovider", "-v")
     shown = [line.split()[0] for line in result.outlines if re.match(r"nest\.mlir::\S+ (PASSED|FAILED|SKIPPED)", line)]
     assert shown == ["nest.mlir::inner.bad[compile]", "nest.mlir::inner.bad[execute]",
