@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 from conftest import EXAMPLES, item_properties
 
+from test_run import recorded
+
 CLI = str(Path(sys.executable).with_name("mlir-snippets"))  # the venv's, PATH or not
 CUDA_RUN = EXAMPLES / "runs" / "cuda_matmul"
 CUDA_FAILURES = ["run/model_linalg.mlir::v2[host_ops]", "run/model_linalg.mlir::v3[launch]"]
@@ -98,15 +100,6 @@ def cpu_run(root: Path, iterations: dict[str, str | None], model: str = MODEL, n
     return run
 
 
-def recorded_add(folder: Path, stem: str, *functions: str) -> None:
-    """Recorded inputs and outputs of ADD-like ``functions`` of ``<stem>.mlir``: their golden,
-    so that no second compiler is started for them (what is compared is not what these
-    tests are about)."""
-    a, b = np.arange(4, dtype=np.float32), np.ones(4, dtype=np.float32)
-    for function in functions:
-        np.savez(folder / f"{stem}.{function}.npz", input_0=a, input_1=b, output_0=a + b)
-
-
 def records_of(path: Path) -> dict[str, dict]:
     """The ``--mlir-json`` records by node id."""
     return {item["nodeid"]: item for item in json.loads(path.read_text())["items"]}
@@ -145,7 +138,7 @@ def per_outcome(result: pytest.RunResult) -> dict[str, int]:
 def tree(pytester: pytest.Pytester, copy_into) -> Path:
     """One snippet file and a copy of the cuda example run."""
     pytester.makefile(".mlir", ops=ADD + BROKEN)
-    recorded_add(pytester.path, "ops", "add_0")
+    recorded(pytester.path, "ops", "add_0")
     return copy_into(CUDA_RUN, "run")
 
 
@@ -271,7 +264,7 @@ def test_a_run_as_its_expectations_say_has_no_failed_snippet(pytester: pytest.Py
     """broken_0[compile] expected compile-error, broken_0[execute] expected skip (its
     compile failed): the summary and the run report count no failure."""
     pytester.makefile(".mlir", ops=BROKEN + ADD)
-    recorded_add(pytester.path, "ops", "add_0")
+    recorded(pytester.path, "ops", "add_0")
     exp = pytester.path / "expected.txt"
     pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}", "--mlir-update-expectations")
     assert "ops.mlir::broken_0[execute] skip" in exp.read_text()
@@ -286,7 +279,7 @@ def test_a_run_as_its_expectations_say_has_no_failed_snippet(pytester: pytest.Py
 def test_lf_reruns_exactly_the_failed_iteration_items(pytester: pytest.Pytester, copy_into) -> None:
     copy_into(CUDA_RUN, "run")
     pytester.makefile(".mlir", ops=ADD)
-    recorded_add(pytester.path, "ops", "add_0")
+    recorded(pytester.path, "ops", "add_0")
     pytester.runpytest().assert_outcomes(failed=2, passed=16, skipped=8)
     lastfailed = json.loads((pytester.path / ".pytest_cache" / "v" / "cache" / "lastfailed").read_text())
     assert sorted(lastfailed) == CUDA_FAILURES
@@ -387,7 +380,7 @@ def pytest_collection_modifyitems(items):
 def test_pytest_timeout_from_the_environment_bounds_a_hanging_snippet(pytester: pytest.Pytester,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.makefile(".mlir", ops=SPIN + ADD)
-    recorded_add(pytester.path, "ops", "add_0")
+    recorded(pytester.path, "ops", "add_0")
     pytester.makeconftest(GENEROUS_BUT_THE_HANG)
     monkeypatch.setenv("PYTEST_TIMEOUT", "2")  # the hang's budget: it never answers, however long it is given
     xml = pytester.path / "junit.xml"
@@ -438,7 +431,7 @@ def xfailing_file(pytester: pytest.Pytester) -> None:
     """add_0 (XFAIL: cpu) executes against wrong recorded outputs: a golden mismatch;
     add_1 (XFAIL: *) passes everywhere (against right ones)."""
     pytester.makefile(".mlir", ops=XFAILING)
-    recorded_add(pytester.path, "ops", "add_1")
+    recorded(pytester.path, "ops", "add_1")
     a, b = np.arange(4, dtype=np.float32), np.ones(4, dtype=np.float32)
     np.savez(pytester.path / "ops.add_0.npz", input_0=a, input_1=b, output_0=a + b + 1)
 
@@ -494,8 +487,7 @@ NESTED = """module {
 
 def test_verbose_lines_show_node_ids_that_can_be_pasted_back(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", nest=NESTED)
-    a = np.arange(4, dtype=np.float32)  # outer.bad's golden (a sidecar is named by the function's own name)
-    np.savez(pytester.path / "nest.bad.npz", input_0=a, output_0=a + a)
+    recorded(pytester.path, "nest", "bad", inputs=1)  # outer.bad's golden: a sidecar takes the function's own name
     result = pytester.runpytest("-p", "no:cacheprovider", "-v")
     shown = [line.split()[0] for line in result.outlines if re.match(r"nest\.mlir::\S+ (PASSED|FAILED|SKIPPED)", line)]
     assert shown == ["nest.mlir::inner.bad[compile]", "nest.mlir::inner.bad[execute]",
@@ -613,7 +605,7 @@ def pytest_runtest_call(item):
 
 def test_an_item_lost_with_its_xdist_worker_is_a_crash_record(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", ops=ADD + ADD.replace("add_0", "add_1"))
-    recorded_add(pytester.path, "ops", "add_0", "add_1")
+    recorded(pytester.path, "ops", "add_0", "add_1")
     cpu_run(pytester.path, {"v0": NAIVE})
     pytester.makeconftest(CRASHING)
     xml = pytester.path / "junit.xml"
@@ -645,7 +637,7 @@ def pytest_mlir_device_opened(config, target, device_id, info):
 def test_each_xdist_worker_opens_its_own_device(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(DEVICES)
     pytester.makefile(".mlir", ops="".join(ADD.replace("add_0", f"add_{i}") for i in range(4)))
-    recorded_add(pytester.path, "ops", *(f"add_{i}" for i in range(4)))
+    recorded(pytester.path, "ops", *(f"add_{i}" for i in range(4)))
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--mlir-devices", "3,5")
     result.assert_outcomes(passed=8)
     assert sorted((pytester.path / "opened.txt").read_text().splitlines()) == ["cpu 3 gw0", "cpu 5 gw1"]

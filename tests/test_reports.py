@@ -9,8 +9,9 @@ import stat
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
+
+from test_run import recorded
 
 CLI = str(Path(sys.executable).with_name("mlir-snippets"))  # the venv's, PATH or not
 
@@ -42,15 +43,6 @@ def make_tree(pytester: pytest.Pytester) -> None:
     (pytester.path / "more").mkdir()
     (pytester.path / "ops" / "ops.mlir").write_text(GOOD + BAD + CRASHER)
     (pytester.path / "more" / "other.mlir").write_text(CHOLESKY + GOOD.replace("add_0", "add_1"))
-
-
-def recorded(folder: Path, stem: str, function: str, inputs: int = 2) -> None:
-    """Recorded inputs and outputs of ``function`` of ``<stem>.mlir``, GOOD (``inputs=2``: a + b)
-    or BAD fixed (``inputs=1``: a + a): its golden, so that no second compiler is started
-    where what is compared is not what a test is about."""
-    a, b = np.arange(4, dtype=np.float32), np.ones(4, dtype=np.float32)
-    arrays = {"input_0": a, "input_1": b, "output_0": a + b} if inputs == 2 else {"input_0": a, "output_0": a + a}
-    np.savez(folder / f"{stem}.{function}.npz", **arrays)
 
 
 def recorded_tree(pytester: pytest.Pytester) -> None:
