@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 from conftest import copy_inputs
 
+from test_run import recorded
+
 HOSTILE = Path(__file__).parent / "data" / "hostile"
 
 
@@ -92,6 +94,7 @@ def test_ten_thousand_functions_collect_and_run_selected(pytester: pytest.Pytest
     pytester.makefile(".mlir", many=body)
     result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["many.mlir::op_0[[]compile[]]", "*20000 tests collected*"])
+    recorded(pytester.path, "many", "op_0", "op_5000", "op_9999", inputs=1)  # their golden: no second compiler
     selected = pytester.runpytest("-p", "no:cacheprovider", "-k", "op_0 or op_5000 or op_9999")
     selected.assert_outcomes(passed=6)
 
@@ -105,6 +108,9 @@ def pytest_runtest_call(item):
 """)
     healthy = "func.func @{}(%a: tensor<4xf32>) -> tensor<4xf32> {{\n  return %a : tensor<4xf32>\n}}\n"
     pytester.makefile(".mlir", ops="".join(healthy.format(n) for n in ("a", "die_here", "b", "c")))
+    x = np.arange(4, dtype=np.float32)
+    for name in ("a", "b", "c"):  # their golden: no second compiler started
+        np.savez(pytester.path / f"ops.{name}.npz", input_0=x, output_0=x)
     result, props = run_items("-n", "2", "--html=report.html", "--self-contained-html", subprocess=True)
     assert result.ret == 1
     out = result.stdout.str()

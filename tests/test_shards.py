@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from test_run import recorded
+
 CLI = str(Path(sys.executable).with_name("mlir-snippets"))
 CRASHER = """func.func @wild_load(%t: tensor<4xf32>) -> f32 {
   %far = arith.constant 1099511627776 : index
@@ -131,6 +133,7 @@ def pytest_mlir_device_opened(config, target, device_id, info):
 }}
 """
     pytester.makefile(".mlir", ops="".join(add.format(n=n) for n in range(4)))
+    recorded(pytester.path, "ops", *(f"add_{n}" for n in range(4)), inputs=1)  # their golden: no second compiler
     for group, device in ((1, 3), (2, 5)):
         result = pytester.runpytest("-p", "no:cacheprovider", "--splits=2", f"--group={group}",
                                     f"--mlir-devices={device}", f"--mlir-json=g{group}.json")
