@@ -100,6 +100,14 @@ def cpu_run(root: Path, iterations: dict[str, str | None], model: str = MODEL, n
     return run
 
 
+def recorded_model(run: Path) -> None:
+    """MODEL's recorded inputs and outputs in ``run``: the iterations' golden, so that no second
+    compiler is started where what is compared is not what a test is about."""
+    a = np.arange(256, dtype=np.float32).reshape(16, 16) / 256
+    b = np.eye(16, dtype=np.float32) * 2
+    np.savez(run / "model_linalg.forward.npz", input_0=a, input_1=b, output_0=a @ b)
+
+
 def records_of(path: Path) -> dict[str, dict]:
     """The ``--mlir-json`` records by node id."""
     return {item["nodeid"]: item for item in json.loads(path.read_text())["items"]}
@@ -344,6 +352,7 @@ def test_a_bad_schedule_is_reported_in_transform_mlir(pytester: pytest.Pytester)
     bad = SCHEDULE.replace("-> !transform.any_op\n", "-> !!!transform.any_op\n", 1)
     assert bad.splitlines()[2].endswith("!!!transform.any_op")  # line 3
     run = cpu_run(pytester.path, {"v0": NAIVE, "v1": bad})
+    recorded_model(run)
     result = pytester.runpytest("-p", "no:cacheprovider", "-rs", "--mlir-json=run.json", *BENCH)
     records = records_of(pytester.path / "run.json")
     schedule = f"{run / 'v1' / 'transform.mlir'}:3:"
@@ -606,7 +615,7 @@ def pytest_runtest_call(item):
 def test_an_item_lost_with_its_xdist_worker_is_a_crash_record(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", ops=ADD + ADD.replace("add_0", "add_1"))
     recorded(pytester.path, "ops", "add_0", "add_1")
-    cpu_run(pytester.path, {"v0": NAIVE})
+    recorded_model(cpu_run(pytester.path, {"v0": NAIVE}))
     pytester.makeconftest(CRASHING)
     xml = pytester.path / "junit.xml"
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--mlir-json=run.json",
