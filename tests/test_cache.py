@@ -100,6 +100,8 @@ def test_planted_pickles_are_never_executed(pytester: pytest.Pytester) -> None:
     payload = hostile_pickle(marker)
     np.savez(pytester.path / "ops.add_0.npz", input_0=np.array([Hostile(marker)], dtype=object),
              input_1=np.ones(4, np.float32))
+    a, b = np.arange(4, dtype=np.float32), np.full(4, 2, np.float32)  # mul_0's golden: no second compiler started
+    np.savez(pytester.path / "ops.mul_0.npz", input_0=a, input_1=b, output_0=a * b)
     folder = pytester.path / ".pytest_cache" / "d" / "mlir-snippets-compile"
     xml = pytester.path / "junit.xml"
 

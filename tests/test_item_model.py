@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 from conftest import EXAMPLES, item_properties
 
+from test_run import recorded
+
 CLI = str(Path(sys.executable).with_name("mlir-snippets"))  # the venv's, PATH or not
 CUDA_RUN = EXAMPLES / "runs" / "cuda_matmul"
 CUDA_FAILURES = ["run/model_linalg.mlir::v2[host_ops]", "run/model_linalg.mlir::v3[launch]"]
@@ -98,6 +100,14 @@ def cpu_run(root: Path, iterations: dict[str, str | None], model: str = MODEL, n
     return run
 
 
+def recorded_model(run: Path) -> None:
+    """MODEL's recorded inputs and outputs in ``run``: the iterations' golden, so that no second
+    compiler is started where what is compared is not what a test is about."""
+    a = np.arange(256, dtype=np.float32).reshape(16, 16) / 256
+    b = np.eye(16, dtype=np.float32) * 2
+    np.savez(run / "model_linalg.forward.npz", input_0=a, input_1=b, output_0=a @ b)
+
+
 def records_of(path: Path) -> dict[str, dict]:
     """The ``--mlir-json`` records by node id."""
     return {item["nodeid"]: item for item in json.loads(path.read_text())["items"]}
@@ -136,6 +146,7 @@ def per_outcome(result: pytest.RunResult) -> dict[str, int]:
 def tree(pytester: pytest.Pytester, copy_into) -> Path:
     """One snippet file and a copy of the cuda example run."""
     pytester.makefile(".mlir", ops=ADD + BROKEN)
+    recorded(pytester.path, "ops", "add_0")
     return copy_into(CUDA_RUN, "run")
 
 
@@ -261,6 +272,7 @@ def test_a_run_as_its_expectations_say_has_no_failed_snippet(pytester: pytest.Py
     """broken_0[compile] expected compile-error, broken_0[execute] expected skip (its
     compile failed): the summary and the run report count no failure."""
     pytester.makefile(".mlir", ops=BROKEN + ADD)
+    recorded(pytester.path, "ops", "add_0")
     exp = pytester.path / "expected.txt"
     pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}", "--mlir-update-expectations")
     assert "ops.mlir::broken_0[execute] skip" in exp.read_text()
@@ -275,6 +287,7 @@ def test_a_run_as_its_expectations_say_has_no_failed_snippet(pytester: pytest.Py
 def test_lf_reruns_exactly_the_failed_iteration_items(pytester: pytest.Pytester, copy_into) -> None:
     copy_into(CUDA_RUN, "run")
     pytester.makefile(".mlir", ops=ADD)
+    recorded(pytester.path, "ops", "add_0")
     pytester.runpytest().assert_outcomes(failed=2, passed=16, skipped=8)
     lastfailed = json.loads((pytester.path / ".pytest_cache" / "v" / "cache" / "lastfailed").read_text())
     assert sorted(lastfailed) == CUDA_FAILURES
@@ -339,6 +352,7 @@ def test_a_bad_schedule_is_reported_in_transform_mlir(pytester: pytest.Pytester)
     bad = SCHEDULE.replace("-> !transform.any_op\n", "-> !!!transform.any_op\n", 1)
     assert bad.splitlines()[2].endswith("!!!transform.any_op")  # line 3
     run = cpu_run(pytester.path, {"v0": NAIVE, "v1": bad})
+    recorded_model(run)
     result = pytester.runpytest("-p", "no:cacheprovider", "-rs", "--mlir-json=run.json", *BENCH)
     records = records_of(pytester.path / "run.json")
     schedule = f"{run / 'v1' / 'transform.mlir'}:3:"
@@ -375,8 +389,9 @@ def pytest_collection_modifyitems(items):
 def test_pytest_timeout_from_the_environment_bounds_a_hanging_snippet(pytester: pytest.Pytester,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.makefile(".mlir", ops=SPIN + ADD)
+    recorded(pytester.path, "ops", "add_0")
     pytester.makeconftest(GENEROUS_BUT_THE_HANG)
-    monkeypatch.setenv("PYTEST_TIMEOUT", "4")  # the hang's budget: it never answers, however long it is given
+    monkeypatch.setenv("PYTEST_TIMEOUT", "2")  # the hang's budget: it never answers, however long it is given
     xml = pytester.path / "junit.xml"
     # timeout: a guard, failing the test if the hang went unbounded
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mlir-json=run.json", f"--junitxml={xml}",
@@ -396,7 +411,7 @@ import pytest
 def pytest_collection_modifyitems(items):
     for item in items:
         if item.name == "v0[correctness]":
-            item.add_marker(pytest.mark.timeout(3))
+            item.add_marker(pytest.mark.timeout(1))
         elif item.name in ("v0[contract]", "v0[compile]"):
             item.add_marker(pytest.mark.timeout(300))
 """
@@ -404,7 +419,7 @@ def pytest_collection_modifyitems(items):
 
 def test_a_timeout_marker_bounds_an_iteration_item(pytester: pytest.Pytester,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """The model loops forever: its correctness run hangs, and the marker's 3 s end it."""
+    """The model loops forever: its correctness run hangs, and the marker's second ends it."""
     monkeypatch.delenv("PYTEST_TIMEOUT", raising=False)
     model = SPIN.replace("@spin", "@forward")
     cpu_run(pytester.path, {"v0": NAIVE}, model=model)
@@ -423,8 +438,9 @@ XFAILING = "// XFAIL: cpu\n" + ADD + "// XFAIL: *\n" + ADD.replace("add_0", "add
 
 def xfailing_file(pytester: pytest.Pytester) -> None:
     """add_0 (XFAIL: cpu) executes against wrong recorded outputs: a golden mismatch;
-    add_1 (XFAIL: *) passes everywhere."""
+    add_1 (XFAIL: *) passes everywhere (against right ones)."""
     pytester.makefile(".mlir", ops=XFAILING)
+    recorded(pytester.path, "ops", "add_1")
     a, b = np.arange(4, dtype=np.float32), np.ones(4, dtype=np.float32)
     np.savez(pytester.path / "ops.add_0.npz", input_0=a, input_1=b, output_0=a + b + 1)
 
@@ -480,6 +496,7 @@ NESTED = """module {
 
 def test_verbose_lines_show_node_ids_that_can_be_pasted_back(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", nest=NESTED)
+    recorded(pytester.path, "nest", "bad", inputs=1)  # outer.bad's golden: a sidecar takes the function's own name
     result = pytester.runpytest("-p", "no:cacheprovider", "-v")
     shown = [line.split()[0] for line in result.outlines if re.match(r"nest\.mlir::\S+ (PASSED|FAILED|SKIPPED)", line)]
     assert shown == ["nest.mlir::inner.bad[compile]", "nest.mlir::inner.bad[execute]",
@@ -597,7 +614,8 @@ def pytest_runtest_call(item):
 
 def test_an_item_lost_with_its_xdist_worker_is_a_crash_record(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", ops=ADD + ADD.replace("add_0", "add_1"))
-    cpu_run(pytester.path, {"v0": NAIVE})
+    recorded(pytester.path, "ops", "add_0", "add_1")
+    recorded_model(cpu_run(pytester.path, {"v0": NAIVE}))
     pytester.makeconftest(CRASHING)
     xml = pytester.path / "junit.xml"
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--mlir-json=run.json",
@@ -628,6 +646,7 @@ def pytest_mlir_device_opened(config, target, device_id, info):
 def test_each_xdist_worker_opens_its_own_device(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(DEVICES)
     pytester.makefile(".mlir", ops="".join(ADD.replace("add_0", f"add_{i}") for i in range(4)))
+    recorded(pytester.path, "ops", *(f"add_{i}" for i in range(4)))
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--mlir-devices", "3,5")
     result.assert_outcomes(passed=8)
     assert sorted((pytester.path / "opened.txt").read_text().splitlines()) == ["cpu 3 gw0", "cpu 5 gw1"]

@@ -7,12 +7,15 @@ import pytest
 
 from pytest_mlir_snippets import children
 
-# 10 MiB buffers, each written and kept (the snippet frees its own: none of these), until
-# an allocation fails and the write through its null pointer ends the worker
+# 10 MiB buffers, each written (ten times over: the worker's address space, read every
+# 0.1 s, is seen near the limit before the end) and kept (the snippet frees its own: none
+# of these), until an allocation fails and the write through its null pointer ends the
+# worker. 160 of them (1.6 GiB) pass the limit below whatever the worker's own address
+# space; the crash's reproducer, run without a limit, writes them all and returns in seconds.
 HOG = """func.func @hog(%x: f32) -> f32 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %n = arith.constant 100000 : index
+  %n = arith.constant 160 : index
   %reps = arith.constant 10 : index
   %spare = memref.alloc() : memref<4xf32>
   memref.dealloc %spare : memref<4xf32>

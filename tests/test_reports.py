@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from test_run import recorded
+
 CLI = str(Path(sys.executable).with_name("mlir-snippets"))  # the venv's, PATH or not
 
 GOOD = """func.func @add_0(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
@@ -43,6 +45,12 @@ def make_tree(pytester: pytest.Pytester) -> None:
     (pytester.path / "more" / "other.mlir").write_text(CHOLESKY + GOOD.replace("add_0", "add_1"))
 
 
+def recorded_tree(pytester: pytest.Pytester) -> None:
+    """make_tree's GOOD functions with their recorded golden."""
+    recorded(pytester.path / "ops", "ops", "add_0")
+    recorded(pytester.path / "more", "other", "add_1")
+
+
 def reports_of(root: Path) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*report*.txt"))}
 
@@ -54,6 +62,7 @@ def without_volatile(doc: dict) -> list[dict]:
 @pytest.mark.slow
 def test_reports_are_the_same_with_and_without_xdist(pytester: pytest.Pytester) -> None:
     make_tree(pytester)
+    recorded_tree(pytester)
     serial = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mlir-json=serial.json")
     first = reports_of(pytester.path)
     for path in pytester.path.rglob("*report*.txt"):
@@ -198,6 +207,7 @@ def test_report_dir_takes_the_reports_away_from_the_inputs(pytester: pytest.Pyte
 
 def test_json_junit_and_rebuilt_reports(pytester: pytest.Pytester, run_items) -> None:
     make_tree(pytester)
+    recorded_tree(pytester)
     _, props = run_items("--mlir-json=run.json")
     doc = json.loads((pytester.path / "run.json").read_text())
     items = {item["nodeid"]: item for item in doc["items"]}
@@ -224,6 +234,7 @@ def test_json_junit_and_rebuilt_reports(pytester: pytest.Pytester, run_items) ->
 
 def test_shards_merge_into_one_report(pytester: pytest.Pytester) -> None:
     make_tree(pytester)
+    recorded_tree(pytester)
     pytester.runpytest("-p", "no:cacheprovider", "--mlir-json=a.json", "ops")
     pytester.runpytest("-p", "no:cacheprovider", "--mlir-json=b.json", "more")
     out = pytester.path / "merged"
@@ -250,6 +261,7 @@ def test_reports_and_json_follow_the_umask(pytester: pytest.Pytester, umask: int
 def test_read_only_input_folder_costs_nothing_but_a_warning(pytester: pytest.Pytester) -> None:
     folder = pytester.mkdir("ro")
     (folder / "ops.mlir").write_text(GOOD)
+    recorded(folder, "ops", "add_0")
     folder.chmod(0o555)
     try:
         result = pytester.runpytest("-p", "no:cacheprovider", "ro")
@@ -262,6 +274,7 @@ def test_read_only_input_folder_costs_nothing_but_a_warning(pytester: pytest.Pyt
 
 def test_html_has_columns_and_extras(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", ops=GOOD + BAD)
+    recorded(pytester.path, "ops", "add_0")
     pytester.runpytest("-p", "no:cacheprovider", "--html=report.html", "--self-contained-html")
     page = (pytester.path / "report.html").read_text()
     for column in ("Target", "Stage", "Kind", "Golden", "Computed"):
@@ -278,6 +291,8 @@ EXPECTING = BAD + GOOD + CHOLESKY.replace("cholesky_0", "cholesky_1")
 
 def test_expectations_round_trip(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", ops=EXPECTING)
+    recorded(pytester.path, "ops", "add_0")
+    recorded(pytester.path, "ops", "broken_0", inputs=1)  # once fixed
     exp = pytester.path / "expected.txt"
     first = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}", "--mlir-update-expectations")
     first.assert_outcomes(passed=2, failed=2, skipped=2)
@@ -301,6 +316,7 @@ def test_expectations_round_trip(pytester: pytest.Pytester) -> None:
 
 def test_expected_crashers_run_only_when_asked_and_a_different_kind_fails(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", ops=CRASHER + GOOD)
+    recorded(pytester.path, "ops", "add_0")
     exp = pytester.path / "expected.txt"
     exp.write_text("ops.mlir::wild_load[execute] crash\nops.mlir::add_0[execute] golden-mismatch\n")
     result = pytester.runpytest("-p", "no:cacheprovider", f"--mlir-expectations={exp}", "-rx")
@@ -322,6 +338,8 @@ def test_lit_xfail_and_unsupported_lines(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", ops="// XFAIL: cpu\n" + BAD + "// UNSUPPORTED: cuda, cpu\n" + GOOD
                       + "// XFAIL: ttnn\n" + GOOD.replace("add_0", "add_1") + "// XFAIL: *\n" +
                       GOOD.replace("add_0", "add_2"))
+    for function in ("add_1", "add_2"):  # the two that execute
+        recorded(pytester.path, "ops", function)
     result = pytester.runpytest("-p", "no:cacheprovider", "-rsxf")
     # XFAIL expects a failure at some stage: add_2's compile passes as usual, its execute is XPASS(strict)
     result.assert_outcomes(passed=3, skipped=3, xfailed=1, failed=1)
@@ -333,6 +351,8 @@ def test_lit_xfail_and_unsupported_lines(pytester: pytest.Pytester) -> None:
 
 def test_a_partial_run_updates_the_last_full_report_instead_of_replacing_it(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", ops=GOOD + BAD)
+    recorded(pytester.path, "ops", "add_0")
+    recorded(pytester.path, "ops", "broken_0")  # once fixed: GOOD under its name
     report = pytester.path / "ops-run-report.txt"
     pytester.runpytest().assert_outcomes(passed=2, failed=1, skipped=1)
     assert "updated" not in report.read_text()

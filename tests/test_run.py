@@ -18,6 +18,18 @@ BROKEN = """func.func @broken_0(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %0 : tensor<4xf32>
 }
 """
+
+
+def recorded(folder: Path, stem: str, *functions: str, inputs: int = 2) -> None:
+    """Recorded inputs and outputs of ``functions`` of ``<stem>.mlir``, ADD (``inputs=2``: a + b)
+    or BROKEN fixed (``inputs=1``: a + a): their golden, so that no second compiler is
+    started where what is compared is not what a test is about."""
+    a, b = np.arange(4, dtype=np.float32), np.ones(4, dtype=np.float32)
+    arrays = {"input_0": a, "input_1": b, "output_0": a + b} if inputs == 2 else {"input_0": a, "output_0": a + a}
+    for function in functions:
+        np.savez(folder / f"{stem}.{function}.npz", **arrays)
+
+
 def kinds(props: dict[str, dict[str, str]]) -> dict[str, str]:
     return {node: p.get("mlir_kind", p["outcome"]) for node, p in props.items()}
 
@@ -37,6 +49,7 @@ def test_compile_and_execute_with_metrics(pytester: pytest.Pytester, run_items) 
 
 def test_compile_error_shows_mlir_diagnostic_at_the_file_line(pytester: pytest.Pytester, run_items) -> None:
     pytester.makefile(".mlir", ops=ADD + BROKEN)
+    recorded(pytester.path, "ops", "add_0")
     result, props = run_items("-rs")
     assert kinds(props) == {"ops.mlir::add_0[compile]": "pass", "ops.mlir::add_0[execute]": "pass",
                             "ops.mlir::broken_0[compile]": "compile-error", "ops.mlir::broken_0[execute]": "skip"}
@@ -57,6 +70,8 @@ def test_x_stops_at_the_first_failure(pytester: pytest.Pytester) -> None:
 
 def test_lf_reruns_the_failed_items_and_execute_runs_alone(pytester: pytest.Pytester) -> None:
     pytester.makefile(".mlir", ops=ADD + BROKEN)
+    recorded(pytester.path, "ops", "add_0")
+    recorded(pytester.path, "ops", "broken_0", inputs=1)  # once fixed
     pytester.runpytest().assert_outcomes(passed=2, failed=1, skipped=1)
     result = pytester.runpytest("--lf", "-v")
     result.assert_outcomes(failed=1, skipped=1)  # the execute skipped for the compile's failure counts as failed
@@ -80,6 +95,7 @@ def pytest_mlir_device_opened(config, target, device_id, info):
 def test_skip_exec_never_opens_a_device(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makefile(".mlir", ops=ADD + ADD.replace("add_0", "add_1"))
+    recorded(pytester.path, "ops", "add_0", "add_1")
     pytester.runpytest("--mlir-skip-exec").assert_outcomes(passed=2)
     assert not (pytester.path / "opened.txt").exists()
     pytester.runpytest().assert_outcomes(passed=4)
@@ -91,6 +107,8 @@ def test_xdist_gives_the_same_outcomes_and_devices_per_worker(pytester: pytest.P
     pytester.makeconftest(CONFTEST)
     pytester.makefile(".mlir", ops=ADD + BROKEN + ADD.replace("add_0", "add_1"),
                       more=ADD.replace("add_0", "add_2"))
+    recorded(pytester.path, "ops", "add_0", "add_1")
+    recorded(pytester.path, "more", "add_2")
     _, serial_props = run_items(subprocess=True)
     (pytester.path / "opened.txt").unlink()
     parallel, parallel_props = run_items("-n", "2", "--mlir-devices", "3,5", subprocess=True)

@@ -39,5 +39,5 @@ def test_a_timed_out_execute_keeps_a_bounded_reproducer_and_export_lit_takes_a_t
     assert ran.returncode == 124, ran.stderr[-500:]  # timeout's status: the time was up
 
     capsys.readouterr()
-    assert cli.main(["export-lit", "hang.mlir::spin", "--timeout", "2"]) == 2
+    assert cli.main(["export-lit", "hang.mlir::spin", "--timeout", "1"]) == 2
     assert "timeout" in capsys.readouterr().err

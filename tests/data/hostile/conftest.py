@@ -9,4 +9,4 @@ HANGS = ("spin_forever", "slow_compile")
 def pytest_collection_modifyitems(items):
     for item in items:
         if item.name.split("[")[0] in HANGS:
-            item.add_marker(pytest.mark.timeout(4))
+            item.add_marker(pytest.mark.timeout(2))
