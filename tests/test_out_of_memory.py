@@ -3,15 +3,18 @@ signal ended it (a failed allocation often ends in SIGSEGV, saying nothing)."""
 
 from __future__ import annotations
 
+import resource
+
 import pytest
 
 from pytest_mlir_snippets import children
+from pytest_mlir_snippets.triage import reproducer
 
 # 10 MiB buffers, each written (ten times over: the worker's address space, read every
 # 0.1 s, is seen near the limit before the end) and kept (the snippet frees its own: none
 # of these), until an allocation fails and the write through its null pointer ends the
 # worker. 160 of them (1.6 GiB) pass the limit below whatever the worker's own address
-# space; the crash's reproducer, run without a limit, writes them all and returns in seconds.
+# space; the crash's reproducer is run under the same limit (it fails there again).
 HOG = """func.func @hog(%x: f32) -> f32 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -49,3 +52,16 @@ def test_out_of_memory_in_words() -> None:
     assert children.out_of_memory("", int(0.95 * limit), limit).endswith("(its address space reached 3.8 GiB)")
     assert children.out_of_memory("", limit // 2, limit) == ""  # far from the limit: some other crash
     assert children.out_of_memory("LLVM ERROR: out of memory", None, None) == ""  # no limit: no RLIMIT_AS to blame
+
+
+def test_the_reproducers_rerun_keeps_the_memory_limit(tmp_path) -> None:
+    """The native stack of a crash comes from its reproducer's run, under the worker's
+    address-space limit: one out of memory would otherwise allocate without bound."""
+    script = tmp_path / "reproduce.sh"
+    script.write_text("echo 'Stack dump:' >&2\n"
+                      "python3 -c 'import resource, sys; print(resource.getrlimit(resource.RLIMIT_AS)[0], "
+                      "file=sys.stderr)'\n")
+    limit = 3 * 2**30
+    assert reproducer.native_stack(script, 30, limit).splitlines() == ["Stack dump:", str(limit)]
+    inherited = resource.getrlimit(resource.RLIMIT_AS)[0]  # without a limit: this process's own
+    assert reproducer.native_stack(script, 30).splitlines() == ["Stack dump:", str(inherited)]

@@ -233,7 +233,9 @@ class SnippetItem(MlirItem):
     def _native_stack(self, response: Response, script: Path) -> None:
         """A crash's native stack, from its reproducer's run: the tool's frames, where the
         worker's own report has only the plugin's Python ones."""
-        stack = reproducer.native_stack(script, min(self.timeout(), 30.0)) if response.kind is Kind.CRASH else ""
+        if response.kind is not Kind.CRASH:
+            return
+        stack = reproducer.native_stack(script, min(self.timeout(), 30.0), run_state(self.config).settings.memory_limit)
         if stack:
             self.add_report_section("call", "native stack (reproduce.sh)", stack)
 

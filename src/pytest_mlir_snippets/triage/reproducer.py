@@ -76,16 +76,23 @@ def write(folder: Path, response: Response, title: str) -> Path | None:
 STACK_LINES = 40  # of a native stack shown: the frames nearest the fault
 
 
-def native_stack(script: Path, timeout: float) -> str:
+def native_stack(script: Path, timeout: float, memory_limit: int | None = None) -> str:
     """The native stack a crashed compile's ``reproduce.sh`` prints (LLVM's ``Stack dump:``,
     the tool's frames where the worker's report has only the plugin's Python ones), at most
-    ``STACK_LINES`` lines; "" when it prints none within ``timeout`` seconds."""
+    ``STACK_LINES`` lines; "" when it prints none within ``timeout`` seconds. ``memory_limit``:
+    the worker's address-space limit, which the rerun keeps (a crash out of memory would
+    otherwise allocate without bound)."""
     import resource
     import subprocess
 
+    def limits() -> None:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if memory_limit:
+            resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+
     try:
         done = subprocess.run(["/bin/sh", str(script)], capture_output=True, text=True, timeout=timeout,
-                              check=False, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)))
+                              check=False, preexec_fn=limits)
     except (subprocess.TimeoutExpired, OSError):
         return ""
     start = done.stderr.find("Stack dump:")
