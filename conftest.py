@@ -58,6 +58,26 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"{missing} test(s) skipped for want of the corpus: {NO_CORPUS}", yellow=True)
 
 
+# Where a user keeps the ttnn target's plugin (jax-tt-plugin's libtt.so, unpacked from a 400 MB wheel) and
+# tt-metal keeps the kernels it compiles: under HOME, which pytester moves into each test's own folder, where
+# every tt test would fetch and unpack the plugin and compile the same kernels again. The plugin's cache is
+# the user's (``mlir-snippets fetch-tt`` fills it; a fetch replaces it whole); tt-metal's is one per test
+# process (its compiles are not written for two processes at once). A test about fetching sets its own.
+_CACHE_HOME = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+TT_PLUGIN_CACHE = os.environ.get("MLIR_SNIPPETS_TT_CACHE") or str(_CACHE_HOME / "pytest-mlir-snippets" / "tt")
+
+
+@pytest.fixture(scope="session")
+def _tt_metal_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return os.environ.get("TT_METAL_CACHE") or str(tmp_path_factory.mktemp("tt-metal"))
+
+
+@pytest.fixture(autouse=True)
+def _shared_tt_caches(monkeypatch: pytest.MonkeyPatch, _tt_metal_cache: str) -> None:
+    monkeypatch.setenv("MLIR_SNIPPETS_TT_CACHE", TT_PLUGIN_CACHE)
+    monkeypatch.setenv("TT_METAL_CACHE", _tt_metal_cache)
+
+
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     """The shared corpus of real snippet files (read-only: copy before running)."""

@@ -16,8 +16,7 @@ import onnx.backend.test
 
 from pytest_mlir_snippets import onnx_backend
 from pytest_mlir_snippets.onnx_backend import BackendError, OnnxBackend
-from pytest_mlir_snippets.onnx_backend.node_tests import runnable
-from pytest_mlir_snippets.onnx_backend.suite import node_cases, unmatchable
+from pytest_mlir_snippets.onnx_backend.suite import node_cases, runnable, unmatchable
 
 # a fixed sample: elementwise, a reduction with axes as an input (baked in), an integer
 # result, the expansions of worker/lowering/onnx/ (BitCast, CumProd, TensorScatter, RotaryEmbedding,

@@ -35,8 +35,10 @@ from pytest_mlir_snippets.onnx_backend.smalltypes import carried_inputs, declare
 from pytest_mlir_snippets.protocol import Computed, Kind, Options, Response
 from pytest_mlir_snippets.registry import TARGETS
 
-# the target of a prepare without one (the ``onnx-tests`` command sets it for its pytest run)
+# the target of a prepare without one (the ``onnx-tests`` command sets it for its pytest run), and what
+# ``node_tests`` runs: the cases a regular expression finds (``-k``), the unmatchable ones too ("1": ``--all``)
 TARGET_VARIABLE = "MLIR_SNIPPETS_ONNX_TARGET"
+INCLUDE_VARIABLE, ALL_VARIABLE = "MLIR_SNIPPETS_ONNX_INCLUDE", "MLIR_SNIPPETS_ONNX_ALL"
 TIMEOUT = 60.0  # seconds per compile-and-run, as a snippet item's --mlir-timeout
 _sandboxes: dict[str, Sandbox] = {}  # target: its worker, which opens its device after every start
 FOLDED = ("computed at compile time: no output depends on the inputs given at run time (the constant folder "

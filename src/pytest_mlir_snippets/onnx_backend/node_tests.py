@@ -15,7 +15,6 @@ PYTEST_DONT_REWRITE"""
 from __future__ import annotations
 
 import os
-import re
 import unittest
 import warnings
 from collections.abc import Iterator
@@ -24,10 +23,15 @@ import onnx.backend.test
 import pytest
 
 from pytest_mlir_snippets import onnx_backend
-from pytest_mlir_snippets.onnx_backend import OnnxBackend, default_target, device_of
-from pytest_mlir_snippets.onnx_backend.suite import node_cases, unmatchable
+from pytest_mlir_snippets.onnx_backend import (
+    ALL_VARIABLE,
+    INCLUDE_VARIABLE,
+    OnnxBackend,
+    default_target,
+    device_of,
+)
+from pytest_mlir_snippets.onnx_backend.suite import node_cases, runnable, unmatchable
 
-INCLUDE_VARIABLE, ALL_VARIABLE = "MLIR_SNIPPETS_ONNX_INCLUDE", "MLIR_SNIPPETS_ONNX_ALL"
 NODE = "OnnxBackendNodeModelTest"
 
 
@@ -45,15 +49,6 @@ def node_test_case(pattern: str | None = None, everything: bool = False) -> type
             if unmatchable(case.name, case.model):
                 backend_test.exclude(rf"^{case.name}_{device}$")
     return runnable(backend_test.test_cases[NODE], device, __name__)
-
-
-def runnable(whole: type[unittest.TestCase], device: str, module: str) -> type[unittest.TestCase]:
-    """``whole``'s tests on ``device`` that run (an xfail included), as one TestCase class of
-    ``module``: without the skipped placeholder the harness makes for every case left out
-    (thousands of items pytest would collect and report for nothing)."""
-    tests = {name: getattr(whole, name) for name in dir(whole) if re.match(rf"test_.*_{device}$", name)
-             and not getattr(getattr(whole, name), "__unittest_skip__", False)}
-    return type(whole.__name__, (unittest.TestCase,), {**tests, "__module__": module})
 
 
 ZERO_COMPARED = "0 elements compared"

@@ -1,11 +1,13 @@
-"""ONNX's node test cases (``onnx.backend.test.case.node``, built in memory by onnx) and
-the ones no compiler can match: random outputs, string tensors, image decoding.
+"""ONNX's node test cases (``onnx.backend.test.case.node``, built in memory by onnx), the
+ones no compiler can match (random outputs, string tensors, image decoding), and the harness's
+cases that run, as one TestCase class (``runnable``).
 
 PYTEST_DONT_REWRITE"""
 
 from __future__ import annotations
 
 import re
+import unittest
 import warnings
 from typing import Any
 
@@ -57,3 +59,12 @@ def unmatchable_names(cases: list[Any] | None = None) -> dict[str, str]:
         if why:
             found[case.name] = why
     return found
+
+
+def runnable(whole: type[unittest.TestCase], device: str, module: str) -> type[unittest.TestCase]:
+    """``whole``'s tests on ``device`` that run (an xfail included), as one TestCase class of
+    ``module``: without the skipped placeholder the harness makes for every case left out
+    (thousands of items pytest would collect and report for nothing)."""
+    tests = {name: getattr(whole, name) for name in dir(whole) if re.match(rf"test_.*_{device}$", name)
+             and not getattr(getattr(whole, name), "__unittest_skip__", False)}
+    return type(whole.__name__, (unittest.TestCase,), {**tests, "__module__": module})

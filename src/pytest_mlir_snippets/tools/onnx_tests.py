@@ -32,12 +32,15 @@ def onnx_tests_command(args: argparse.Namespace, pytest_args: list[str]) -> int:
         print(f"wrote {len(summary['written'])} case(s) under {args.write}; {len(summary['not_written'])} not "
               f"written (see {SUMMARY}), {len(summary['unmatchable'])} left out as unmatchable")
         return 0
-    from pytest_mlir_snippets.onnx_backend import TARGET_VARIABLE, node_tests
+    # node_tests's path, not the module: importing it builds ONNX's whole suite, which the pytest run does
+    from pytest_mlir_snippets import onnx_backend
+    from pytest_mlir_snippets.onnx_backend import ALL_VARIABLE, INCLUDE_VARIABLE, TARGET_VARIABLE
 
-    env = {**os.environ, TARGET_VARIABLE: args.target, node_tests.ALL_VARIABLE: "1" if args.all else "0"}
+    env = {**os.environ, TARGET_VARIABLE: args.target, ALL_VARIABLE: "1" if args.all else "0"}
     if args.k:
-        env[node_tests.INCLUDE_VARIABLE] = args.k
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(Path(node_tests.__file__)), *pytest_args]
+        env[INCLUDE_VARIABLE] = args.k
+    suite = Path(onnx_backend.__file__).with_name("node_tests.py")
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(suite), *pytest_args]
     return subprocess.run(command, env=env, check=False).returncode
 
 
