@@ -61,21 +61,21 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 # Where a user keeps the ttnn target's plugin (jax-tt-plugin's libtt.so, unpacked from a 400 MB wheel) and
 # tt-metal keeps the kernels it compiles: under HOME, which pytester moves into each test's own folder, where
 # every tt test would fetch and unpack the plugin and compile the same kernels again. The plugin's cache is
-# the user's (``mlir-snippets fetch-tt`` fills it; a fetch replaces it whole); tt-metal's is one per test
-# process (its compiles are not written for two processes at once). A test about fetching sets its own.
-_CACHE_HOME = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-TT_PLUGIN_CACHE = os.environ.get("MLIR_SNIPPETS_TT_CACHE") or str(_CACHE_HOME / "pytest-mlir-snippets" / "tt")
-
-
+# the user's (``tt_pjrt.cache_dir``, read before any test moved HOME; ``mlir-snippets fetch-tt`` fills it,
+# a fetch replaces it whole); tt-metal's is one per test process (its compiles are not written for two
+# processes at once). A test about fetching sets its own.
 @pytest.fixture(scope="session")
-def _tt_metal_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return os.environ.get("TT_METAL_CACHE") or str(tmp_path_factory.mktemp("tt-metal"))
+def _tt_caches(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    from pytest_mlir_snippets.worker.targets.tt_pjrt import cache_dir
+
+    return {"MLIR_SNIPPETS_TT_CACHE": str(cache_dir()),
+            "TT_METAL_CACHE": os.environ.get("TT_METAL_CACHE") or str(tmp_path_factory.mktemp("tt-metal"))}
 
 
 @pytest.fixture(autouse=True)
-def _shared_tt_caches(monkeypatch: pytest.MonkeyPatch, _tt_metal_cache: str) -> None:
-    monkeypatch.setenv("MLIR_SNIPPETS_TT_CACHE", TT_PLUGIN_CACHE)
-    monkeypatch.setenv("TT_METAL_CACHE", _tt_metal_cache)
+def _shared_tt_caches(monkeypatch: pytest.MonkeyPatch, _tt_caches: dict[str, str]) -> None:
+    for name, value in _tt_caches.items():
+        monkeypatch.setenv(name, value)
 
 
 @pytest.fixture(scope="session")
